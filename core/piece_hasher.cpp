@@ -1,0 +1,240 @@
+#include "shoal/piece_hasher.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "shoal/merkle.h"
+#include "shoal/sha256.h"
+
+namespace shoal {
+namespace {
+
+int Log2(uint64_t pow2) {
+  int h = 0;
+  while ((uint64_t{1} << h) < pow2) ++h;
+  return h;
+}
+
+// A span of consecutive pieces of one file, hashed by one worker.
+struct Task {
+  size_t file;
+  uint64_t first_piece;
+  uint64_t piece_count;
+};
+
+struct FileState {
+  std::string path;
+  uint64_t size = 0;
+  std::vector<Digest> piece_roots;  // written by workers at distinct indices
+};
+
+// Closes the descriptor it holds.
+class Fd {
+ public:
+  Fd() = default;
+  ~Fd() { Reset(-1); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  void Reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+Status ReadFully(int fd, uint8_t* buf, size_t len, uint64_t offset, const std::string& path) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd, buf + done, len - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno("read " + path, errno);
+    }
+    if (n == 0) {
+      return Status::IOError(path + " shrank while it was being hashed; hash it again once it is stable");
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
+// Hashes the pieces of one task into file.piece_roots.
+Status HashTask(const Task& task, FileState& file, int fd, uint32_t piece_size, bool single_piece,
+                std::vector<uint8_t>& buf, Sha256& sha) {
+  const uint64_t leaves_per_piece = piece_size / kBlockSize;
+  std::vector<Digest> leaves;
+  for (uint64_t p = task.first_piece; p < task.first_piece + task.piece_count; ++p) {
+    uint64_t start = p * piece_size;
+    uint64_t len = std::min<uint64_t>(piece_size, file.size - start);
+    leaves.clear();
+    leaves.reserve(BlockCount(len));
+    for (uint64_t off = 0; off < len; off += buf.size()) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), len - off));
+      SHOAL_RETURN_IF_ERROR(ReadFully(fd, buf.data(), n, start + off, file.path));
+      for (size_t b = 0; b < n; b += kBlockSize) {
+        leaves.push_back(sha.Hash(buf.data() + b, std::min<size_t>(kBlockSize, n - b)));
+      }
+    }
+    uint64_t width = single_piece ? NextPowerOfTwo(leaves.size()) : leaves_per_piece;
+    file.piece_roots[p] = MerkleRoot(std::move(leaves), width);
+    leaves = {};
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ValidatePieceSize(uint64_t piece_size) {
+  if (!IsPowerOfTwo(piece_size) || piece_size < kMinPieceSize || piece_size > kMaxPieceSize) {
+    return Status::InvalidArgument("piece size " + std::to_string(piece_size) +
+                                   " must be a power of two from 16 KiB to 64 MiB");
+  }
+  return Status::OK();
+}
+
+Status HashOptions::Validate() const {
+  SHOAL_RETURN_IF_ERROR(ValidatePieceSize(piece_size));
+  if (threads < 0) return Status::InvalidArgument("threads must be >= 0");
+  if (read_size == 0 || read_size % kBlockSize != 0) {
+    return Status::InvalidArgument("read size must be a positive multiple of 16 KiB");
+  }
+  return Status::OK();
+}
+
+PiecesRoot PiecesRootFromLayer(const std::vector<ChunkId>& layer, uint32_t piece_size) {
+  std::vector<Digest> leaves;
+  leaves.reserve(layer.size());
+  for (const ChunkId& c : layer) leaves.push_back(Digest::From(c));
+  return PiecesRoot::From(
+      MerkleRoot(std::move(leaves), NextPowerOfTwo(layer.size()), Log2(piece_size / kBlockSize)));
+}
+
+namespace {
+FileHashes Finish(uint64_t size, std::vector<Digest> piece_roots, uint32_t piece_size) {
+  FileHashes out;
+  out.size = size;
+  if (size == 0) return out;
+  if (size <= piece_size) {
+    out.pieces_root = PiecesRoot::From(piece_roots[0]);
+    return out;
+  }
+  out.piece_layer.reserve(piece_roots.size());
+  for (const Digest& d : piece_roots) out.piece_layer.push_back(ChunkId::From(d));
+  out.pieces_root = PiecesRootFromLayer(out.piece_layer, piece_size);
+  return out;
+}
+}  // namespace
+
+FileHashes HashBuffer(const uint8_t* data, uint64_t len, uint32_t piece_size) {
+  std::vector<Digest> roots;
+  if (len <= piece_size) {
+    if (len > 0) {
+      std::vector<Digest> leaves = HashBlocks(data, len);
+      uint64_t width = NextPowerOfTwo(leaves.size());
+      roots.push_back(MerkleRoot(std::move(leaves), width));
+    }
+  } else {
+    for (uint64_t off = 0; off < len; off += piece_size) {
+      uint64_t n = std::min<uint64_t>(piece_size, len - off);
+      roots.push_back(MerkleRoot(HashBlocks(data + off, n), piece_size / kBlockSize));
+    }
+  }
+  return Finish(len, std::move(roots), piece_size);
+}
+
+std::vector<ChunkId> FileChunkIds(const FileHashes& file) {
+  if (file.size == 0) return {};
+  if (file.piece_layer.empty()) return {ChunkId::From(file.pieces_root)};
+  return file.piece_layer;
+}
+
+Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
+                                          const HashOptions& options,
+                                          const HashProgress& progress) {
+  SHOAL_RETURN_IF_ERROR(options.Validate());
+  const uint32_t piece_size = options.piece_size;
+
+  std::vector<FileState> files(paths.size());
+  std::vector<Task> tasks;
+  // Tasks of at least 16 MiB keep per-task overhead small at small piece sizes.
+  const uint64_t pieces_per_task = std::max<uint64_t>(1, (16u << 20) / piece_size);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    struct stat st;
+    if (::stat(paths[i].c_str(), &st) != 0) return Status::FromErrno("stat " + paths[i], errno);
+    if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(paths[i] + " is not a regular file");
+    files[i].path = paths[i];
+    files[i].size = static_cast<uint64_t>(st.st_size);
+    uint64_t pieces = (files[i].size + piece_size - 1) / piece_size;
+    files[i].piece_roots.resize(pieces);
+    for (uint64_t p = 0; p < pieces; p += pieces_per_task) {
+      tasks.push_back({i, p, std::min(pieces_per_task, pieces - p)});
+    }
+  }
+
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads), std::max<size_t>(1, tasks.size())));
+
+  std::atomic<size_t> next_task{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  Status first_error;       // protected by mu
+  uint64_t bytes_done = 0;  // protected by mu
+
+  auto worker = [&] {
+    std::vector<uint8_t> buf(options.read_size);
+    Sha256 sha;
+    Fd fd;
+    size_t open_file = SIZE_MAX;
+    for (;;) {
+      if (failed.load(std::memory_order_relaxed)) return;
+      size_t t = next_task.fetch_add(1);
+      if (t >= tasks.size()) return;
+      const Task& task = tasks[t];
+      FileState& file = files[task.file];
+      Status s;
+      if (open_file != task.file) {
+        fd.Reset(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC));
+        open_file = task.file;
+        if (fd.get() < 0) {
+          s = Status::FromErrno("open " + file.path, errno);
+        } else {
+          ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+        }
+      }
+      if (s.ok()) s = HashTask(task, file, fd.get(), piece_size, file.size <= piece_size, buf, sha);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!s.ok()) {
+        if (first_error.ok()) first_error = s;
+        failed = true;
+        return;
+      }
+      uint64_t start = task.first_piece * piece_size;
+      bytes_done += std::min<uint64_t>(task.piece_count * piece_size, file.size - start);
+      if (progress) progress(bytes_done);
+    }
+  };
+
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (std::thread& th : pool) th.join();
+  if (!first_error.ok()) return first_error;
+
+  std::vector<FileHashes> out;
+  out.reserve(files.size());
+  for (FileState& f : files) out.push_back(Finish(f.size, std::move(f.piece_roots), piece_size));
+  return out;
+}
+
+}  // namespace shoal

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Shoal needs. Idempotent: packages already
+# installed are skipped, and apt is not touched when nothing is missing.
+#
+#   deploy/install-deps.sh          build and runtime packages
+#   deploy/install-deps.sh --test   also the S3 server (Ceph radosgw) and the
+#                                   reference S3 clients the tests compare with
+set -euo pipefail
+
+build_pkgs=(
+  g++ cmake ninja-build pkg-config ccache make
+  capnproto libcapnp-dev
+  libtorrent-rasterbar-dev libboost-dev libboost-system-dev
+  libssl-dev libleveldb-dev libsnappy-dev
+  libcli11-dev catch2
+)
+test_pkgs=(
+  radosgw ceph-mon ceph-osd ceph-common
+  python3-boto3 awscli curl iproute2 util-linux procps
+)
+
+want=("${build_pkgs[@]}")
+if [[ "${1:-}" == "--test" ]]; then
+  want+=("${test_pkgs[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: missing packages (${missing[*]}); run as root" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
