@@ -1,0 +1,113 @@
+// `shoal inspect DIR`: hash a checkpoint folder and show its manifest.
+#include <CLI/CLI.hpp>
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/progress_bar.h"
+#include "shoal/manifest_builder.h"
+#include "shoal/manifest_codec.h"
+
+namespace shoal {
+namespace {
+
+struct InspectArgs {
+  std::string target;
+  bool json = false;
+  bool follow_symlinks = false;
+  uint32_t piece_size = kDefaultPieceSize;
+  int threads = 0;
+  std::string name;
+};
+
+uint64_t FolderBytes(const std::string& dir, bool follow) {
+  // Only for the progress bar's total; errors surface from the hasher.
+  namespace fs = std::filesystem;
+  uint64_t total = 0;
+  std::error_code ec;
+  auto opts = follow ? fs::directory_options::follow_directory_symlink : fs::directory_options::none;
+  for (fs::recursive_directory_iterator it(dir, opts, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+void PrintSummary(const Manifest& m, const VersionId& id) {
+  std::printf("%s/%s  piece size %s  version %s\n", m.ns.c_str(), m.name.c_str(),
+              FormatBytes(m.piece_size).c_str(), id.ToHex().c_str());
+  size_t width = 4;
+  for (const FileEntry& f : m.files) width = std::max(width, f.path.size());
+  width = std::min<size_t>(width, 60);
+  std::printf("  %-*s %12s %8s  %s\n", static_cast<int>(width), "PATH", "SIZE", "PIECES",
+              "PIECES ROOT");
+  for (const FileEntry& f : m.files) {
+    std::printf("  %-*s %12s %8llu  %s\n", static_cast<int>(width), f.path.c_str(),
+                FormatBytes(f.size).c_str(),
+                static_cast<unsigned long long>(f.ChunkCount(m.piece_size)),
+                f.size == 0 ? "(empty)" : f.pieces_root.ToHex().c_str());
+  }
+  for (const std::string& d : m.empty_dirs) {
+    std::printf("  %-*s %12s\n", static_cast<int>(width), (d + "/").c_str(), "(folder)");
+  }
+  std::printf("%zu files, %s (%llu bytes), %llu pieces", m.files.size(),
+              FormatBytes(m.TotalBytes()).c_str(), static_cast<unsigned long long>(m.TotalBytes()),
+              static_cast<unsigned long long>(m.TotalChunks()));
+  if (!m.empty_dirs.empty()) std::printf(", %zu empty folders", m.empty_dirs.size());
+  std::printf("\n");
+}
+
+Status RunInspect(const InspectArgs& args) {
+  struct stat st;
+  if (::stat(args.target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument("'" + args.target +
+                                   "' is not a folder; give a checkpoint folder to inspect");
+  }
+  BuildOptions opts;
+  opts.hash.piece_size = args.piece_size;
+  opts.hash.threads = args.threads;
+  opts.follow_symlinks = args.follow_symlinks;
+  if (!args.name.empty()) {
+    size_t slash = args.name.find('/');
+    if (slash == std::string::npos) {
+      return Status::InvalidArgument("--name '" + args.name + "' must be namespace/model");
+    }
+    opts.ns = args.name.substr(0, slash);
+    opts.name = args.name.substr(slash + 1);
+  }
+  ProgressBar bar("hashing", FolderBytes(args.target, args.follow_symlinks));
+  Result<Manifest> m = BuildManifest(args.target, opts, [&](uint64_t done) { bar.Update(done); });
+  if (!m.ok()) return m.status();
+  bar.Finish();
+  Result<std::string> bytes = EncodeManifest(*m);
+  if (!bytes.ok()) return bytes.status();
+  VersionId id = ComputeVersionId(*bytes);
+  if (args.json) {
+    std::fputs(ManifestToJson(*m, id).c_str(), stdout);
+  } else {
+    PrintSummary(*m, id);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterInspect(CLI::App& app, CommandRunner* run) {
+  auto args = std::make_shared<InspectArgs>();
+  CLI::App* cmd = app.add_subcommand("inspect", "hash a checkpoint folder and show its manifest");
+  cmd->add_option("target", args->target, "checkpoint folder")->required();
+  cmd->add_flag("--json", args->json, "print the manifest as JSON");
+  cmd->add_flag("--follow-symlinks", args->follow_symlinks,
+                "hash the targets of symbolic links instead of refusing them");
+  cmd->add_option("--piece-size", args->piece_size,
+                  "bytes per piece: a power of two from 16 KiB to 64 MiB")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "hashing threads; 0 = one per core")
+      ->capture_default_str();
+  cmd->add_option("--name", args->name, "namespace/model to put in the manifest");
+  cmd->callback([args, run] { *run = [args] { return RunInspect(*args); }; });
+}
+
+}  // namespace shoal

@@ -1,0 +1,80 @@
+#include "cli/progress_bar.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace shoal {
+
+std::string FormatBytes(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024 && unit < 5) {
+    v /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  if (unit == 0) {
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f %s", v, kUnits[unit]);
+  }
+  return buf;
+}
+
+namespace {
+bool ProgressEnabled() {
+  const char* force = std::getenv("SHOAL_PROGRESS");
+  if (force != nullptr) return std::string(force) != "0";
+  return ::isatty(STDERR_FILENO) == 1;
+}
+}  // namespace
+
+ProgressBar::ProgressBar(std::string label, uint64_t total)
+    : label_(std::move(label)),
+      total_(total),
+      enabled_(ProgressEnabled()),
+      start_(std::chrono::steady_clock::now()) {}
+
+ProgressBar::~ProgressBar() { Finish(); }
+
+void ProgressBar::Update(uint64_t done) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto now = std::chrono::steady_clock::now();
+  if (finished_ || now - last_draw_ < std::chrono::milliseconds(100)) return;
+  last_draw_ = now;
+  Draw(done, false);
+}
+
+void ProgressBar::Finish() {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;
+  finished_ = true;
+  Draw(total_, true);
+}
+
+void ProgressBar::Draw(uint64_t done, bool final) {
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double frac = total_ == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
+  double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+  constexpr int kWidth = 30;
+  int filled = static_cast<int>(frac * kWidth);
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(kWidth, '-');
+  std::string eta = "--";
+  if (rate > 0 && done < total_) {
+    eta = std::to_string(static_cast<long long>(static_cast<double>(total_ - done) / rate)) + "s";
+  } else if (final) {
+    eta = std::to_string(static_cast<long long>(secs)) + "s total";
+  }
+  std::fprintf(stderr, "\r%s [%s] %3d%% %s / %s  %s/s  eta %s\033[K%s", label_.c_str(), bar.c_str(),
+               static_cast<int>(frac * 100), FormatBytes(done).c_str(), FormatBytes(total_).c_str(),
+               FormatBytes(static_cast<uint64_t>(rate)).c_str(), eta.c_str(), final ? "\n" : "");
+  std::fflush(stderr);
+}
+
+}  // namespace shoal

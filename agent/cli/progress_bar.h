@@ -1,0 +1,46 @@
+// A one-line progress bar on stderr: percentage, bytes, rate and ETA.
+//
+// Drawn only when stderr is a terminal (or when forced), so logs and CI
+// output stay clean. Thread-safe: Update may be called from any thread.
+#ifndef SHOAL_AGENT_CLI_PROGRESS_BAR_H_
+#define SHOAL_AGENT_CLI_PROGRESS_BAR_H_
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace shoal {
+
+class ProgressBar {
+ public:
+  // `label` prefixes the line ("hashing"); `total` is in bytes.
+  ProgressBar(std::string label, uint64_t total);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  // Redraws at most ten times a second.
+  void Update(uint64_t done);
+  // Draws the final state and ends the line.
+  void Finish();
+
+ private:
+  void Draw(uint64_t done, bool final);
+
+  const std::string label_;
+  const uint64_t total_;
+  const bool enabled_;
+  const std::chrono::steady_clock::time_point start_;
+
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point last_draw_;  // protected by mu_
+  bool finished_ = false;                            // protected by mu_
+};
+
+// "1.5 GiB", "512 B".
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_CLI_PROGRESS_BAR_H_
