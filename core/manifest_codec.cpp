@@ -171,9 +171,10 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   kj::ArrayPtr<const capnp::word> segments[1] = {words.asPtr()};
 
   capnp::ReaderOptions options;
-  // A canonical message is read once; a limit of twice its size leaves no room
-  // for amplification through shared pointers.
-  options.traversalLimitInWords = words.size() * 2 + 64;
+  // The canonical check walks the message once and decoding once more; a
+  // limit of a few times its size allows that and leaves no room for
+  // amplification through shared pointers.
+  options.traversalLimitInWords = words.size() * 4 + 64;
   options.nestingLimit = 16;
 
   Result<Manifest> result = Status::Corruption("manifest could not be read");
