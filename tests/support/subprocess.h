@@ -1,0 +1,40 @@
+// Running real Shoal binaries from tests: capture exit code, stdout, stderr.
+#ifndef SHOAL_TESTS_SUPPORT_SUBPROCESS_H_
+#define SHOAL_TESTS_SUPPORT_SUBPROCESS_H_
+
+#include <string>
+#include <vector>
+
+namespace shoal::testing {
+
+struct ProcessResult {
+  int exit_code = -1;  // or 128 + signal number
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] with argv and waits for it. Extra environment entries
+// ("KEY=value") are added to the inherited environment.
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env = {});
+
+// A fresh temporary folder, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+// Writes `size` pseudo-random bytes from `seed` to `path`, creating folders.
+void WriteRandomFile(const std::string& path, size_t size, unsigned seed);
+
+}  // namespace shoal::testing
+
+#endif  // SHOAL_TESTS_SUPPORT_SUBPROCESS_H_
