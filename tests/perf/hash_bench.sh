@@ -41,24 +41,25 @@ openssl_rate() {  # bytes/s of SHA-256 on 16 KiB blocks, over $1 processes
   echo "$out" | awk '{v=$NF; sub(/k$/,"",v); printf "%.0f\n", v*1000}'
 }
 
-run_shoal() {  # prints "seconds peak_rss_kib"
-  local threads=$1 t0 t1
-  t0=$(date +%s.%N)
-  /usr/bin/time -f "%M" -o "$work/rss" "$shoal" inspect "$work/ckpt" --threads "$threads" > /dev/null
-  t1=$(date +%s.%N)
-  echo "$(echo "$t1 - $t0" | bc -l) $(cat "$work/rss")"
+run_shoal() {  # prints "wall_seconds peak_rss_kib user_seconds sys_seconds"
+  local threads=$1
+  /usr/bin/time -f "%e %M %U %S" -o "$work/time" "$shoal" inspect "$work/ckpt" --threads "$threads" > /dev/null
+  cat "$work/time"
 }
 
 ossl1=$(openssl_rate 1)
 osslN=$(openssl_rate "$cores")
-read -r s1 rss1 < <(run_shoal 1)
-read -r sN rssN < <(run_shoal "$cores")
+read -r s1 rss1 u1 k1 < <(run_shoal 1)
+read -r sN rssN uN kN < <(run_shoal "$cores")
 
-awk -v b="$bytes" -v o1="$ossl1" -v oN="$osslN" -v s1="$s1" -v sN="$sN" -v r1="$rss1" -v rN="$rssN" -v c="$cores" 'BEGIN {
+awk -v b="$bytes" -v o1="$ossl1" -v oN="$osslN" -v s1="$s1" -v sN="$sN" -v r1="$rss1" -v rN="$rssN" -v c="$cores" \
+    -v u1="$u1" -v k1="$k1" -v uN="$uN" -v kN="$kN" 'BEGIN {
   t1 = b / s1; tN = b / sN;
-  printf "| threads | shoal inspect | openssl speed (same run) | ratio | peak RSS |\n";
-  printf "|---|---|---|---|---|\n";
-  printf "| 1 | %.0f MB/s | %.0f MB/s | %.2f | %.1f MiB |\n", t1/1e6, o1/1e6, t1/o1, r1/1024;
-  printf "| %d | %.0f MB/s | %.0f MB/s | %.2f | %.1f MiB |\n", c, tN/1e6, oN/1e6, tN/oN, rN/1024;
+  g = b / 1073741824;
+  printf "| threads | shoal inspect | openssl speed (same run) | ratio | user CPU s/GiB | kernel CPU s/GiB | peak RSS |\n";
+  printf "|---|---|---|---|---|---|---|\n";
+  printf "| 1 | %.0f MB/s | %.0f MB/s | %.2f | %.2f | %.2f | %.1f MiB |\n", t1/1e6, o1/1e6, t1/o1, u1/g, k1/g, r1/1024;
+  printf "| %d | %.0f MB/s | %.0f MB/s | %.2f | %.2f | %.2f | %.1f MiB |\n", c, tN/1e6, oN/1e6, tN/oN, uN/g, kN/g, rN/1024;
+  printf "\nOpenSSL alone needs %.2f core-s/GiB on one core.\n", 1073741824/o1;
   printf "\n%.2f GiB hashed from the page cache; openssl speed -evp sha256 -bytes 16384 (-multi %d).\n", b/1073741824, c;
 }'
