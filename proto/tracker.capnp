@@ -1,0 +1,129 @@
+@0xd8f4a0c2b1e3f502;
+# The tracker's RPC interfaces, and the records its registry keeps.
+#
+# A caller connects, presents its token to Gateway.authenticate, and gets a
+# Registry capability scoped to that token. Every call on it checks the
+# token's role and namespaces (and expiry) again.
+
+using Cxx = import "/capnp/c++.capnp";
+using Json = import "/capnp/compat/json.capnp";
+using M = import "manifest.capnp";
+$Cxx.namespace("shoal::proto");
+
+enum Role {
+  read @0;                        # resolve and pull within its namespaces
+  write @1;                       # also publish and tag
+  admin @2;                       # also delete and run GC
+}
+
+struct Identity {
+  subject @0 :Text;               # who the token was minted for
+  role @1 :Role;
+  namespaces @2 :List(Text);      # "*" means every namespace
+  expiresAtMs @3 :Int64;          # Unix epoch, milliseconds
+}
+
+struct VersionSummary {
+  namespace @0 :Text;
+  name @1 :Text;
+  versionId @2 :Data $Json.hex;
+  createdBy @3 :Text;
+  createdAtMs @4 :Int64;
+  parentVersion @5 :Data $Json.hex;
+  totalBytes @6 :UInt64;
+  fileCount @7 :UInt32;
+  tags @8 :List(Text);            # tags that point at this version now
+}
+
+struct ModelSummary {
+  namespace @0 :Text;
+  name @1 :Text;
+  versionCount @2 :UInt32;
+  latestVersion @3 :Data $Json.hex;  # the most recently published
+  latestAtMs @4 :Int64;
+  tags @5 :List(TagPointer);
+}
+
+struct TagPointer {
+  tag @0 :Text;
+  versionId @1 :Data $Json.hex;
+}
+
+# One move of a tag; kept forever.
+struct TagEvent {
+  namespace @0 :Text;
+  name @1 :Text;
+  tag @2 :Text;
+  fromVersion @3 :Data $Json.hex; # empty when the tag was created
+  toVersion @4 :Data $Json.hex;   # empty when the tag was removed
+  by @5 :Text;
+  atMs @6 :Int64;
+}
+
+# One write to the registry, for the audit log.
+struct AuditRecord {
+  seq @0 :UInt64;
+  atMs @1 :Int64;
+  subject @2 :Text;               # the token's subject
+  tokenId @3 :Text;
+  action @4 :Text;                # "publish", "tag", "delete", "gc", ...
+  target @5 :Text;                # "team-a/llama:3fa2..." or similar
+  detail @6 :Text;
+}
+
+struct UploadPlan {
+  upload @0 :List(Data);          # chunks this caller should upload now
+  wait @1 :List(Data);            # chunks another publish is uploading
+  leaseMs @2 :UInt32;             # how long this caller's upload claim lasts
+}
+
+struct GcReport {
+  referencedChunks @0 :UInt64;
+  unreferencedChunks @1 :UInt64;  # old enough to sweep
+  sweptChunks @2 :UInt64;         # 0 on a dry run
+  sweptBytes @3 :UInt64;
+  youngChunks @4 :UInt64;         # unreferenced but inside the grace period
+}
+
+interface Gateway {
+  # The only capability a new connection gets.
+  authenticate @0 (token :Text) -> (registry :Registry, identity :Identity);
+  # The tracker's Ed25519 public key, so clients can check manifests.
+  publicKey @1 () -> (keyId :Text, key :Data);
+}
+
+interface Registry {
+  # Which of these chunks the origin lacks, split into those this caller
+  # should upload and those another publish is uploading already.
+  planUpload @0 (namespace :Text, chunks :List(Data)) -> (plan :UploadPlan);
+
+  # Tells the tracker these chunks are now in the origin. It checks them
+  # there before believing it.
+  chunksStored @1 (namespace :Text, chunks :List(Data)) -> ();
+
+  # Registers a version from canonical manifest bytes and points `tags` at
+  # it. Fails unless every chunk is in the origin. Idempotent: committing
+  # the same bytes again returns the same signed manifest.
+  commit @2 (manifest :Data, tags :List(Text)) -> (signed :M.SignedManifest, created :Bool);
+
+  # A tag or a version ID (64 hex digits, or a unique prefix of 8 or more).
+  resolve @3 (namespace :Text, name :Text, ref :Text) -> (signed :M.SignedManifest);
+
+  listModels @4 (namespace :Text, after :Text, limit :UInt32)
+      -> (models :List(ModelSummary), next :Text);
+  listVersions @5 (namespace :Text, name :Text, after :Text, limit :UInt32)
+      -> (versions :List(VersionSummary), next :Text);
+
+  # Moves (or creates) a tag. Returns the version it pointed at before.
+  setTag @6 (namespace :Text, name :Text, tag :Text, versionId :Data) -> (previous :Data);
+  tagHistory @7 (namespace :Text, name :Text, tag :Text) -> (events :List(TagEvent));
+
+  # Admin only. Refused while a tag points at the version unless `force`.
+  deleteVersion @8 (namespace :Text, name :Text, versionId :Data, force :Bool) -> ();
+
+  # Admin only. Mark and sweep of origin chunks no version references.
+  gc @9 (dryRun :Bool, graceMs :Int64) -> (report :GcReport);
+
+  # Who this capability acts for.
+  whoami @10 () -> (identity :Identity);
+}

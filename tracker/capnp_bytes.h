@@ -1,0 +1,43 @@
+// Cap'n Proto messages as byte strings, for LevelDB values.
+#ifndef SHOAL_TRACKER_CAPNP_BYTES_H_
+#define SHOAL_TRACKER_CAPNP_BYTES_H_
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace shoal::tracker {
+
+// The flat (segment-table-prefixed) encoding of a builder's message.
+inline std::string ToBytes(capnp::MessageBuilder& builder) {
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(builder);
+  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()), words.asBytes().size());
+}
+
+// Holds an aligned copy of flat bytes and reads a message from it.
+// Throws kj::Exception on malformed bytes; the registry only reads what it
+// wrote itself.
+class BytesReader {
+ public:
+  explicit BytesReader(std::string_view bytes)
+      : words_(kj::heapArray<capnp::word>((bytes.size() + 7) / 8)) {
+    std::memcpy(words_.begin(), bytes.data(), bytes.size());
+    reader_.emplace(words_.asPtr());
+  }
+  template <typename T>
+  typename T::Reader root() {
+    return reader_->getRoot<T>();
+  }
+
+ private:
+  kj::Array<capnp::word> words_;
+  std::optional<capnp::FlatArrayMessageReader> reader_;
+};
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_CAPNP_BYTES_H_

@@ -1,0 +1,450 @@
+#include "registry_store.h"
+
+#include <leveldb/db.h>
+#include <leveldb/write_batch.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "capnp_bytes.h"
+#include "shoal/manifest_codec.h"
+#include "shoal/proto/manifest.capnp.h"
+#include "shoal/proto/tracker.capnp.h"
+
+namespace shoal::tracker {
+namespace {
+
+std::string Seq(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64, v);
+  return buf;
+}
+
+std::string ModelKey(const std::string& ns, const std::string& name) { return "M|" + ns + "|" + name; }
+std::string VersionKey(const std::string& ns, const std::string& name, const VersionId& id) {
+  return "V|" + ns + "|" + name + "|" + id.ToHex();
+}
+std::string SummaryKey(const std::string& ns, const std::string& name, int64_t ms, const VersionId& id) {
+  return "S|" + ns + "|" + name + "|" + Seq(static_cast<uint64_t>(ms)) + "|" + id.ToHex();
+}
+std::string TagKey(const std::string& ns, const std::string& name, const std::string& tag) {
+  return "T|" + ns + "|" + name + "|" + tag;
+}
+std::string HistoryPrefix(const std::string& ns, const std::string& name, const std::string& tag) {
+  return "H|" + ns + "|" + name + "|" + tag + "|";
+}
+std::string ChunkKey(const ChunkId& id) { return "C|" + id.ToHex(); }
+
+bool StartsWith(const leveldb::Slice& s, const std::string& prefix) {
+  return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
+}
+
+Status FromLevelDb(const leveldb::Status& s, const std::string& what) {
+  if (s.ok()) return Status::OK();
+  if (s.IsNotFound()) return Status::NotFound(what);
+  if (s.IsCorruption()) return Status::Corruption(what + ": " + s.ToString());
+  return Status::IOError(what + ": " + s.ToString());
+}
+
+kj::ArrayPtr<const kj::byte> Raw(const uint8_t* p, size_t n) { return kj::arrayPtr(p, n); }
+
+std::string EncodeSigned(const StoredVersion& v) {
+  capnp::MallocMessageBuilder b;
+  auto r = b.initRoot<proto::SignedManifest>();
+  r.setVersionId(Raw(v.id.data(), VersionId::kSize));
+  r.setManifest(Raw(reinterpret_cast<const uint8_t*>(v.manifest_bytes.data()), v.manifest_bytes.size()));
+  r.setSignature(Raw(reinterpret_cast<const uint8_t*>(v.signature.data()), v.signature.size()));
+  r.setSignerKeyId(v.signer_key_id);
+  return ToBytes(b);
+}
+
+std::string EncodeSummary(const VersionInfo& v) {
+  capnp::MallocMessageBuilder b;
+  auto r = b.initRoot<proto::VersionSummary>();
+  r.setNamespace(v.ns);
+  r.setName(v.name);
+  r.setVersionId(Raw(v.id.data(), VersionId::kSize));
+  r.setCreatedBy(v.created_by);
+  r.setCreatedAtMs(v.created_at_ms);
+  if (v.parent) r.setParentVersion(Raw(v.parent->data(), VersionId::kSize));
+  r.setTotalBytes(v.total_bytes);
+  r.setFileCount(v.file_count);
+  return ToBytes(b);
+}
+
+VersionInfo DecodeSummary(std::string_view bytes) {
+  BytesReader br(bytes);
+  auto r = br.root<proto::VersionSummary>();
+  VersionInfo v;
+  v.ns = r.getNamespace();
+  v.name = r.getName();
+  v.id = VersionId::FromBytes(r.getVersionId().begin());
+  v.created_by = r.getCreatedBy();
+  v.created_at_ms = r.getCreatedAtMs();
+  if (r.getParentVersion().size() == VersionId::kSize) {
+    v.parent = VersionId::FromBytes(r.getParentVersion().begin());
+  }
+  v.total_bytes = r.getTotalBytes();
+  v.file_count = r.getFileCount();
+  return v;
+}
+
+std::string EncodeTagEvent(const TagChange& c) {
+  capnp::MallocMessageBuilder b;
+  auto r = b.initRoot<proto::TagEvent>();
+  r.setNamespace(c.ns);
+  r.setName(c.name);
+  r.setTag(c.tag);
+  if (c.from) r.setFromVersion(Raw(c.from->data(), VersionId::kSize));
+  if (c.to) r.setToVersion(Raw(c.to->data(), VersionId::kSize));
+  r.setBy(c.by);
+  r.setAtMs(c.at_ms);
+  return ToBytes(b);
+}
+
+TagChange DecodeTagEvent(std::string_view bytes) {
+  BytesReader br(bytes);
+  auto r = br.root<proto::TagEvent>();
+  TagChange c;
+  c.ns = r.getNamespace();
+  c.name = r.getName();
+  c.tag = r.getTag();
+  if (r.getFromVersion().size() == VersionId::kSize) c.from = VersionId::FromBytes(r.getFromVersion().begin());
+  if (r.getToVersion().size() == VersionId::kSize) c.to = VersionId::FromBytes(r.getToVersion().begin());
+  c.by = r.getBy();
+  c.at_ms = r.getAtMs();
+  return c;
+}
+
+std::string EncodeAudit(const AuditEntry& a) {
+  capnp::MallocMessageBuilder b;
+  auto r = b.initRoot<proto::AuditRecord>();
+  r.setSeq(a.seq);
+  r.setAtMs(a.at_ms);
+  r.setSubject(a.subject);
+  r.setTokenId(a.token_id);
+  r.setAction(a.action);
+  r.setTarget(a.target);
+  r.setDetail(a.detail);
+  return ToBytes(b);
+}
+
+AuditEntry DecodeAudit(std::string_view bytes) {
+  BytesReader br(bytes);
+  auto r = br.root<proto::AuditRecord>();
+  return {r.getSeq(), r.getAtMs(), r.getSubject(), r.getTokenId(), r.getAction(), r.getTarget(), r.getDetail()};
+}
+
+// Reads the last key with `prefix` and parses its trailing hex sequence.
+uint64_t LastSeq(leveldb::DB* db, const std::string& prefix) {
+  std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
+  it->Seek(prefix + "\xff");
+  if (it->Valid()) it->Prev(); else it->SeekToLast();
+  if (!it->Valid() || !StartsWith(it->key(), prefix)) return 0;
+  std::string key = it->key().ToString();
+  return std::strtoull(key.substr(key.size() - 16).c_str(), nullptr, 16);
+}
+
+}  // namespace
+
+RegistryStore::RegistryStore(leveldb::DB* db) : db_(db) {
+  next_audit_seq_ = LastSeq(db, "A|") + 1;
+  // Tag history keys are per tag; one global counter keeps them ordered.
+  std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
+  for (it->Seek("H|"); it->Valid() && StartsWith(it->key(), "H|"); it->Next()) {
+    std::string key = it->key().ToString();
+    next_tag_seq_ = std::max<uint64_t>(next_tag_seq_, std::strtoull(key.substr(key.size() - 16).c_str(), nullptr, 16) + 1);
+  }
+}
+
+RegistryStore::~RegistryStore() = default;
+
+Result<std::unique_ptr<RegistryStore>> RegistryStore::Open(const std::string& dir) {
+  leveldb::Options options;
+  options.create_if_missing = true;
+  leveldb::DB* db = nullptr;
+  leveldb::Status s = leveldb::DB::Open(options, dir, &db);
+  if (!s.ok()) {
+    return Status::IOError("open registry at " + dir + ": " + s.ToString() +
+                           " (is another tracker using this --data-dir?)");
+  }
+  return std::unique_ptr<RegistryStore>(new RegistryStore(db));
+}
+
+uint64_t RegistryStore::NextAuditSeq() { return next_audit_seq_++; }
+
+namespace {
+leveldb::WriteOptions Synced() {
+  leveldb::WriteOptions w;
+  w.sync = true;
+  return w;
+}
+}  // namespace
+
+Result<bool> RegistryStore::CommitVersion(const Manifest& m, const StoredVersion& v,
+                                          const std::vector<std::string>& tags,
+                                          const AuditEntry& audit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  leveldb::WriteBatch batch;
+  std::string existing;
+  bool created = db_->Get(leveldb::ReadOptions(), VersionKey(m.ns, m.name, v.id), &existing).IsNotFound();
+  if (created) {
+    VersionInfo info{m.ns, m.name, v.id, m.created_by, m.created_at_ms, m.parent,
+                     m.TotalBytes(), static_cast<uint32_t>(m.files.size())};
+    batch.Put(ModelKey(m.ns, m.name), "");
+    batch.Put(VersionKey(m.ns, m.name, v.id), EncodeSigned(v));
+    batch.Put(SummaryKey(m.ns, m.name, m.created_at_ms, v.id), EncodeSummary(info));
+  }
+  for (const std::string& tag : tags) {
+    std::string prev;
+    std::optional<VersionId> from;
+    if (db_->Get(leveldb::ReadOptions(), TagKey(m.ns, m.name, tag), &prev).ok()) {
+      auto parsed = VersionId::ParseHex(prev);
+      if (parsed.ok()) from = *parsed;
+    }
+    if (from && *from == v.id) continue;
+    TagChange c{m.ns, m.name, tag, from, v.id, audit.subject, audit.at_ms};
+    batch.Put(TagKey(m.ns, m.name, tag), v.id.ToHex());
+    batch.Put(HistoryPrefix(m.ns, m.name, tag) + Seq(next_tag_seq_++), EncodeTagEvent(c));
+  }
+  AuditEntry a = audit;
+  a.seq = NextAuditSeq();
+  batch.Put("A|" + Seq(a.seq), EncodeAudit(a));
+  SHOAL_RETURN_IF_ERROR(FromLevelDb(db_->Write(Synced(), &batch), "write registry"));
+  return created;
+}
+
+Result<StoredVersion> RegistryStore::GetVersion(const std::string& ns, const std::string& name,
+                                                const VersionId& id) {
+  std::string bytes;
+  leveldb::Status s = db_->Get(leveldb::ReadOptions(), VersionKey(ns, name, id), &bytes);
+  if (s.IsNotFound()) {
+    return Status::NotFound("version " + id.ShortHex() + " of " + ns + "/" + name + " does not exist");
+  }
+  SHOAL_RETURN_IF_ERROR(FromLevelDb(s, "read version"));
+  BytesReader br(bytes);
+  auto r = br.root<proto::SignedManifest>();
+  StoredVersion v;
+  v.id = id;
+  v.manifest_bytes.assign(reinterpret_cast<const char*>(r.getManifest().begin()), r.getManifest().size());
+  v.signature.assign(reinterpret_cast<const char*>(r.getSignature().begin()), r.getSignature().size());
+  v.signer_key_id = r.getSignerKeyId();
+  return v;
+}
+
+Result<VersionId> RegistryStore::ResolveVersionPrefix(const std::string& ns, const std::string& name,
+                                                      const std::string& prefix) {
+  std::string lower;
+  for (char c : prefix) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string key_prefix = "V|" + ns + "|" + name + "|" + lower;
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  std::optional<VersionId> found;
+  for (it->Seek(key_prefix); it->Valid() && StartsWith(it->key(), key_prefix); it->Next()) {
+    if (found) {
+      return Status::InvalidArgument("version prefix '" + prefix + "' matches several versions of " +
+                                     ns + "/" + name + "; give more digits");
+    }
+    std::string key = it->key().ToString();
+    found = *VersionId::ParseHex(key.substr(key.size() - 64));
+  }
+  if (!found) {
+    return Status::NotFound("no tag or version '" + prefix + "' in " + ns + "/" + name);
+  }
+  return *found;
+}
+
+Result<std::vector<VersionInfo>> RegistryStore::ListVersions(const std::string& ns,
+                                                             const std::string& name,
+                                                             const std::string& after,
+                                                             uint32_t limit, std::string* next) {
+  std::vector<VersionInfo> out;
+  next->clear();
+  std::string prefix = "S|" + ns + "|" + name + "|";
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  it->Seek(after.empty() ? prefix + "\xff" : prefix + after);
+  if (it->Valid()) it->Prev(); else it->SeekToLast();
+  for (; it->Valid() && StartsWith(it->key(), prefix); it->Prev()) {
+    if (out.size() == limit) {
+      // The next page starts after the last entry returned.
+      *next = out.empty() ? "" : Seq(static_cast<uint64_t>(out.back().created_at_ms)) + "|" + out.back().id.ToHex();
+      break;
+    }
+    out.push_back(DecodeSummary(std::string_view(it->value().data(), it->value().size())));
+  }
+  return out;
+}
+
+Result<std::vector<ModelInfo>> RegistryStore::ListModels(const std::string& ns,
+                                                         const std::string& after, uint32_t limit,
+                                                         std::string* next) {
+  std::vector<ModelInfo> out;
+  next->clear();
+  std::string prefix = ns.empty() ? "M|" : "M|" + ns + "|";
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  it->Seek(after.empty() ? prefix : "M|" + after + "\x01");
+  for (; it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
+    std::string key = it->key().ToString();
+    size_t bar = key.find('|', 2);
+    ModelInfo m;
+    m.ns = key.substr(2, bar - 2);
+    m.name = key.substr(bar + 1);
+    if (out.size() == limit) {
+      *next = out.back().ns + "|" + out.back().name;
+      break;
+    }
+    std::string unused;
+    auto versions = ListVersions(m.ns, m.name, "", 1, &unused);
+    if (versions.ok() && !versions->empty()) m.latest = versions->front();
+    std::string sp = "S|" + m.ns + "|" + m.name + "|";
+    std::unique_ptr<leveldb::Iterator> vi(db_->NewIterator(leveldb::ReadOptions()));
+    for (vi->Seek(sp); vi->Valid() && StartsWith(vi->key(), sp); vi->Next()) ++m.version_count;
+    m.tags = TagsOf(m.ns, m.name);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Status RegistryStore::DeleteVersion(const std::string& ns, const std::string& name,
+                                    const VersionId& id, const AuditEntry& audit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<StoredVersion> v = GetVersion(ns, name, id);
+  if (!v.ok()) return v.status();
+  Result<Manifest> m = DecodeManifest(v->manifest_bytes);
+  if (!m.ok()) return m.status().WithContext("stored manifest of " + id.ShortHex());
+  leveldb::WriteBatch batch;
+  batch.Delete(VersionKey(ns, name, id));
+  batch.Delete(SummaryKey(ns, name, m->created_at_ms, id));
+  for (const auto& [tag, target] : TagsOf(ns, name)) {
+    if (target != id) continue;
+    batch.Delete(TagKey(ns, name, tag));
+    TagChange c{ns, name, tag, id, std::nullopt, audit.subject, audit.at_ms};
+    batch.Put(HistoryPrefix(ns, name, tag) + Seq(next_tag_seq_++), EncodeTagEvent(c));
+  }
+  AuditEntry a = audit;
+  a.seq = NextAuditSeq();
+  batch.Put("A|" + Seq(a.seq), EncodeAudit(a));
+  return FromLevelDb(db_->Write(Synced(), &batch), "write registry");
+}
+
+std::optional<VersionId> RegistryStore::GetTag(const std::string& ns, const std::string& name,
+                                               const std::string& tag) {
+  std::string hex;
+  if (!db_->Get(leveldb::ReadOptions(), TagKey(ns, name, tag), &hex).ok()) return std::nullopt;
+  auto id = VersionId::ParseHex(hex);
+  if (!id.ok()) return std::nullopt;
+  return *id;
+}
+
+std::vector<std::pair<std::string, VersionId>> RegistryStore::TagsOf(const std::string& ns,
+                                                                     const std::string& name) {
+  std::vector<std::pair<std::string, VersionId>> out;
+  std::string prefix = "T|" + ns + "|" + name + "|";
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
+    auto id = VersionId::ParseHex(it->value().ToString());
+    if (id.ok()) out.emplace_back(it->key().ToString().substr(prefix.size()), *id);
+  }
+  return out;
+}
+
+Status RegistryStore::SetTag(const TagChange& change, const AuditEntry& audit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  leveldb::WriteBatch batch;
+  if (change.to) {
+    batch.Put(TagKey(change.ns, change.name, change.tag), change.to->ToHex());
+  } else {
+    batch.Delete(TagKey(change.ns, change.name, change.tag));
+  }
+  batch.Put(HistoryPrefix(change.ns, change.name, change.tag) + Seq(next_tag_seq_++),
+            EncodeTagEvent(change));
+  AuditEntry a = audit;
+  a.seq = NextAuditSeq();
+  batch.Put("A|" + Seq(a.seq), EncodeAudit(a));
+  return FromLevelDb(db_->Write(Synced(), &batch), "write registry");
+}
+
+std::vector<TagChange> RegistryStore::TagHistory(const std::string& ns, const std::string& name,
+                                                 const std::string& tag) {
+  std::vector<TagChange> out;
+  std::string prefix = HistoryPrefix(ns, name, tag);
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
+    out.push_back(DecodeTagEvent(std::string_view(it->value().data(), it->value().size())));
+  }
+  return out;
+}
+
+bool RegistryStore::HasChunk(const ChunkId& id) {
+  std::string v;
+  return db_->Get(leveldb::ReadOptions(), ChunkKey(id), &v).ok();
+}
+
+Status RegistryStore::AddChunks(const std::vector<std::pair<ChunkId, uint64_t>>& chunks,
+                                int64_t now_ms) {
+  leveldb::WriteBatch batch;
+  for (const auto& [id, size] : chunks) {
+    char value[16];
+    std::memcpy(value, &size, 8);
+    std::memcpy(value + 8, &now_ms, 8);
+    batch.Put(ChunkKey(id), leveldb::Slice(value, sizeof(value)));
+  }
+  return FromLevelDb(db_->Write(Synced(), &batch), "write chunk index");
+}
+
+Status RegistryStore::RemoveChunks(const std::vector<ChunkId>& ids) {
+  leveldb::WriteBatch batch;
+  for (const ChunkId& id : ids) batch.Delete(ChunkKey(id));
+  return FromLevelDb(db_->Write(Synced(), &batch), "write chunk index");
+}
+
+void RegistryStore::ForEachChunk(const std::function<void(const ChunkId&, uint64_t, int64_t)>& fn) {
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  for (it->Seek("C|"); it->Valid() && StartsWith(it->key(), "C|"); it->Next()) {
+    auto id = ChunkId::ParseHex(it->key().ToString().substr(2));
+    if (!id.ok() || it->value().size() != 16) continue;
+    uint64_t size;
+    int64_t at;
+    std::memcpy(&size, it->value().data(), 8);
+    std::memcpy(&at, it->value().data() + 8, 8);
+    fn(*id, size, at);
+  }
+}
+
+Status RegistryStore::ForEachManifest(const std::function<void(const Manifest&)>& fn) {
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  for (it->Seek("V|"); it->Valid() && StartsWith(it->key(), "V|"); it->Next()) {
+    BytesReader br(std::string_view(it->value().data(), it->value().size()));
+    auto r = br.root<proto::SignedManifest>();
+    Result<Manifest> m = DecodeManifest(
+        std::string_view(reinterpret_cast<const char*>(r.getManifest().begin()), r.getManifest().size()));
+    if (!m.ok()) return m.status().WithContext("stored version " + it->key().ToString());
+    fn(*m);
+  }
+  return Status::OK();
+}
+
+Status RegistryStore::Audit(const AuditEntry& entry) {
+  std::lock_guard<std::mutex> lock(mu_);
+  AuditEntry a = entry;
+  a.seq = NextAuditSeq();
+  return FromLevelDb(db_->Put(Synced(), "A|" + Seq(a.seq), EncodeAudit(a)), "write audit log");
+}
+
+std::vector<AuditEntry> RegistryStore::AuditLog(uint64_t after_seq, uint32_t limit) {
+  std::vector<AuditEntry> out;
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  for (it->Seek("A|" + Seq(after_seq + 1)); it->Valid() && StartsWith(it->key(), "A|") && out.size() < limit;
+       it->Next()) {
+    out.push_back(DecodeAudit(std::string_view(it->value().data(), it->value().size())));
+  }
+  return out;
+}
+
+uint64_t RegistryStore::version_count() {
+  uint64_t n = 0;
+  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+  for (it->Seek("V|"); it->Valid() && StartsWith(it->key(), "V|"); it->Next()) ++n;
+  return n;
+}
+
+}  // namespace shoal::tracker

@@ -1,0 +1,43 @@
+// TrackerContext: what every tracker service needs, built once by main()
+// and passed to the services' constructors, so tests can build their own.
+#ifndef SHOAL_TRACKER_TRACKER_CONTEXT_H_
+#define SHOAL_TRACKER_TRACKER_CONTEXT_H_
+
+#include <chrono>
+
+#include "blocking_pool.h"
+#include "registry_store.h"
+#include "shoal/manifest_signer.h"
+#include "shoal/origin.h"
+#include "shoal/token.h"
+#include "tracker_metrics.h"
+#include "tracker_options.h"
+#include "upload_leases.h"
+
+namespace shoal::tracker {
+
+struct TrackerContext {
+  TrackerContext(TrackerOptions opts, RegistryStore& s, const TokenAuthority& t,
+                 const ManifestSigner& sg, Origin& o)
+      : options(std::move(opts)), store(s), tokens(t), signer(sg), origin(o),
+        pool(options.blocking_threads) {}
+
+  const TrackerOptions options;
+  RegistryStore& store;
+  const TokenAuthority& tokens;
+  const ManifestSigner& signer;
+  Origin& origin;
+  UploadLeases leases;
+  TrackerMetrics metrics;
+  BlockingPool pool;
+};
+
+inline int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_TRACKER_CONTEXT_H_

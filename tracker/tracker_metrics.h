@@ -1,0 +1,32 @@
+// The tracker's counters, exported at /metrics.
+// Thread-safety: plain atomics, updated from any thread.
+#ifndef SHOAL_TRACKER_TRACKER_METRICS_H_
+#define SHOAL_TRACKER_TRACKER_METRICS_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace shoal::tracker {
+
+struct TrackerMetrics {
+  std::atomic<uint64_t> auth_ok{0};
+  std::atomic<uint64_t> auth_denied{0};         // bad, forged or expired tokens; scope refusals
+  std::atomic<uint64_t> publishes{0};           // versions created
+  std::atomic<uint64_t> publish_rejected{0};    // commits refused (validation, missing chunks)
+  std::atomic<uint64_t> resolves{0};
+  std::atomic<uint64_t> tag_moves{0};
+  std::atomic<uint64_t> deletes{0};
+  std::atomic<uint64_t> chunks_planned{0};      // chunks callers were told to upload
+  std::atomic<uint64_t> chunks_waited{0};       // chunks callers were told another publish has
+  std::atomic<uint64_t> chunks_indexed{0};      // chunks confirmed in the origin
+  std::atomic<uint64_t> duplicate_uploads{0};   // confirmed twice: a race let two uploads through
+  std::atomic<uint64_t> origin_checks{0};       // HEADs to confirm a chunk
+  std::atomic<uint64_t> gc_runs{0};
+  std::atomic<uint64_t> gc_swept_chunks{0};
+  std::atomic<uint64_t> gc_swept_bytes{0};
+  std::atomic<uint64_t> rpc_errors{0};
+};
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_TRACKER_METRICS_H_

@@ -1,0 +1,31 @@
+// TrackerOptions: every setting of shoal-tracker, with its default.
+// The flag and the config-file key of each field share its name.
+#ifndef SHOAL_TRACKER_TRACKER_OPTIONS_H_
+#define SHOAL_TRACKER_TRACKER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "shoal/origin_options.h"
+#include "shoal/status.h"
+
+namespace shoal::tracker {
+
+struct TrackerOptions {
+  std::string data_dir = "/var/lib/shoal-tracker";  // LevelDB, token secret, signing key
+  std::string rpc_listen = "127.0.0.1:7400";        // Cap'n Proto RPC; port 0 picks one
+  std::string http_listen = "127.0.0.1:7401";       // /healthz, /metrics, /v1 JSON, /announce
+  std::string port_file;                            // if set, "rpc_port http_port" is written here
+  OriginOptions origin;                             // where chunks live
+  int64_t upload_lease_ms = 10 * 60 * 1000;         // how long a publish may hold a chunk upload
+  int64_t gc_grace_ms = 24 * 3600 * 1000;           // unreferenced chunks younger than this stay
+  uint32_t keep_versions = 0;                       // per model, oldest untagged pruned; 0 = all
+  int origin_parallelism = 16;                      // concurrent origin HEADs when checking chunks
+  int blocking_threads = 4;                         // threads for origin and scan work
+
+  Status Validate() const;
+};
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_TRACKER_OPTIONS_H_
