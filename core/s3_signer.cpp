@@ -58,7 +58,9 @@ std::string TrimValue(const std::string& v) {
 
 std::string DateOnly(std::time_t t) { return AmzDate(t).substr(0, 8); }
 
-std::string CanonicalQuery(const std::vector<std::pair<std::string, std::string>>& query) {
+}  // namespace
+
+std::string CanonicalQueryString(const std::vector<std::pair<std::string, std::string>>& query) {
   std::vector<std::pair<std::string, std::string>> enc;
   enc.reserve(query.size());
   for (const auto& [k, v] : query) enc.emplace_back(UriEncodeQuery(k), UriEncodeQuery(v));
@@ -72,8 +74,6 @@ std::string CanonicalQuery(const std::vector<std::pair<std::string, std::string>
   }
   return out;
 }
-
-}  // namespace
 
 std::string AmzDate(std::time_t t) {
   std::tm tm{};
@@ -106,7 +106,7 @@ std::string SigV4Signer::CanonicalRequest(const SignableRequest& request) {
     if (!signed_headers.empty()) signed_headers += ';';
     signed_headers += headers[i].first;
   }
-  return request.method + '\n' + request.path + '\n' + CanonicalQuery(request.query) + '\n' +
+  return request.method + '\n' + request.path + '\n' + CanonicalQueryString(request.query) + '\n' +
          canonical_headers + '\n' + signed_headers + '\n' + request.payload_sha256;
 }
 
@@ -114,8 +114,7 @@ std::string SigV4Signer::Scope(std::time_t now) const {
   return DateOnly(now) + '/' + region_ + '/' + service_ + "/aws4_request";
 }
 
-std::string SigV4Signer::StringToSign(const std::string& canonical_request,
-                                      std::time_t now) const {
+std::string SigV4Signer::StringToSign(const std::string& canonical_request, std::time_t now) const {
   return std::string(kAlgorithm) + '\n' + AmzDate(now) + '\n' + Scope(now) + '\n' +
          HexSha256(canonical_request);
 }
@@ -150,9 +149,9 @@ std::vector<std::pair<std::string, std::string>> SigV4Signer::SignHeaders(
     for (const auto& n : names) signed_headers += (signed_headers.empty() ? "" : ";") + n;
   }
   std::string signature = Signature(StringToSign(CanonicalRequest(full), now), now);
-  added.emplace_back("authorization", std::string(kAlgorithm) + " Credential=" +
-                                          credentials_.access_key + '/' + Scope(now) +
-                                          ",SignedHeaders=" + signed_headers +
+  added.emplace_back("authorization", std::string(kAlgorithm) +
+                                          " Credential=" + credentials_.access_key + '/' +
+                                          Scope(now) + ",SignedHeaders=" + signed_headers +
                                           ",Signature=" + signature);
   return added;
 }
@@ -174,7 +173,7 @@ std::string SigV4Signer::PresignQuery(const SignableRequest& request, std::time_
   }
   req.query.emplace_back("X-Amz-SignedHeaders", "host");
   std::string signature = Signature(StringToSign(CanonicalRequest(req), now), now);
-  return CanonicalQuery(req.query) + "&X-Amz-Signature=" + signature;
+  return CanonicalQueryString(req.query) + "&X-Amz-Signature=" + signature;
 }
 
 }  // namespace shoal

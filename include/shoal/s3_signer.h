@@ -67,6 +67,10 @@ class SigV4Signer {
   std::string service_;
 };
 
+// The encoded, sorted query string SigV4 signs: "a=1&b=x%2Fy". Send the
+// same string on the wire.
+std::string CanonicalQueryString(const std::vector<std::pair<std::string, std::string>>& query);
+
 // "20130524T000000Z" for `t` in UTC.
 std::string AmzDate(std::time_t t);
 
