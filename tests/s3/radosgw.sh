@@ -76,7 +76,8 @@ stop_all() {
 }
 
 do_start() {
-  if [[ -e "$dir/s3.env" ]]; then log "$dir already holds a running radosgw"; return 1; fi
+  # A run that died without its cleanup step leaves its cluster behind: stop it first.
+  if [[ -d "$dir" ]]; then stop_all; rm -rf "$dir"; fi
   mkdir -p "$dir"/{mon,osd,log,run}
   dir=$(cd "$dir" && pwd)
   trap 'log "start failed; tearing down"; stop_all' ERR
