@@ -5,9 +5,10 @@
 // "Authenticating Requests: Using Query Parameters (AWS Signature Version 4)"
 // (sigv4-query-string-auth): bucket examplebucket, access key
 // AKIAIOSFODNN7EXAMPLE, date 20130524T000000Z, region us-east-1.
+#include "shoal/s3_signer.h"
+
 #include <catch2/catch.hpp>
 
-#include "shoal/s3_signer.h"
 #include "shoal/sha256.h"
 
 using namespace shoal;
@@ -115,8 +116,8 @@ TEST_CASE("SigV4 adds the session token and signs it", "[s3][sigv4]") {
 }
 
 TEST_CASE("SigV4 canonical headers are trimmed and lower-cased", "[s3][sigv4]") {
-  SignableRequest req{"GET", "/", {}, {{"Host", "h"}, {"X-Amz-Meta-A", "  a   b  "}},
-                      kEmptyPayloadSha256};
+  SignableRequest req{
+      "GET", "/", {}, {{"Host", "h"}, {"X-Amz-Meta-A", "  a   b  "}}, kEmptyPayloadSha256};
   std::string c = SigV4Signer::CanonicalRequest(req);
   CHECK(c == "GET\n/\n\nhost:h\nx-amz-meta-a:a b\n\nhost;x-amz-meta-a\n" +
                  std::string(kEmptyPayloadSha256));

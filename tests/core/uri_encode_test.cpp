@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "shoal/uri_encode.h"
+
+#include <catch2/catch.hpp>
 
 using namespace shoal;
 

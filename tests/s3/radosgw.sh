@@ -46,10 +46,15 @@ rgw_answers() {
 }
 
 start_rgw() {
+  if [[ -f "$dir/rgw.pid" ]] && kill -0 "$(cat "$dir/rgw.pid")" 2>/dev/null; then
+    return 0  # already running
+  fi
   setsid radosgw -f -c "$dir/ceph.conf" -n client.rgw.$RGW_ID \
     >"$dir/log/rgw.out" 2>&1 </dev/null &
-  echo $! >"$dir/rgw.pid"
-  if ! wait_for 60 rgw_answers; then
+  local pid=$!
+  echo $pid >"$dir/rgw.pid"
+  rgw_alive_and_answers() { kill -0 "$pid" && rgw_answers; }
+  if ! wait_for 60 rgw_alive_and_answers; then
     log "radosgw did not answer within 60 s; see $dir/log"
     return 1
   fi
