@@ -1,0 +1,199 @@
+#include "shoal/s3_origin.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "s3_client.h"
+#include "s3_list.h"
+#include "s3_multipart.h"
+#include "shoal/s3_credentials.h"
+
+namespace shoal {
+namespace {
+
+// A bucket name that can be a DNS label of a virtual host.
+bool DnsCompatible(const std::string& bucket) {
+  if (bucket.size() < 3 || bucket.size() > 63) return false;
+  for (char c : bucket) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+class S3OriginImpl final : public S3Origin {
+ public:
+  S3OriginImpl(S3ClientConfig config, std::string prefix, const OriginOptions& options)
+      : client_(std::move(config)),
+        prefix_(std::move(prefix)),
+        multipart_threshold_(options.multipart_threshold),
+        plan_{options.part_size, options.upload_parallelism} {}
+
+  Status Get(const std::string& key, uint64_t offset, uint64_t length, ByteSink& sink) override {
+    SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kGet));
+    if (length == 0) return Status::OK();
+    S3Call call;
+    call.op = OriginOp::kGet;
+    call.method = "GET";
+    call.key = prefix_ + key;
+    call.sink = &sink;
+    call.offset = offset;
+    call.length = length == kToEnd ? UINT64_MAX : length;
+    HttpResponse resp;
+    return Count(OriginOp::kGet, client_.Execute(call, &resp));
+  }
+
+  Status Put(const std::string& key, const uint8_t* data, size_t len) override {
+    SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kPut));
+    S3Call call;
+    call.op = OriginOp::kPut;
+    call.method = "PUT";
+    call.key = prefix_ + key;
+    call.body = data;
+    call.body_len = len;
+    HttpResponse resp;
+    return Count(OriginOp::kPut, client_.Execute(call, &resp));
+  }
+
+  Status PutStream(const std::string& key, ByteSource& source) override {
+    SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kPut));
+    std::vector<uint8_t> head(multipart_threshold_);
+    Result<size_t> n = ReadFull(source, head.data(), head.size());
+    if (!n.ok()) return Count(OriginOp::kPut, n.status());
+    if (*n < head.size()) return Put(key, head.data(), *n);
+    return Count(OriginOp::kPut,
+                 UploadMultipart(client_, prefix_ + key, std::move(head), source, plan_));
+  }
+
+  Result<ObjectInfo> Head(const std::string& key) override {
+    SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kHead));
+    S3Call call;
+    call.op = OriginOp::kHead;
+    call.method = "HEAD";
+    call.key = prefix_ + key;
+    HttpResponse resp;
+    Status s = Count(OriginOp::kHead, client_.Execute(call, &resp));
+    if (!s.ok()) return s;
+    const std::string len = resp.Header("content-length");
+    char* end = nullptr;
+    unsigned long long size = std::strtoull(len.c_str(), &end, 10);
+    if (len.empty() || *end != '\0') {
+      return Count(OriginOp::kHead, Status::Corruption("HEAD " + client_.Describe(call.key) +
+                                                       ": bad Content-Length '" + len + "'"));
+    }
+    return ObjectInfo{key, size, resp.Header("etag")};
+  }
+
+  Result<ListPage> List(const std::string& prefix, const std::string& token,
+                        uint32_t max_keys) override {
+    if (max_keys == 0 || max_keys > 1000) {
+      return Count(OriginOp::kList,
+                   Status::InvalidArgument("List: max_keys must be between 1 and 1000"));
+    }
+    S3Call call;
+    call.op = OriginOp::kList;
+    call.method = "GET";
+    call.query = {{"list-type", "2"},
+                  {"prefix", prefix_ + prefix},
+                  {"max-keys", std::to_string(max_keys)},
+                  {"encoding-type", "url"}};
+    if (!token.empty()) call.query.emplace_back("continuation-token", token);
+    HttpResponse resp;
+    Status s = Count(OriginOp::kList, client_.Execute(call, &resp));
+    if (!s.ok()) return s;
+    Result<ListPage> page = ParseListObjectsV2(resp.body, prefix_);
+    if (!page.ok()) {
+      return Count(OriginOp::kList,
+                   page.status().WithContext("List " + client_.Describe(prefix_ + prefix)));
+    }
+    return page;
+  }
+
+  Status Delete(const std::string& key) override {
+    SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kDelete));
+    S3Call call;
+    call.op = OriginOp::kDelete;
+    call.method = "DELETE";
+    call.key = prefix_ + key;
+    HttpResponse resp;
+    Status s = client_.Execute(call, &resp);
+    if (s.IsNotFound() && s.message().find("bucket") == std::string::npos) s = Status::OK();
+    return Count(OriginOp::kDelete, s);
+  }
+
+  Result<std::string> PresignGet(const std::string& key, uint32_t expires_seconds) override {
+    SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kGet));
+    if (expires_seconds == 0 || expires_seconds > 7 * 24 * 3600) {
+      return Status::InvalidArgument("a presigned URL must expire within 1 s to 7 days");
+    }
+    return client_.PresignedGetUrl(prefix_ + key, expires_seconds);
+  }
+
+  OriginCounters counters() const override { return client_.counters.Snapshot(); }
+  std::string Describe() const override { return client_.Describe(prefix_); }
+
+ private:
+  Status Check(const std::string& key, OriginOp op) {
+    if (key.empty() || prefix_.size() + key.size() > 1024) {
+      return Count(op, Status::InvalidArgument("S3 key '" + key.substr(0, 200) +
+                                               "' must be 1 to 1024 bytes with the prefix"));
+    }
+    return Status::OK();
+  }
+  Status Count(OriginOp op, Status s) {
+    if (!s.ok()) client_.counters.AddError(op);
+    return s;
+  }
+
+  S3Client client_;
+  const std::string prefix_;  // "" or ending in '/'
+  const uint64_t multipart_threshold_;
+  const MultipartPlan plan_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<S3Origin>> NewS3Origin(const OriginOptions& options) {
+  SHOAL_RETURN_IF_ERROR(options.Validate());
+  if (options.url.rfind("s3://", 0) != 0) {
+    return Status::InvalidArgument("'" + options.url + "' is not an s3:// URL");
+  }
+  const std::string rest = options.url.substr(5);
+  const size_t slash = rest.find('/');
+  const std::string bucket = rest.substr(0, slash);
+  std::string prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+
+  S3ClientConfig config;
+  config.region = ResolveRegion(options);
+  const std::string endpoint_url = options.endpoint.empty()
+                                       ? "https://s3." + config.region + ".amazonaws.com"
+                                       : options.endpoint;
+  Result<HttpEndpoint> endpoint = ParseHttpEndpoint(endpoint_url);
+  if (!endpoint.ok()) return endpoint.status();
+  Result<S3Credentials> credentials = ResolveCredentials(options);
+  if (!credentials.ok()) return credentials.status();
+
+  config.endpoint = *endpoint;
+  config.bucket = bucket;
+  config.virtual_host = options.addressing == AddressingStyle::kVirtualHost ||
+                        (options.addressing == AddressingStyle::kAuto && options.endpoint.empty() &&
+                         DnsCompatible(bucket));
+  if (config.virtual_host && !DnsCompatible(bucket)) {
+    return Status::InvalidArgument("bucket '" + bucket +
+                                   "' cannot be a host name; use path-style addressing");
+  }
+  config.credentials = *credentials;
+  config.timeouts = HttpTimeouts{options.connect_timeout_ms, options.io_timeout_ms};
+  config.max_attempts = options.max_attempts;
+  config.backoff_base_ms = options.backoff_base_ms;
+  config.backoff_max_ms = options.backoff_max_ms;
+  config.max_idle_connections = options.max_idle_connections;
+  if (config.endpoint.tls) {
+    auto tls = TlsClientContext::Make(options.verify_tls, options.ca_file);
+    if (!tls.ok()) return tls.status();
+    config.tls = *tls;
+  }
+  return std::unique_ptr<S3Origin>(new S3OriginImpl(std::move(config), prefix, options));
+}
+
+}  // namespace shoal

@@ -1,0 +1,134 @@
+// How S3Origin retries, against a scripted loopback server: which failures
+// are retried, how a broken body resumes, and that silence times out.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+
+#include "fake_http_server.h"
+#include "shoal/s3_origin.h"
+
+using namespace shoal;
+using shoal_test::FakeHttpServer;
+
+namespace {
+
+std::unique_ptr<S3Origin> OpenFake(const FakeHttpServer& server, uint32_t attempts,
+                                   uint32_t io_timeout_ms = 5000) {
+  OriginOptions o;
+  o.url = "s3://bucket/p";
+  o.endpoint = server.endpoint();
+  o.access_key = "AKID";
+  o.secret_key = "secret";
+  o.region = "us-east-1";
+  o.max_attempts = attempts;
+  o.backoff_base_ms = 10;
+  o.backoff_max_ms = 50;
+  o.io_timeout_ms = io_timeout_ms;
+  o.multipart_threshold = 5 << 20;
+  o.part_size = 5 << 20;
+  auto r = NewS3Origin(o);
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+std::string Reply(const std::string& status, const std::string& body,
+                  const std::string& extra = "") {
+  return "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n" + extra + "\r\n" + body;
+}
+
+std::string S3Error(const std::string& code) {
+  return "<?xml version=\"1.0\"?><Error><Code>" + code + "</Code><Message>m</Message></Error>";
+}
+
+}  // namespace
+
+TEST_CASE("S3 retries 503 SlowDown and then succeeds", "[s3][retry]") {
+  FakeHttpServer server({Reply("503 Slow Down", S3Error("SlowDown")),
+                         Reply("500 Internal Server Error", S3Error("InternalError")),
+                         Reply("200 OK", "hello")});
+  auto origin = OpenFake(server, 5);
+  StringSink sink;
+  Status s = origin->Get("k", 0, Origin::kToEnd, sink);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(sink.str() == "hello");
+  CHECK(origin->counters().get.requests == 3);
+  CHECK(origin->counters().get.retries == 2);
+}
+
+TEST_CASE("S3 gives up after max_attempts of 5xx with the last error", "[s3][retry]") {
+  FakeHttpServer server({Reply("503 Slow Down", S3Error("SlowDown")),
+                         Reply("503 Slow Down", S3Error("SlowDown")), Reply("200 OK", "too late")});
+  auto origin = OpenFake(server, 2);
+  StringSink sink;
+  Status s = origin->Get("k", 0, Origin::kToEnd, sink);
+  CHECK(s.code() == Status::Code::kUnavailable);
+  CHECK(s.message().find("SlowDown") != std::string::npos);
+  CHECK(s.message().find("2 attempts") != std::string::npos);
+  CHECK(server.requests().size() == 2);
+}
+
+TEST_CASE("S3 does not retry a 403", "[s3][retry]") {
+  FakeHttpServer server({Reply("403 Forbidden", S3Error("AccessDenied")), Reply("200 OK", "x")});
+  auto origin = OpenFake(server, 5);
+  StringSink sink;
+  Status s = origin->Get("k", 0, Origin::kToEnd, sink);
+  CHECK(s.code() == Status::Code::kPermissionDenied);
+  CHECK(s.message().find("AccessDenied") != std::string::npos);
+  CHECK(server.requests().size() == 1);
+}
+
+TEST_CASE("S3 resumes a body cut short with a Range for the rest", "[s3][retry]") {
+  // The first answer promises 10 bytes, sends 5 and hangs up.
+  FakeHttpServer server(
+      {"HTTP/1.1 206 Partial Content\r\nContent-Length: 10\r\n"
+       "Content-Range: bytes 100-109/1000\r\n\r\n01234",
+       Reply("206 Partial Content", "56789", "Content-Range: bytes 105-109/1000\r\n")});
+  auto origin = OpenFake(server, 3);
+  StringSink sink;
+  Status s = origin->Get("k", 100, 10, sink);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(sink.str() == "0123456789");
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[0].find("range: bytes=100-109") != std::string::npos);
+  CHECK(reqs[1].find("range: bytes=105-109") != std::string::npos);
+  CHECK(reqs[0].find("get /bucket/p/k ") == 0);
+}
+
+TEST_CASE("S3 does not retry a non-idempotent POST that reached the server", "[s3][retry]") {
+  FakeHttpServer server({Reply("500 Internal Server Error", S3Error("InternalError")),
+                         Reply("500 Internal Server Error", S3Error("InternalError"))});
+  auto origin = OpenFake(server, 5);
+  class Zeros : public ByteSource {
+   public:
+    Result<size_t> Read(uint8_t* buf, size_t cap) override {
+      size_t n = std::min<size_t>(cap, left_);
+      std::fill(buf, buf + n, 0);
+      left_ -= n;
+      return n;
+    }
+    size_t left_ = 6 << 20;
+  } zeros;
+  Status s = origin->PutStream("big", zeros);  // over the threshold: CreateMultipartUpload
+  CHECK(s.code() == Status::Code::kUnavailable);
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].find("post /bucket/p/big?uploads=") == 0);
+}
+
+TEST_CASE("S3 times out on a server that accepts and never answers", "[s3][retry]") {
+  FakeHttpServer server({"", ""});  // two silent connections
+  auto origin = OpenFake(server, 2, 300);
+  const auto start = std::chrono::steady_clock::now();
+  StringSink sink;
+  Status s = origin->Get("k", 0, 10, sink);
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(s.code() == Status::Code::kUnavailable);
+  CHECK(s.message().find("no progress within 300 ms") != std::string::npos);
+  CHECK(s.message().find("gave up after 2 attempts") != std::string::npos);
+  CHECK(took >= std::chrono::milliseconds(600));
+  CHECK(took < std::chrono::seconds(3));
+}
