@@ -1,0 +1,19 @@
+#include "tracker_options.h"
+
+namespace shoal::tracker {
+
+Status TrackerOptions::Validate() const {
+  if (data_dir.empty()) return Status::InvalidArgument("--data-dir must be set");
+  if (rpc_listen.empty()) return Status::InvalidArgument("--rpc-listen must be set");
+  if (upload_lease_ms <= 0) return Status::InvalidArgument("--upload-lease must be positive");
+  if (gc_grace_ms < 0) return Status::InvalidArgument("--gc-grace must not be negative");
+  if (origin_parallelism < 1 || origin_parallelism > 256) {
+    return Status::InvalidArgument("--origin-parallelism must be 1 to 256");
+  }
+  if (blocking_threads < 1 || blocking_threads > 64) {
+    return Status::InvalidArgument("--blocking-threads must be 1 to 64");
+  }
+  return origin.Validate().WithContext("origin");
+}
+
+}  // namespace shoal::tracker
