@@ -167,6 +167,7 @@ Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
 
   std::vector<FileState> files(paths.size());
   std::vector<Task> tasks;
+  uint64_t bytes_total = 0;
   // Tasks of at least 16 MiB keep per-task overhead small at small piece sizes.
   const uint64_t pieces_per_task = std::max<uint64_t>(1, (16u << 20) / piece_size);
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -175,6 +176,7 @@ Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
     if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(paths[i] + " is not a regular file");
     files[i].path = paths[i];
     files[i].size = static_cast<uint64_t>(st.st_size);
+    bytes_total += files[i].size;
     uint64_t pieces = (files[i].size + piece_size - 1) / piece_size;
     files[i].piece_roots.resize(pieces);
     for (uint64_t p = 0; p < pieces; p += pieces_per_task) {
@@ -224,7 +226,7 @@ Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
       }
       uint64_t start = task.first_piece * piece_size;
       bytes_done += std::min<uint64_t>(task.piece_count * piece_size, file.size - start);
-      if (progress) progress(bytes_done);
+      if (progress) progress(bytes_done, bytes_total);
     }
   };
 

@@ -4,7 +4,9 @@
 #ifndef SHOAL_AGENT_CLI_COMMANDS_H_
 #define SHOAL_AGENT_CLI_COMMANDS_H_
 
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include "shoal/status.h"
 
@@ -18,6 +20,11 @@ namespace shoal {
 using CommandRunner = std::function<Status()>;
 
 void RegisterInspect(CLI::App& app, CommandRunner* run);
+void RegisterPublish(CLI::App& app, CommandRunner* run);
+void RegisterRegistryCommands(CLI::App& app, CommandRunner* run);
+
+// "2026-11-29 18:00:00Z"
+std::string FormatTime(int64_t unix_ms);
 
 }  // namespace shoal
 

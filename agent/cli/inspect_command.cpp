@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/progress_bar.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"
+#include "shoal/model_ref.h"
 
 namespace shoal {
 namespace {
@@ -21,19 +23,8 @@ struct InspectArgs {
   uint32_t piece_size = kDefaultPieceSize;
   int threads = 0;
   std::string name;
+  ClientFlags client;
 };
-
-uint64_t FolderBytes(const std::string& dir, bool follow) {
-  // Only for the progress bar's total; errors surface from the hasher.
-  namespace fs = std::filesystem;
-  uint64_t total = 0;
-  std::error_code ec;
-  auto opts = follow ? fs::directory_options::follow_directory_symlink : fs::directory_options::none;
-  for (fs::recursive_directory_iterator it(dir, opts, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
-  }
-  return total;
-}
 
 void PrintSummary(const Manifest& m, const VersionId& id) {
   std::printf("%s/%s  piece size %s  version %s\n", m.ns.c_str(), m.name.c_str(),
@@ -59,9 +50,37 @@ void PrintSummary(const Manifest& m, const VersionId& id) {
   std::printf("\n");
 }
 
+// `shoal inspect ns/model:ref`: the published manifest, signature checked.
+Status InspectPublished(const InspectArgs& args) {
+  Result<ModelRef> ref = ModelRef::Parse(args.target);
+  if (!ref.ok()) {
+    return Status::InvalidArgument("'" + args.target +
+                                   "' is neither a folder nor namespace/model[:tag]");
+  }
+  auto t = ConnectTracker(args.client);
+  if (!t.ok()) return t.status();
+  auto v = (*t)->Resolve(ref->ns(), ref->name(), ref->ref());
+  if (!v.ok()) return v.status();
+  if (args.json) {
+    std::fputs(ManifestToJson(v->manifest, v->id).c_str(), stdout);
+    return Status::OK();
+  }
+  PrintSummary(v->manifest, v->id);
+  const Manifest& m = v->manifest;
+  std::printf("created by %s at %s, parent %s, signed by tracker key %s\n", m.created_by.c_str(),
+              FormatTime(m.created_at_ms).c_str(), m.parent ? m.parent->ShortHex().c_str() : "(none)",
+              v->signer_key_id.c_str());
+  for (const Label& l : m.labels) std::printf("label %s=%s\n", l.key.c_str(), l.value.c_str());
+  return Status::OK();
+}
+
 Status RunInspect(const InspectArgs& args) {
   struct stat st;
   if (::stat(args.target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (args.target.find('/') != std::string::npos && args.target[0] != '/' &&
+        args.target[0] != '.') {
+      return InspectPublished(args);
+    }
     return Status::InvalidArgument("'" + args.target +
                                    "' is not a folder; give a checkpoint folder to inspect");
   }
@@ -77,8 +96,9 @@ Status RunInspect(const InspectArgs& args) {
     opts.ns = args.name.substr(0, slash);
     opts.name = args.name.substr(slash + 1);
   }
-  ProgressBar bar("hashing", FolderBytes(args.target, args.follow_symlinks));
-  Result<Manifest> m = BuildManifest(args.target, opts, [&](uint64_t done) { bar.Update(done); });
+  ProgressBar bar("hashing", 0);
+  Result<Manifest> m =
+      BuildManifest(args.target, opts, [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
   if (!m.ok()) return m.status();
   bar.Finish();
   Result<std::string> bytes = EncodeManifest(*m);
@@ -97,7 +117,8 @@ Status RunInspect(const InspectArgs& args) {
 void RegisterInspect(CLI::App& app, CommandRunner* run) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App* cmd = app.add_subcommand("inspect", "hash a checkpoint folder and show its manifest");
-  cmd->add_option("target", args->target, "checkpoint folder")->required();
+  cmd->add_option("target", args->target, "checkpoint folder, or ns/model:tag on the tracker")
+      ->required();
   cmd->add_flag("--json", args->json, "print the manifest as JSON");
   cmd->add_flag("--follow-symlinks", args->follow_symlinks,
                 "hash the targets of symbolic links instead of refusing them");
@@ -107,6 +128,7 @@ void RegisterInspect(CLI::App& app, CommandRunner* run) {
   cmd->add_option("--threads", args->threads, "hashing threads; 0 = one per core")
       ->capture_default_str();
   cmd->add_option("--name", args->name, "namespace/model to put in the manifest");
+  AddClientFlags(cmd, &args->client);
   cmd->callback([args, run] { *run = [args] { return RunInspect(*args); }; });
 }
 

@@ -49,30 +49,36 @@ void ProgressBar::Update(uint64_t done) {
   Draw(done, false);
 }
 
+void ProgressBar::Update(uint64_t done, uint64_t total) {
+  total_ = total;
+  Update(done);
+}
+
 void ProgressBar::Finish() {
   if (!enabled_) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (finished_) return;
   finished_ = true;
-  Draw(total_, true);
+  Draw(total_.load(), true);
 }
 
 void ProgressBar::Draw(uint64_t done, bool final) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  double frac = total_ == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
+  const uint64_t total = total_;
+  double frac = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
   double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
   constexpr int kWidth = 30;
   int filled = static_cast<int>(frac * kWidth);
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(kWidth, '-');
   std::string eta = "--";
-  if (rate > 0 && done < total_) {
-    eta = std::to_string(static_cast<long long>(static_cast<double>(total_ - done) / rate)) + "s";
+  if (rate > 0 && done < total) {
+    eta = std::to_string(static_cast<long long>(static_cast<double>(total - done) / rate)) + "s";
   } else if (final) {
     eta = std::to_string(static_cast<long long>(secs)) + "s total";
   }
   std::fprintf(stderr, "\r%s [%s] %3d%% %s / %s  %s/s  eta %s\033[K%s", label_.c_str(), bar.c_str(),
-               static_cast<int>(frac * 100), FormatBytes(done).c_str(), FormatBytes(total_).c_str(),
+               static_cast<int>(frac * 100), FormatBytes(done).c_str(), FormatBytes(total).c_str(),
                FormatBytes(static_cast<uint64_t>(rate)).c_str(), eta.c_str(), final ? "\n" : "");
   std::fflush(stderr);
 }

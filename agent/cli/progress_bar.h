@@ -5,6 +5,7 @@
 #ifndef SHOAL_AGENT_CLI_PROGRESS_BAR_H_
 #define SHOAL_AGENT_CLI_PROGRESS_BAR_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -22,6 +23,8 @@ class ProgressBar {
 
   // Redraws at most ten times a second.
   void Update(uint64_t done);
+  // The same, for work whose total is learnt as it goes.
+  void Update(uint64_t done, uint64_t total);
   // Draws the final state and ends the line.
   void Finish();
 
@@ -29,7 +32,7 @@ class ProgressBar {
   void Draw(uint64_t done, bool final);
 
   const std::string label_;
-  const uint64_t total_;
+  std::atomic<uint64_t> total_;
   const bool enabled_;
   const std::chrono::steady_clock::time_point start_;
 

@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   shoal::CommandRunner run;
   shoal::RegisterInspect(app, &run);
+  shoal::RegisterPublish(app, &run);
+  shoal::RegisterRegistryCommands(app, &run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -33,9 +33,9 @@ struct FileHashes {
   std::vector<ChunkId> piece_layer;  // one per piece; empty when size <= piece_size
 };
 
-// Bytes hashed so far across all files. Called from worker threads, one at a
-// time, after each task of up to 16 MiB.
-using HashProgress = std::function<void(uint64_t bytes_done)>;
+// Bytes hashed so far across all files, and the total to hash. Called from
+// worker threads, one at a time, after each task of up to 16 MiB.
+using HashProgress = std::function<void(uint64_t bytes_done, uint64_t bytes_total)>;
 
 // Hashes every file in `paths`. The result has one entry per path, in order.
 // Fails with IOError if a file cannot be read or shrinks while being hashed.

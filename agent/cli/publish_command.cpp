@@ -1,0 +1,186 @@
+// `shoal publish DIR --name ns/model [--tag T]... [--label k=v]...`
+//
+// Hashes the folder, asks the tracker which chunks the origin lacks, uploads
+// those in parallel, then commits the manifest. The version becomes visible
+// only at the commit, once every chunk is in the origin; a publish that dies
+// before it leaves nothing visible, and running it again skips what arrived.
+#include <CLI/CLI.hpp>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "cli/chunk_uploader.h"
+#include "cli/client_flags.h"
+#include "cli/commands.h"
+#include "cli/progress_bar.h"
+#include "shoal/manifest_builder.h"
+#include "shoal/manifest_codec.h"
+#include "shoal/model_ref.h"
+
+namespace shoal {
+namespace {
+
+struct PublishArgs {
+  std::string dir;
+  std::string name;
+  std::vector<std::string> tags;
+  std::vector<std::string> labels;
+  std::string parent;  // version id; empty = what `latest` points at
+  uint32_t piece_size = kDefaultPieceSize;
+  int parallelism = 8;
+  bool follow_symlinks = false;
+  ClientFlags client;
+  OriginOptions origin;
+};
+
+// Reports uploaded chunks to the tracker in batches, from this thread, while
+// workers upload.
+class StoredReporter {
+ public:
+  void Add(const ChunkId& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back(id);
+    cv_.notify_one();
+  }
+  std::vector<ChunkId> Take(std::chrono::milliseconds wait) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, wait, [this] { return pending_.size() >= 256; });
+    return std::exchange(pending_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<ChunkId> pending_;  // protected by mu_
+};
+
+Status RunPublish(PublishArgs& a) {
+  Result<ModelRef> ref = ModelRef::Parse(a.name);
+  if (!ref.ok()) return ref.status().WithContext("--name");
+  struct stat st;
+  if (::stat(a.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument("'" + a.dir + "' is not a folder; give the checkpoint folder to publish");
+  }
+  if (a.origin.url.empty()) {
+    return Status::InvalidArgument("no origin; pass --origin file:///path or s3://bucket, or set SHOAL_ORIGIN");
+  }
+  auto tracker = ConnectTracker(a.client);
+  if (!tracker.ok()) return tracker.status();
+  TrackerClient& t = **tracker;
+  auto origin = OpenOrigin(a.origin);
+  if (!origin.ok()) return origin.status().WithContext("open origin " + a.origin.url);
+
+  BuildOptions opts;
+  opts.hash.piece_size = a.piece_size;
+  opts.follow_symlinks = a.follow_symlinks;
+  opts.ns = ref->ns();
+  opts.name = ref->name();
+  opts.created_by = t.identity().subject;
+  Result<Manifest> built = Status::Unavailable("not built");
+  {
+    ProgressBar bar("hashing  ", 0);
+    built = BuildManifest(a.dir, opts, [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
+  }
+  if (!built.ok()) return built.status();
+  Manifest& m = *built;
+  for (const std::string& kv : a.labels) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) return Status::InvalidArgument("--label '" + kv + "' must be key=value");
+    m.labels.push_back({kv.substr(0, eq), kv.substr(eq + 1)});
+  }
+  if (!a.parent.empty()) {
+    auto parent = t.Resolve(m.ns, m.name, a.parent);
+    if (!parent.ok()) return parent.status().WithContext("--parent");
+    m.parent = parent->id;
+  } else if (auto latest = t.Resolve(m.ns, m.name, "latest"); latest.ok()) {
+    m.parent = latest->id;
+  }
+  Result<std::string> bytes = EncodeManifest(m);
+  if (!bytes.ok()) return bytes.status();
+
+  auto sources = LocateChunks(m, a.dir);
+  std::vector<ChunkId> all;
+  all.reserve(sources.size());
+  for (const auto& [id, src] : sources) all.push_back(id);
+
+  UploadStats stats;
+  ProgressBar bar("uploading", 0);
+  uint64_t planned_bytes = 0;
+  for (int round = 0;; ++round) {
+    auto plan = t.PlanUpload(m.ns, all);
+    if (!plan.ok()) return plan.status();
+    if (plan->upload.empty() && plan->wait.empty()) break;
+    for (const ChunkId& id : plan->upload) planned_bytes += sources[id].length;
+    if (plan->upload.empty()) {
+      // Another publish is uploading the rest; wait for it, or for its lease to lapse.
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
+    StoredReporter reporter;
+    Status upload_status;
+    std::thread uploader([&] {
+      upload_status = UploadChunks(**origin, plan->upload, sources, a.parallelism, &stats,
+                                   [&](const ChunkId& id) { reporter.Add(id); });
+      reporter.Add(ChunkId());  // wake the reporter
+    });
+    size_t reported = 0;
+    Status report_status;
+    while (reported < plan->upload.size() && report_status.ok()) {
+      std::vector<ChunkId> batch = reporter.Take(std::chrono::milliseconds(300));
+      bool finished = false;
+      std::vector<ChunkId> real;
+      for (const ChunkId& id : batch) {
+        if (id.IsZero()) finished = true; else real.push_back(id);
+      }
+      if (!real.empty()) {
+        report_status = t.ChunksStored(m.ns, real);
+        reported += real.size();
+      }
+      bar.Update(stats.done_bytes, planned_bytes);
+      if (finished) break;
+    }
+    uploader.join();
+    if (!upload_status.ok()) return upload_status.WithContext("upload to " + (*origin)->Describe());
+    if (!report_status.ok()) return report_status;
+  }
+  bar.Finish();
+
+  auto committed = t.Commit(*bytes, a.tags);
+  if (!committed.ok()) return committed.status();
+  std::string tags;
+  for (const std::string& tag : a.tags) tags += " " + tag;
+  std::printf("published %s/%s:%s%s\n", m.ns.c_str(), m.name.c_str(), committed->id.ToHex().c_str(),
+              committed->created ? "" : " (already existed)");
+  std::printf("  %zu files, %s; uploaded %llu chunks (%s), %llu already in the origin, %zu unique chunks\n",
+              m.files.size(), FormatBytes(m.TotalBytes()).c_str(),
+              static_cast<unsigned long long>(stats.uploaded_chunks.load()),
+              FormatBytes(stats.uploaded_bytes).c_str(),
+              static_cast<unsigned long long>(all.size() - stats.uploaded_chunks.load()), all.size());
+  if (!tags.empty()) std::printf("  tags:%s\n", tags.c_str());
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterPublish(CLI::App& app, CommandRunner* run) {
+  auto a = std::make_shared<PublishArgs>();
+  CLI::App* cmd = app.add_subcommand("publish", "upload a checkpoint folder as a new immutable version");
+  cmd->add_option("dir", a->dir, "checkpoint folder")->required();
+  cmd->add_option("--name", a->name, "namespace/model")->required();
+  cmd->add_option("--tag", a->tags, "tag to point at the new version; repeatable");
+  cmd->add_option("--label", a->labels, "key=value label; repeatable");
+  cmd->add_option("--parent", a->parent, "parent version or tag (default: the current latest)");
+  cmd->add_option("--piece-size", a->piece_size, "bytes per chunk, a power of two")->capture_default_str();
+  cmd->add_option("--parallel", a->parallelism, "chunk uploads in flight")->capture_default_str();
+  cmd->add_flag("--follow-symlinks", a->follow_symlinks, "publish the targets of symbolic links");
+  AddClientFlags(cmd, &a->client);
+  AddOriginFlags(cmd, &a->origin);
+  cmd->callback([a, run] { *run = [a] { return RunPublish(*a); }; });
+}
+
+}  // namespace shoal

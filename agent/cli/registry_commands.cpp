@@ -1,0 +1,167 @@
+// Registry commands: `shoal ls`, `shoal tag`, `shoal rm`, `shoal gc`.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <ctime>
+
+#include "cli/client_flags.h"
+#include "cli/commands.h"
+#include "cli/progress_bar.h"
+#include "shoal/duration.h"
+#include "shoal/model_ref.h"
+
+namespace shoal {
+
+std::string FormatTime(int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm;
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+
+struct LsArgs {
+  std::string target;  // "", "ns" or "ns/model"
+  ClientFlags client;
+};
+
+Status RunLs(const LsArgs& a) {
+  auto t = ConnectTracker(a.client);
+  if (!t.ok()) return t.status();
+  size_t slash = a.target.find('/');
+  if (slash == std::string::npos) {
+    auto models = (*t)->ListModels(a.target);
+    if (!models.ok()) return models.status();
+    for (const ModelListing& m : *models) {
+      std::string tags;
+      for (const auto& [tag, id] : m.tags) tags += " " + tag + "=" + id.ShortHex();
+      std::printf("%s/%s  %u versions  latest %s  %s%s\n", m.ns.c_str(), m.name.c_str(), m.version_count,
+                  m.latest ? m.latest->ShortHex().c_str() : "-",
+                  m.latest_at_ms ? FormatTime(m.latest_at_ms).c_str() : "", tags.c_str());
+    }
+    if (models->empty()) std::printf("no models\n");
+    return Status::OK();
+  }
+  Result<ModelRef> ref = ModelRef::Parse(a.target);
+  if (!ref.ok()) return ref.status();
+  auto versions = (*t)->ListVersions(ref->ns(), ref->name());
+  if (!versions.ok()) return versions.status();
+  std::printf("%-64s  %-20s  %10s  %5s  %-12s %s\n", "VERSION", "CREATED", "SIZE", "FILES", "BY", "TAGS");
+  for (const VersionListing& v : *versions) {
+    std::string tags;
+    for (const std::string& tag : v.tags) tags += (tags.empty() ? "" : ",") + tag;
+    std::printf("%s  %-20s  %10s  %5u  %-12s %s\n", v.id.ToHex().c_str(), FormatTime(v.created_at_ms).c_str(),
+                FormatBytes(v.total_bytes).c_str(), v.file_count, v.created_by.c_str(), tags.c_str());
+  }
+  return Status::OK();
+}
+
+struct TagArgs {
+  std::string ref;
+  std::string tag;
+  bool history = false;
+  ClientFlags client;
+};
+
+Status RunTag(const TagArgs& a) {
+  Result<ModelRef> ref = ModelRef::Parse(a.ref, /*require_ref=*/!a.history);
+  if (!ref.ok()) return ref.status();
+  auto t = ConnectTracker(a.client);
+  if (!t.ok()) return t.status();
+  if (a.history) {
+    auto events = (*t)->TagHistory(ref->ns(), ref->name(), a.tag);
+    if (!events.ok()) return events.status();
+    for (const TagEventListing& e : *events) {
+      std::printf("%s  %-12s %s -> %s\n", FormatTime(e.at_ms).c_str(), e.by.c_str(),
+                  e.from ? e.from->ShortHex().c_str() : "(none)", e.to ? e.to->ShortHex().c_str() : "(removed)");
+    }
+    return Status::OK();
+  }
+  auto target = (*t)->Resolve(ref->ns(), ref->name(), ref->ref());
+  if (!target.ok()) return target.status();
+  auto prev = (*t)->SetTag(ref->ns(), ref->name(), a.tag, target->id);
+  if (!prev.ok()) return prev.status();
+  std::printf("%s/%s:%s -> %s (was %s)\n", ref->ns().c_str(), ref->name().c_str(), a.tag.c_str(),
+              target->id.ShortHex().c_str(), *prev ? (*prev)->ShortHex().c_str() : "unset");
+  return Status::OK();
+}
+
+struct RmArgs {
+  std::string ref;
+  bool force = false;
+  ClientFlags client;
+};
+
+Status RunRm(const RmArgs& a) {
+  Result<ModelRef> ref = ModelRef::Parse(a.ref, /*require_ref=*/true);
+  if (!ref.ok()) return ref.status();
+  auto t = ConnectTracker(a.client);
+  if (!t.ok()) return t.status();
+  auto target = (*t)->Resolve(ref->ns(), ref->name(), ref->ref());
+  if (!target.ok()) return target.status();
+  SHOAL_RETURN_IF_ERROR((*t)->DeleteVersion(ref->ns(), ref->name(), target->id, a.force));
+  std::printf("deleted %s/%s:%s\n", ref->ns().c_str(), ref->name().c_str(), target->id.ToHex().c_str());
+  return Status::OK();
+}
+
+struct GcArgs {
+  bool dry_run = false;
+  std::string grace;  // empty = the tracker's --gc-grace
+  ClientFlags client;
+};
+
+Status RunGc(const GcArgs& a) {
+  int64_t grace = -1;
+  if (!a.grace.empty()) {
+    auto d = ParseDuration(a.grace);
+    if (!d.ok()) return d.status().WithContext("--grace");
+    grace = d->count();
+  }
+  auto t = ConnectTracker(a.client);
+  if (!t.ok()) return t.status();
+  auto g = (*t)->Gc(a.dry_run, grace);
+  if (!g.ok()) return g.status();
+  std::printf("%s: %llu chunks referenced, %llu unreferenced and past grace, %llu inside grace; "
+              "swept %llu chunks (%s)\n",
+              a.dry_run ? "gc dry run" : "gc", static_cast<unsigned long long>(g->referenced),
+              static_cast<unsigned long long>(g->unreferenced), static_cast<unsigned long long>(g->young),
+              static_cast<unsigned long long>(g->swept), FormatBytes(g->swept_bytes).c_str());
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterRegistryCommands(CLI::App& app, CommandRunner* run) {
+  auto ls = std::make_shared<LsArgs>();
+  CLI::App* c = app.add_subcommand("ls", "list models, or the versions of one model");
+  c->add_option("target", ls->target, "namespace, or namespace/model; empty = every namespace");
+  AddClientFlags(c, &ls->client);
+  c->callback([ls, run] { *run = [ls] { return RunLs(*ls); }; });
+
+  auto tag = std::make_shared<TagArgs>();
+  c = app.add_subcommand("tag", "point a tag at a version: shoal tag ns/model:version TAG");
+  c->add_option("ref", tag->ref, "ns/model:version-or-tag")->required();
+  c->add_option("tag", tag->tag, "the tag to move")->required();
+  c->add_flag("--history", tag->history, "show every move of the tag instead");
+  AddClientFlags(c, &tag->client);
+  c->callback([tag, run] { *run = [tag] { return RunTag(*tag); }; });
+
+  auto rm = std::make_shared<RmArgs>();
+  c = app.add_subcommand("rm", "delete a version (admin)");
+  c->add_option("ref", rm->ref, "ns/model:version")->required();
+  c->add_flag("--force", rm->force, "delete even if tags point at it");
+  AddClientFlags(c, &rm->client);
+  c->callback([rm, run] { *run = [rm] { return RunRm(*rm); }; });
+
+  auto gc = std::make_shared<GcArgs>();
+  c = app.add_subcommand("gc", "sweep origin chunks no version references (admin)");
+  c->add_flag("--dry-run", gc->dry_run, "count, delete nothing");
+  c->add_option("--grace", gc->grace, "keep unreferenced chunks younger than this (e.g. 24h)");
+  AddClientFlags(c, &gc->client);
+  c->callback([gc, run] { *run = [gc] { return RunGc(*gc); }; });
+}
+
+}  // namespace shoal

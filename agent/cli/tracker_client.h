@@ -1,0 +1,116 @@
+// TrackerClient: the CLI's synchronous view of the tracker's RPC.
+//
+// Owns a kj event loop on the calling thread; every method blocks until the
+// tracker answers and returns its error as a Status. Cap'n Proto types stay
+// inside tracker_client.cpp.
+//
+// Thread-safety: use from the thread that called Connect() only.
+#ifndef SHOAL_AGENT_CLI_TRACKER_CLIENT_H_
+#define SHOAL_AGENT_CLI_TRACKER_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shoal/chunk_id.h"
+#include "shoal/manifest.h"
+#include "shoal/status.h"
+#include "shoal/token.h"
+#include "shoal/version_id.h"
+
+namespace shoal {
+
+struct SignedVersion {
+  VersionId id;
+  std::string manifest_bytes;
+  std::string signature;
+  std::string signer_key_id;
+  Manifest manifest;  // decoded and validated
+  bool created = false;
+};
+
+struct UploadPlan {
+  std::vector<ChunkId> upload;
+  std::vector<ChunkId> wait;
+  uint32_t lease_ms = 0;
+};
+
+struct Identity {
+  std::string subject;
+  Role role = Role::kRead;
+  std::vector<std::string> namespaces;
+  int64_t expires_at_ms = 0;
+};
+
+struct VersionListing {
+  VersionId id;
+  std::string created_by;
+  int64_t created_at_ms = 0;
+  std::optional<VersionId> parent;
+  uint64_t total_bytes = 0;
+  uint32_t file_count = 0;
+  std::vector<std::string> tags;
+};
+
+struct ModelListing {
+  std::string ns, name;
+  uint32_t version_count = 0;
+  std::optional<VersionId> latest;
+  int64_t latest_at_ms = 0;
+  std::vector<std::pair<std::string, VersionId>> tags;
+};
+
+struct TagEventListing {
+  std::optional<VersionId> from, to;
+  std::string by;
+  int64_t at_ms = 0;
+};
+
+struct GcSummary {
+  uint64_t referenced = 0, unreferenced = 0, young = 0, swept = 0, swept_bytes = 0;
+};
+
+class TrackerClient {
+ public:
+  // Connects to `address` ("host:port") and presents `token`. If
+  // `pinned_key_hex` is set, manifests must be signed by that Ed25519 key;
+  // otherwise by the key the tracker reports.
+  static Result<std::unique_ptr<TrackerClient>> Connect(const std::string& address,
+                                                        const std::string& token,
+                                                        const std::string& pinned_key_hex = "");
+  ~TrackerClient();
+  TrackerClient(const TrackerClient&) = delete;
+  TrackerClient& operator=(const TrackerClient&) = delete;
+
+  const Identity& identity() const;
+
+  Result<UploadPlan> PlanUpload(const std::string& ns, const std::vector<ChunkId>& chunks);
+  Status ChunksStored(const std::string& ns, const std::vector<ChunkId>& chunks);
+  Result<SignedVersion> Commit(const std::string& manifest_bytes, const std::vector<std::string>& tags);
+  // Resolves a tag or version (prefix) and checks the signature.
+  Result<SignedVersion> Resolve(const std::string& ns, const std::string& name, const std::string& ref);
+  Result<std::vector<ModelListing>> ListModels(const std::string& ns);
+  Result<std::vector<VersionListing>> ListVersions(const std::string& ns, const std::string& name);
+  Result<std::optional<VersionId>> SetTag(const std::string& ns, const std::string& name,
+                                          const std::string& tag, const VersionId& id);
+  Result<std::vector<TagEventListing>> TagHistory(const std::string& ns, const std::string& name,
+                                                  const std::string& tag);
+  Status DeleteVersion(const std::string& ns, const std::string& name, const VersionId& id, bool force);
+  Result<GcSummary> Gc(bool dry_run, int64_t grace_ms);
+
+ private:
+  struct Impl;
+  explicit TrackerClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Checks that `bytes` hash to `id`, that `signature` is the tracker's over
+// `id`, and decodes the manifest.
+Result<Manifest> VerifySignedManifest(const VersionId& id, const std::string& bytes,
+                                      const std::string& signature, const std::string& public_key);
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_CLI_TRACKER_CLIENT_H_
