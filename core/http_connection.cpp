@@ -65,6 +65,10 @@ struct HttpConnection::Impl {
   bool open = false;
   bool keep_alive = false;
 
+  // Beast sizes each socket read by the buffer's spare capacity (up to
+  // 64 KiB); the default 512 bytes would cost a system call per 512 bytes.
+  Impl() { buffer.reserve(kReadChunk); }
+
   beast::tcp_stream& lowest() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
   const beast::tcp_stream& lowest() const {
     return secure ? beast::get_lowest_layer(*secure) : *plain;

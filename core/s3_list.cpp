@@ -29,7 +29,7 @@ Result<ListPage> ParseListObjectsV2(const std::string& xml, const std::string& s
     const std::string size = c.ChildText("Size");
     char* end = nullptr;
     unsigned long long n = std::strtoull(size.c_str(), &end, 10);
-    if (size.empty() || *end != '\0') {
+    if (size.empty() || *end != '\0' || size.find_first_not_of("0123456789") != std::string::npos) {
       return Status::Corruption("ListObjectsV2 entry '" + *key + "' has size '" + size + "'");
     }
     page.objects.push_back(ObjectInfo{key->substr(strip_prefix.size()), n, c.ChildText("ETag")});

@@ -76,7 +76,7 @@ class S3OriginImpl final : public S3Origin {
     const std::string len = resp.Header("content-length");
     char* end = nullptr;
     unsigned long long size = std::strtoull(len.c_str(), &end, 10);
-    if (len.empty() || *end != '\0') {
+    if (len.empty() || *end != '\0' || len.find_first_not_of("0123456789") != std::string::npos) {
       return Count(OriginOp::kHead, Status::Corruption("HEAD " + client_.Describe(call.key) +
                                                        ": bad Content-Length '" + len + "'"));
     }

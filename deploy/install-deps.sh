@@ -17,6 +17,7 @@ build_pkgs=(
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common
   python3-boto3 awscli curl iproute2 util-linux procps
+  openssl  # tests/s3/radosgw.sh makes a self-signed certificate for the HTTPS tests
 )
 
 want=("${build_pkgs[@]}")
