@@ -5,7 +5,7 @@
 
 namespace shoal {
 
-Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text, bool allow_zero) {
   constexpr int64_t kMaxMs = int64_t(100) * 366 * 24 * 3600 * 1000;
   auto bad = [&](const std::string& why) {
     return Status::InvalidArgument("duration '" + std::string(text.substr(0, 40)) + "' " + why +
@@ -34,7 +34,7 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   } else {
     return bad(unit.empty() ? "has no unit" : "has an unknown unit");
   }
-  if (value == 0) return bad("is zero");
+  if (value == 0 && !allow_zero) return bad("is zero");
   if (value > kMaxMs / scale) return bad("is longer than 100 years");
   return std::chrono::milliseconds(value * scale);
 }

@@ -56,7 +56,7 @@ Status Serve(ServeFlags& f) {
   Result<LogLevel> level = ParseLogLevel(f.log_level);
   if (!level.ok()) return level.status();
   SetLogLevel(*level);
-  auto grace = ParseDuration(f.gc_grace);
+  auto grace = ParseDuration(f.gc_grace, /*allow_zero=*/true);
   if (!grace.ok()) return grace.status().WithContext("--gc-grace");
   o.gc_grace_ms = grace->count();
   auto lease = ParseDuration(f.upload_lease);

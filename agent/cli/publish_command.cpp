@@ -162,6 +162,10 @@ Status RunPublish(PublishArgs& a) {
               FormatBytes(stats.uploaded_bytes).c_str(),
               static_cast<unsigned long long>(all.size() - stats.uploaded_chunks.load()), all.size());
   if (!tags.empty()) std::printf("  tags:%s\n", tags.c_str());
+  OriginCounters oc = (*origin)->counters();
+  std::printf("  origin: %llu PUT requests, %llu bytes sent; %llu HEAD requests\n",
+              static_cast<unsigned long long>(oc.put.requests), static_cast<unsigned long long>(oc.put.bytes),
+              static_cast<unsigned long long>(oc.head.requests));
   return Status::OK();
 }
 

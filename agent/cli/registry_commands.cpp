@@ -116,7 +116,7 @@ struct GcArgs {
 Status RunGc(const GcArgs& a) {
   int64_t grace = -1;
   if (!a.grace.empty()) {
-    auto d = ParseDuration(a.grace);
+    auto d = ParseDuration(a.grace, /*allow_zero=*/true);
     if (!d.ok()) return d.status().WithContext("--grace");
     grace = d->count();
   }

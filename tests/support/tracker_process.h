@@ -1,0 +1,52 @@
+// A real shoal-tracker process for integration tests: started on free
+// loopback ports with its own data folder, killable and restartable.
+#ifndef SHOAL_TESTS_SUPPORT_TRACKER_PROCESS_H_
+#define SHOAL_TESTS_SUPPORT_TRACKER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace shoal::testing {
+
+class TrackerProcess {
+ public:
+  // `args` are extra flags for `serve` (--origin and S3 flags at least).
+  TrackerProcess(std::string data_dir, std::vector<std::string> args);
+  ~TrackerProcess();  // SIGTERM, then waits
+  TrackerProcess(const TrackerProcess&) = delete;
+  TrackerProcess& operator=(const TrackerProcess&) = delete;
+
+  // Starts the process and waits (up to 15 s) until it listens. Throws on failure.
+  void Start();
+  // SIGKILL, as a crash would, and reaps it.
+  void Kill();
+  // SIGTERM, and reaps it.
+  void Stop();
+  bool running() const { return pid_ > 0; }
+
+  std::string rpc_address() const { return "127.0.0.1:" + std::to_string(rpc_port_); }
+  int http_port() const { return http_port_; }
+  const std::string& data_dir() const { return data_dir_; }
+  std::string log() const;
+
+  // Mints a token with `shoal-tracker token create`.
+  std::string MintToken(const std::string& ns, const std::string& role, const std::string& subject,
+                        const std::string& ttl = "1h") const;
+
+ private:
+  std::string data_dir_;
+  std::vector<std::string> args_;
+  pid_t pid_ = -1;
+  int rpc_port_ = 0;
+  int http_port_ = 0;
+};
+
+// Path of a built binary, from the compile definitions of the test target.
+std::string TrackerBinary();
+std::string CliBinary();
+
+}  // namespace shoal::testing
+
+#endif  // SHOAL_TESTS_SUPPORT_TRACKER_PROCESS_H_
