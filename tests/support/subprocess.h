@@ -2,6 +2,8 @@
 #ifndef SHOAL_TESTS_SUPPORT_SUBPROCESS_H_
 #define SHOAL_TESTS_SUPPORT_SUBPROCESS_H_
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -17,6 +19,13 @@ struct ProcessResult {
 // ("KEY=value") are added to the inherited environment.
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          const std::vector<std::string>& env = {});
+
+// Starts argv in the background with stdout and stderr to `log_path`;
+// returns its pid. The caller reaps it (WaitProcess) or kills it.
+pid_t StartProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                   const std::string& log_path);
+// Waits for `pid`; returns its exit code, or 128 + signal.
+int WaitProcess(pid_t pid);
 
 // A fresh temporary folder, removed with everything in it on destruction.
 class TempDir {
