@@ -56,12 +56,37 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(uint32_t(options_.max_header_bytes));
     parser_->body_limit(options_.max_body_bytes);
     stream_.expires_after(options_.idle_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+ private:
+  // A client that sent "Expect: 100-continue" (curl does, for bodies over
+  // 1 KiB) waits for a go-ahead before sending the body. A body over the
+  // limit has already failed with body_limit here, so it is never invited.
+  void OnHeader(beast::error_code ec) {
+    if (ec || parser_->is_done()) return OnRead(ec);
+    if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+      static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+      stream_.expires_after(options_.idle_timeout);
+      boost::asio::async_write(stream_, boost::asio::buffer(kContinue, sizeof(kContinue) - 1),
+                               [self = shared_from_this()](beast::error_code write_ec, size_t) {
+                                 if (write_ec) return self->Close();
+                                 self->ReadBody();
+                               });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    stream_.expires_after(options_.idle_timeout);
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
- private:
   void OnRead(beast::error_code ec) {
     if (ec == http::error::header_limit) return Reject(431, "request headers are too large");
     if (ec == http::error::body_limit) return Reject(413, "request body is too large");

@@ -92,6 +92,19 @@ TEST_CASE("a connection serves many requests, pipelined too", "[http]") {
   CHECK(c.ServerClosed());
 }
 
+TEST_CASE("a client expecting 100-continue is invited to send its body", "[http]") {
+  TestServer s;
+  TestConnection c(s.server.port());
+  REQUIRE(
+      c.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+             "Expect: 100-continue\r\n\r\n"));
+  CHECK(c.Read(true).status == 100);
+  REQUIRE(c.Send("xyz"));
+  RawResponse r = c.Read();
+  CHECK(r.status == 200);
+  CHECK(r.body == "xyz");
+}
+
 TEST_CASE("paths are decoded, queries parsed and exact routes beat prefixes", "[http]") {
   TestServer s;
   RawResponse r = Fetch(s.server.port(), "GET", "/files/a%20b/c.bin?x=1&name=hello+there%21&flag",
