@@ -105,6 +105,26 @@ TEST_CASE("a client expecting 100-continue is invited to send its body", "[http]
   CHECK(r.body == "xyz");
 }
 
+TEST_CASE("curl expecting 100-continue sends its body without a one-second wait", "[http]") {
+  TestServer s;
+  std::string cmd =
+      "head -c 5000 /dev/zero | tr '\\0' 'z' | curl -s -S --max-time 5 -H 'Expect: 100-continue' "
+      "-w ' %{http_code} %{time_total}' --data-binary @- "
+      "http://127.0.0.1:" +
+      std::to_string(s.server.port()) + "/echo";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[8192];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  REQUIRE(pclose(p) == 0);
+  CHECK(out.substr(0, 5000) == std::string(5000, 'z'));
+  double seconds = std::stod(out.substr(out.rfind(' ') + 1));
+  CHECK(out.substr(5000, 5) == " 200 ");
+  CHECK(seconds < 0.9);  // curl waits a full second when no 100 Continue comes
+}
+
 TEST_CASE("paths are decoded, queries parsed and exact routes beat prefixes", "[http]") {
   TestServer s;
   RawResponse r = Fetch(s.server.port(), "GET", "/files/a%20b/c.bin?x=1&name=hello+there%21&flag",
