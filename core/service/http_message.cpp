@@ -1,0 +1,168 @@
+#include "shoal/service/http_message.h"
+
+#include <strings.h>
+#include <unistd.h>
+
+#include "shoal/log.h"
+
+namespace shoal {
+namespace {
+
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> HttpHeaders::Get(std::string_view name) const {
+  for (const Field& f : fields_) {
+    if (SameName(f.first, name)) return f.second;
+  }
+  return std::nullopt;
+}
+
+void HttpHeaders::Set(std::string_view name, std::string_view value) {
+  std::vector<Field> kept;
+  for (Field& f : fields_) {
+    if (!SameName(f.first, name)) kept.push_back(std::move(f));
+  }
+  fields_ = std::move(kept);
+  Add(name, value);
+}
+
+void HttpHeaders::Add(std::string_view name, std::string_view value) {
+  fields_.emplace_back(std::string(name), std::string(value));
+}
+
+std::optional<std::string> HttpRequest::BearerToken() const {
+  std::optional<std::string> auth = headers.Get("Authorization");
+  if (!auth || auth->size() <= 7 || strncasecmp(auth->c_str(), "Bearer ", 7) != 0) {
+    return std::nullopt;
+  }
+  size_t start = auth->find_first_not_of(' ', 7);
+  if (start == std::string::npos) return std::nullopt;
+  return auth->substr(start);
+}
+
+HttpFileBody::~HttpFileBody() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+HttpResponse HttpResponse::Text(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.headers.Set("Content-Type", "text/plain; charset=utf-8");
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse HttpResponse::Json(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.headers.Set("Content-Type", "application/json");
+  r.body = std::move(body);
+  return r;
+}
+
+HttpResponse HttpResponse::Error(int status, std::string_view message) {
+  std::string body = "{\"error\":";
+  AppendJsonString(message, &body);
+  body += "}\n";
+  return Json(status, std::move(body));
+}
+
+HttpResponse HttpResponse::FromStatus(const Status& status) {
+  return Error(HttpStatusFor(status.code()), status.ToString());
+}
+
+int HttpStatusFor(Status::Code code) {
+  switch (code) {
+    case Status::Code::kOk:
+      return 200;
+    case Status::Code::kNotFound:
+      return 404;
+    case Status::Code::kInvalidArgument:
+      return 400;
+    case Status::Code::kPermissionDenied:
+      return 403;
+    case Status::Code::kAlreadyExists:
+      return 409;
+    case Status::Code::kUnavailable:
+      return 503;
+    case Status::Code::kNoSpace:
+      return 507;
+    case Status::Code::kCorruption:
+    case Status::Code::kIOError:
+      return 500;
+  }
+  return 500;
+}
+
+const char* HttpReason(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 206:
+      return "Partial Content";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 416:
+      return "Range Not Satisfiable";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    case 507:
+      return "Insufficient Storage";
+  }
+  return "";
+}
+
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '%') {
+      if (i + 2 >= text.size()) return std::nullopt;
+      int hi = HexValue(text[i + 1]), lo = HexValue(text[i + 2]);
+      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) return std::nullopt;
+      out += char(hi << 4 | lo);
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace shoal

@@ -1,0 +1,37 @@
+// HttpRouter: the route table behind HttpServer, and the one place where a
+// request becomes a response (404, 405 and 500 included). Private to
+// shoal_service; knows nothing of sockets.
+#ifndef SHOAL_SERVICE_HTTP_ROUTER_H_
+#define SHOAL_SERVICE_HTTP_ROUTER_H_
+
+#include <string>
+#include <vector>
+
+#include "shoal/service/http_server.h"
+
+namespace shoal {
+
+// Thread-safety: Add before any Dispatch; Dispatch is then safe from many
+// threads at once.
+class HttpRouter {
+ public:
+  // Throws std::invalid_argument for a duplicate method and pattern.
+  void Add(std::string method, std::string pattern, HttpHandler handler);
+
+  // Runs the matching handler. A HEAD request without a HEAD route uses the
+  // GET route; the caller drops the body.
+  HttpResponse Dispatch(const HttpRequest& request) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::string pattern;  // without the trailing '*'
+    bool prefix;
+    HttpHandler handler;
+  };
+  std::vector<Route> routes_;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_SERVICE_HTTP_ROUTER_H_

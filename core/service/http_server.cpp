@@ -1,0 +1,128 @@
+#include "shoal/service/http_server.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "http_router.h"
+#include "http_session.h"
+#include "shoal/log.h"
+
+namespace shoal {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+Status HttpServerOptions::Validate() const {
+  boost::system::error_code ec;
+  asio::ip::make_address(address, ec);
+  if (ec) {
+    return Status::InvalidArgument("HTTP listen address '" + address +
+                                   "' is not an IPv4 or IPv6 address");
+  }
+  if (threads < 1 || threads > 256) {
+    return Status::InvalidArgument("HTTP server threads must be 1 to 256, got " +
+                                   std::to_string(threads));
+  }
+  if (max_header_bytes < 1024 || max_header_bytes > (uint32_t(1) << 30)) {
+    return Status::InvalidArgument("HTTP max_header_bytes must be 1 KiB to 1 GiB");
+  }
+  if (max_body_bytes > (uint64_t(1) << 40)) {
+    return Status::InvalidArgument("HTTP max_body_bytes must be at most 1 TiB");
+  }
+  if (idle_timeout.count() <= 0) {
+    return Status::InvalidArgument("HTTP idle_timeout must be positive");
+  }
+  return Status::OK();
+}
+
+struct HttpServer::Impl {
+  explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
+
+  void Accept() {
+    acceptor.async_accept(asio::make_strand(*ioc),
+                          [this](boost::system::error_code ec, tcp::socket socket) {
+                            if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+                            if (!ec) {
+                              StartHttpSession(std::move(socket), options, router);
+                              return Accept();
+                            }
+                            // Out of descriptors, most likely: back off instead of spinning.
+                            Log(LogLevel::kWarn, "http.accept_failed", {{"error", ec.message()}});
+                            retry.expires_after(std::chrono::milliseconds(100));
+                            retry.async_wait([this](boost::system::error_code wait_ec) {
+                              if (!wait_ec) Accept();
+                            });
+                          });
+  }
+
+  // Declaration order is destruction order in reverse: the io_context, and
+  // with it every session, goes before the router and options they use.
+  const HttpServerOptions options;
+  HttpRouter router;
+  std::unique_ptr<asio::io_context> ioc{new asio::io_context};
+  std::optional<tcp::acceptor> acceptor_storage{std::in_place, *ioc};
+  std::optional<asio::steady_timer> retry_storage{std::in_place, *ioc};
+  tcp::acceptor& acceptor = *acceptor_storage;
+  asio::steady_timer& retry = *retry_storage;
+  std::vector<std::thread> threads;
+  bool started = false;
+  uint16_t port = 0;
+};
+
+HttpServer::HttpServer(HttpServerOptions options) : impl_(new Impl(std::move(options))) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Handle(std::string method, std::string pattern, HttpHandler handler) {
+  if (impl_->started) throw std::logic_error("HttpServer::Handle called after Start");
+  impl_->router.Add(std::move(method), std::move(pattern), std::move(handler));
+}
+
+Status HttpServer::Start() {
+  if (impl_->started || !impl_->ioc) {
+    throw std::logic_error("HttpServer::Start called twice, or after Stop");
+  }
+  SHOAL_RETURN_IF_ERROR(impl_->options.Validate());
+  const HttpServerOptions& o = impl_->options;
+  std::string where = o.address + ":" + std::to_string(o.port);
+  tcp::endpoint endpoint(asio::ip::make_address(o.address), o.port);
+  boost::system::error_code ec;
+  tcp::acceptor& acceptor = impl_->acceptor;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    acceptor.close();
+    return Status::IOError("cannot listen for HTTP on " + where + ": " + ec.message());
+  }
+  impl_->port = acceptor.local_endpoint().port();
+  impl_->started = true;
+  impl_->Accept();
+  for (int i = 0; i < o.threads; ++i) {
+    impl_->threads.emplace_back([this] { impl_->ioc->run(); });
+  }
+  return Status::OK();
+}
+
+uint16_t HttpServer::port() const { return impl_->port; }
+
+void HttpServer::Stop() {
+  if (!impl_ || !impl_->ioc) return;
+  impl_->ioc->stop();
+  for (std::thread& t : impl_->threads) t.join();
+  impl_->threads.clear();
+  // No thread runs the io_context now. Destroying it destroys every pending
+  // handler, and with them the sessions and their sockets.
+  impl_->retry_storage.reset();
+  impl_->acceptor_storage.reset();
+  impl_->ioc.reset();
+}
+
+}  // namespace shoal

@@ -1,0 +1,197 @@
+#include "http_session.h"
+
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <memory>
+#include <optional>
+
+#include "http_file_body.h"
+#include "shoal/log.h"
+
+namespace shoal {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+bool BodyForbidden(int status) { return status < 200 || status == 204 || status == 304; }
+
+// Splits a request target into the decoded path and query parameters.
+bool ParseTarget(std::string_view target, HttpRequest* req) {
+  if (target.empty() || target[0] != '/') return false;
+  size_t q = target.find('?');
+  std::optional<std::string> path = PercentDecode(target.substr(0, q), false);
+  if (!path) return false;
+  req->path = std::move(*path);
+  if (q == std::string_view::npos) return true;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::optional<std::string> key = PercentDecode(pair.substr(0, eq), true);
+    std::optional<std::string> value =
+        PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+    if (!key || !value) return false;
+    req->query[std::move(*key)] = std::move(*value);
+  }
+  return true;
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const HttpServerOptions& options, const HttpRouter& router)
+      : stream_(std::move(socket)), options_(options), router_(router) {
+    boost::system::error_code ec;
+    tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
+    if (!ec) remote_ = peer.address().to_string() + ":" + std::to_string(peer.port());
+  }
+
+  void Read() {
+    parser_.emplace();
+    parser_->header_limit(uint32_t(options_.max_header_bytes));
+    parser_->body_limit(options_.max_body_bytes);
+    stream_.expires_after(options_.idle_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+ private:
+  // A client that sent "Expect: 100-continue" (curl does, for bodies over
+  // 1 KiB) waits for a go-ahead before sending the body. A body over the
+  // limit has already failed with body_limit here, so it is never invited.
+  void OnHeader(beast::error_code ec) {
+    if (ec || parser_->is_done()) return OnRead(ec);
+    if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+      static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+      stream_.expires_after(options_.idle_timeout);
+      boost::asio::async_write(stream_, boost::asio::buffer(kContinue, sizeof(kContinue) - 1),
+                               [self = shared_from_this()](beast::error_code write_ec, size_t) {
+                                 if (write_ec) return self->Close();
+                                 self->ReadBody();
+                               });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    stream_.expires_after(options_.idle_timeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(beast::error_code ec) {
+    if (ec == http::error::header_limit) return Reject(431, "request headers are too large");
+    if (ec == http::error::body_limit) return Reject(413, "request body is too large");
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == boost::asio::error::operation_aborted) {
+      return Close();
+    }
+    if (ec.category() == beast::error_code(http::error::bad_target).category()) {
+      return Reject(400, "malformed request: " + ec.message());
+    }
+    if (ec) return Close();
+
+    http::request<http::string_body> msg = parser_->release();
+    HttpRequest req;
+    req.method = std::string(msg.method_string().data(), msg.method_string().size());
+    req.target = std::string(msg.target().data(), msg.target().size());
+    req.remote_address = remote_;
+    for (const auto& field : msg) {
+      req.headers.Add(std::string_view(field.name_string().data(), field.name_string().size()),
+                      std::string_view(field.value().data(), field.value().size()));
+    }
+    req.body = std::move(msg.body());
+    bool keep_alive = msg.keep_alive();
+    HttpResponse res = ParseTarget(req.target, &req)
+                           ? router_.Dispatch(req)
+                           : HttpResponse::Error(400, "malformed request target");
+    Send(std::move(res), msg.version(), keep_alive, req.method == "HEAD");
+  }
+
+  // Answers a request that could not be read, then closes.
+  void Reject(int status, const std::string& message) {
+    Send(HttpResponse::Error(status, message), 11, false, false);
+  }
+
+  void Send(HttpResponse res, unsigned version, bool keep_alive, bool head) {
+    if (BodyForbidden(res.status) || head) {
+      uint64_t length = res.file ? res.file->length() : res.body.size();
+      auto msg = std::make_shared<http::response<http::empty_body>>();
+      Fill(res, version, keep_alive, msg.get());
+      if (!BodyForbidden(res.status)) msg->content_length(length);
+      return Write(std::move(msg));
+    }
+    if (res.file) {
+      auto msg = std::make_shared<http::response<FileRangeBody>>();
+      Fill(res, version, keep_alive, msg.get());
+      msg->body() = res.file;
+      msg->prepare_payload();
+      return Write(std::move(msg));
+    }
+    auto msg = std::make_shared<http::response<http::string_body>>();
+    Fill(res, version, keep_alive, msg.get());
+    msg->body() = std::move(res.body);
+    msg->prepare_payload();
+    Write(std::move(msg));
+  }
+
+  template <class Message>
+  void Fill(const HttpResponse& res, unsigned version, bool keep_alive, Message* msg) {
+    msg->version(version);
+    msg->result(unsigned(res.status));
+    if (msg->result() == http::status::unknown) msg->reason(HttpReason(res.status));
+    for (const auto& [name, value] : res.headers) msg->insert(name, value);
+    msg->keep_alive(keep_alive);
+  }
+
+  // Writes piece by piece so the idle timeout applies to each piece, not to
+  // the whole of a large body.
+  template <class Body>
+  void Write(std::shared_ptr<http::response<Body>> msg) {
+    auto sr = std::make_shared<http::response_serializer<Body>>(*msg);
+    WriteSome(std::move(msg), std::move(sr));
+  }
+
+  template <class Body>
+  void WriteSome(std::shared_ptr<http::response<Body>> msg,
+                 std::shared_ptr<http::response_serializer<Body>> sr) {
+    stream_.expires_after(options_.idle_timeout);
+    http::async_write_some(stream_, *sr,
+                           [self = shared_from_this(), msg, sr](beast::error_code ec, size_t) {
+                             if (ec) return self->Close();
+                             if (!sr->is_done()) return self->WriteSome(msg, sr);
+                             if (msg->need_eof()) return self->Close();
+                             self->Read();
+                           });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  const HttpServerOptions& options_;
+  const HttpRouter& router_;
+  std::string remote_;
+};
+
+}  // namespace
+
+void StartHttpSession(tcp::socket socket, const HttpServerOptions& options,
+                      const HttpRouter& router) {
+  std::make_shared<Session>(std::move(socket), options, router)->Read();
+}
+
+}  // namespace shoal

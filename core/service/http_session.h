@@ -1,0 +1,23 @@
+// One HTTP/1.1 connection: reads requests, dispatches them, writes the
+// responses, and keeps the connection alive between them. Private to
+// shoal_service.
+#ifndef SHOAL_SERVICE_HTTP_SESSION_H_
+#define SHOAL_SERVICE_HTTP_SESSION_H_
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include "http_router.h"
+#include "shoal/service/http_server.h"
+
+namespace shoal {
+
+// Starts serving `socket` on its own strand. The session keeps itself alive
+// through its pending operations and ends when the peer goes, a timeout
+// fires or the io_context stops.
+// REQUIRES: `options` and `router` outlive the socket's io_context.
+void StartHttpSession(boost::asio::ip::tcp::socket socket, const HttpServerOptions& options,
+                      const HttpRouter& router);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SERVICE_HTTP_SESSION_H_

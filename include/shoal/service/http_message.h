@@ -1,0 +1,103 @@
+// HTTP requests and responses as handlers see them: plain values with no
+// trace of the server library underneath.
+#ifndef SHOAL_SERVICE_HTTP_MESSAGE_H_
+#define SHOAL_SERVICE_HTTP_MESSAGE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "shoal/status.h"
+
+namespace shoal {
+
+// Header fields in arrival order; names compare case-insensitively.
+class HttpHeaders {
+ public:
+  // The first value of `name`, or nullopt.
+  std::optional<std::string> Get(std::string_view name) const;
+  bool Has(std::string_view name) const { return Get(name).has_value(); }
+  // Replaces every field called `name` with one field.
+  void Set(std::string_view name, std::string_view value);
+  // Appends a field, keeping any others of that name.
+  void Add(std::string_view name, std::string_view value);
+
+  using Field = std::pair<std::string, std::string>;
+  std::vector<Field>::const_iterator begin() const { return fields_.begin(); }
+  std::vector<Field>::const_iterator end() const { return fields_.end(); }
+  size_t size() const { return fields_.size(); }
+
+ private:
+  std::vector<Field> fields_;
+};
+
+struct HttpRequest {
+  std::string method;                        // "GET", "HEAD", "POST", ...
+  std::string target;                        // as sent: "/v1/a%20b?x=1"
+  std::string path;                          // percent-decoded: "/v1/a b"
+  std::map<std::string, std::string> query;  // decoded; the last of repeated keys wins
+  HttpHeaders headers;
+  std::string body;
+  std::string remote_address;  // "127.0.0.1:53122"
+
+  // The token of an "Authorization: Bearer <token>" header, or nullopt.
+  std::optional<std::string> BearerToken() const;
+};
+
+// A region of an open file sent as a response body without loading it into
+// memory. Owns the descriptor and closes it when the last reference goes.
+class HttpFileBody {
+ public:
+  // REQUIRES: `fd` is open for reading; [offset, offset + length) lies within
+  // the file (a file that shrinks meanwhile aborts the connection).
+  HttpFileBody(int fd, uint64_t offset, uint64_t length)
+      : fd_(fd), offset_(offset), length_(length) {}
+  ~HttpFileBody();
+  HttpFileBody(const HttpFileBody&) = delete;
+  HttpFileBody& operator=(const HttpFileBody&) = delete;
+
+  int fd() const { return fd_; }
+  uint64_t offset() const { return offset_; }
+  uint64_t length() const { return length_; }
+
+ private:
+  const int fd_;
+  const uint64_t offset_;
+  const uint64_t length_;
+};
+
+struct HttpResponse {
+  int status = 200;
+  HttpHeaders headers;  // Content-Length is set by the server
+  std::string body;
+  // When set, sent instead of `body`.
+  std::shared_ptr<const HttpFileBody> file;
+
+  static HttpResponse Text(int status, std::string body);  // text/plain; charset=utf-8
+  static HttpResponse Json(int status, std::string body);  // application/json
+  // {"error":"<message>"} with the given status.
+  static HttpResponse Error(int status, std::string_view message);
+  // The error response for a non-OK Status, with HttpStatusFor(code).
+  static HttpResponse FromStatus(const Status& status);
+};
+
+// The one mapping from Status codes to HTTP statuses: NotFound 404,
+// InvalidArgument 400, PermissionDenied 403, AlreadyExists 409, Unavailable
+// 503, NoSpace 507, anything else 500.
+int HttpStatusFor(Status::Code code);
+
+// The standard reason phrase, "Not Found" for 404; "" when unknown.
+const char* HttpReason(int status);
+
+// Decodes %XX escapes; '+' becomes ' ' only if `plus_is_space` (for query
+// strings). nullopt for a malformed escape or an escaped NUL.
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SERVICE_HTTP_MESSAGE_H_
