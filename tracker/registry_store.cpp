@@ -440,6 +440,13 @@ std::vector<AuditEntry> RegistryStore::AuditLog(uint64_t after_seq, uint32_t lim
   return out;
 }
 
+Status RegistryStore::Ping() {
+  std::string v;
+  leveldb::Status s = db_->Get(leveldb::ReadOptions(), "health-probe", &v);
+  if (s.ok() || s.IsNotFound()) return Status::OK();
+  return FromLevelDb(s, "registry read");
+}
+
 uint64_t RegistryStore::version_count() {
   uint64_t n = 0;
   std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));

@@ -128,6 +128,9 @@ class RegistryStore {
 
   uint64_t version_count();
 
+  // OK if LevelDB answers a read; the /healthz probe.
+  Status Ping();
+
  private:
   explicit RegistryStore(leveldb::DB* db);
   uint64_t NextAuditSeq();  // REQUIRES: mu_ held

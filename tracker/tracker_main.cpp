@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "http_api.h"
 #include "kj_status.h"
 #include "registry_store.h"
 #include "rpc_listener.h"
@@ -24,6 +25,21 @@
 
 namespace shoal::tracker {
 namespace {
+
+// "127.0.0.1:7401" -> address and port. IPv6 literals in brackets.
+Status SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 == text.size()) {
+    return Status::InvalidArgument("address '" + text + "' must be host:port");
+  }
+  *host = text.substr(0, colon);
+  if (host->size() > 1 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  char* end = nullptr;
+  unsigned long p = std::strtoul(text.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || p > 65535) return Status::InvalidArgument("address '" + text + "' has a bad port");
+  *port = static_cast<uint16_t>(p);
+  return Status::OK();
+}
 
 struct ServeFlags {
   TrackerOptions opts;
@@ -86,14 +102,21 @@ Status Serve(ServeFlags& f) {
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { rpc = ServeRpc(io, ctx, o.rpc_listen, &rpc_port); })) {
     return StatusFromException(*e, "rpc listener").WithContext("listen on " + o.rpc_listen);
   }
-  uint16_t http_port = 0;
+  MetricsRegistry metrics;
+  HttpServerOptions http_opts;
+  SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &http_opts.address, &http_opts.port));
+  HttpServer http(http_opts);
+  AddTrackerRoutes(http, metrics, ctx);
+  SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
+  uint16_t http_port = http.port();
   if (!o.port_file.empty()) {
     std::string tmp = o.port_file + ".tmp";
     std::ofstream(tmp) << rpc_port << " " << http_port << "\n";
     std::filesystem::rename(tmp, o.port_file, ec);
   }
   Log(LogLevel::kInfo, "tracker.start",
-      {{"rpc_port", static_cast<int64_t>(rpc_port)}, {"data_dir", o.data_dir},
+      {{"rpc_port", static_cast<int64_t>(rpc_port)}, {"http_port", static_cast<int64_t>(http_port)},
+       {"data_dir", o.data_dir},
        {"origin", (*origin)->Describe()}, {"signing_key", (*signer)->key_id()},
        {"versions", static_cast<int64_t>((*store)->version_count())}});
 
@@ -102,6 +125,7 @@ Status Serve(ServeFlags& f) {
                     .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
                     .then([](siginfo_t) { return 0; });
   rpc_failed.exclusiveJoin(kj::mv(signal)).wait(io.waitScope);
+  http.Stop();
   Log(LogLevel::kInfo, "tracker.stop", {});
   return Status::OK();
 }

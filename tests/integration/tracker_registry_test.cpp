@@ -230,3 +230,33 @@ TEST_CASE("gc sweeps only chunks no version references", "[tracker][gc]") {
   auto still = c.Shoal(admin, {"inspect", "team-a/a:" + VersionOf(va)});
   CHECK(still.exit_code == 0);
 }
+
+TEST_CASE("the tracker serves health, metrics and a token-checked JSON view over HTTP", "[tracker][http]") {
+  Cluster c;
+  std::string writer = c.tracker.MintToken("team-a", "write", "trainer");
+  std::string outsider = c.tracker.MintToken("team-b", "read", "pod-9");
+  std::string ckpt = c.MakeCheckpoint("ckpt", 2, 20000, 31);
+  auto v = c.Shoal(writer, {"publish", ckpt, "--name", "team-a/llama", "--tag", "prod"});
+  REQUIRE(v.exit_code == 0);
+  std::string base = "http://127.0.0.1:" + std::to_string(c.tracker.http_port());
+  auto curl = [&](const std::string& path, const std::string& token) {
+    std::vector<std::string> args = {"/usr/bin/curl", "-s", "-w", "\n%{http_code}"};
+    if (!token.empty()) args.push_back("-HAuthorization: Bearer " + token);
+    args.push_back(base + path);
+    return RunProcess(args).out;
+  };
+  CHECK(curl("/healthz", "") == "ok\n\n200");
+  std::string metrics = curl("/metrics", "");
+  CHECK_THAT(metrics, Catch::Contains("shoal_tracker_registry_ops_total{op=\"publish\"} 1"));
+  CHECK_THAT(metrics, Catch::Contains("shoal_tracker_chunks_indexed_total 2"));
+  std::string manifest = curl("/v1/models/team-a/llama/versions/prod/manifest", writer);
+  CHECK_THAT(manifest, Catch::Contains(VersionOf(v)));
+  CHECK_THAT(manifest, Catch::EndsWith("200"));
+  CHECK_THAT(curl("/v1/models/team-a/llama/versions", writer), Catch::Contains("\"tags\":[\"prod\"]"));
+  CHECK_THAT(curl("/v1/models/team-a/llama/versions", ""), Catch::EndsWith("403"));
+  std::string denied = curl("/v1/models/team-a/llama/versions", outsider);
+  CHECK_THAT(denied, Catch::Contains("team-a"));
+  CHECK_THAT(denied, Catch::EndsWith("403"));
+  CHECK_THAT(curl("/v1/models/team-a/llama/versions/nosuch/manifest", writer), Catch::EndsWith("404"));
+  CHECK_THAT(curl("/v1/models/team-a/..%2f..%2fetc/versions", writer), Catch::EndsWith("400"));
+}

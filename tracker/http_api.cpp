@@ -1,0 +1,236 @@
+#include "http_api.h"
+
+#include <capnp/compat/json.h>
+#include <capnp/message.h>
+
+#include "shoal/manifest_codec.h"
+#include "shoal/proto/tracker.capnp.h"
+#include "shoal/service/standard_routes.h"
+
+namespace shoal::tracker {
+namespace {
+
+std::vector<std::string> Split(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    parts.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// Checks the request's bearer token for `role` on `ns`.
+Status Authorize(TrackerContext& ctx, const HttpRequest& req, const std::string& ns, Role role) {
+  std::optional<std::string> token = req.BearerToken();
+  if (!token) return Status::PermissionDenied("send a token as 'Authorization: Bearer <token>'");
+  Result<TokenClaims> claims = ctx.tokens.Verify(*token);
+  if (!claims.ok()) {
+    ctx.metrics.auth_denied++;
+    return claims.status();
+  }
+  Status s = claims->Check(ns, role, NowMs());
+  if (!s.ok()) ctx.metrics.auth_denied++;
+  return s;
+}
+
+template <typename Reader>
+std::string ToJson(Reader r) {
+  capnp::JsonCodec codec;
+  codec.handleByAnnotation<typename Reader::Reads>();
+  return codec.encode(r).cStr();
+}
+
+std::string VersionsJson(TrackerContext& ctx, const std::string& ns, const std::string& name,
+                         const std::vector<VersionInfo>& versions) {
+  auto tags = ctx.store.TagsOf(ns, name);
+  std::string out = "[";
+  for (const VersionInfo& v : versions) {
+    capnp::MallocMessageBuilder b;
+    auto o = b.initRoot<proto::VersionSummary>();
+    o.setNamespace(v.ns);
+    o.setName(v.name);
+    o.setVersionId(kj::arrayPtr(v.id.data(), VersionId::kSize));
+    o.setCreatedBy(v.created_by);
+    o.setCreatedAtMs(v.created_at_ms);
+    if (v.parent) o.setParentVersion(kj::arrayPtr(v.parent->data(), VersionId::kSize));
+    o.setTotalBytes(v.total_bytes);
+    o.setFileCount(v.file_count);
+    std::vector<std::string> on;
+    for (const auto& [tag, id] : tags) {
+      if (id == v.id) on.push_back(tag);
+    }
+    auto t = o.initTags(static_cast<unsigned>(on.size()));
+    for (size_t i = 0; i < on.size(); ++i) t.set(static_cast<unsigned>(i), on[i]);
+    if (out.size() > 1) out += ",";
+    out += ToJson(o.asReader());
+  }
+  return out + "]";
+}
+
+HttpResponse Models(TrackerContext& ctx, const HttpRequest& req) {
+  auto it = req.query.find("ns");
+  std::string ns = it == req.query.end() ? "" : it->second;
+  Status s = Authorize(ctx, req, ns.empty() ? "*" : ns, Role::kRead);
+  if (!s.ok()) return HttpResponse::FromStatus(s);
+  if (!ns.empty()) {
+    Status valid = ValidateName("namespace", ns);
+    if (!valid.ok()) return HttpResponse::FromStatus(valid);
+  }
+  std::string next;
+  auto models = ctx.store.ListModels(ns, "", 1000, &next);
+  if (!models.ok()) return HttpResponse::FromStatus(models.status());
+  std::string out = "[";
+  for (const ModelInfo& m : *models) {
+    capnp::MallocMessageBuilder b;
+    auto o = b.initRoot<proto::ModelSummary>();
+    o.setNamespace(m.ns);
+    o.setName(m.name);
+    o.setVersionCount(m.version_count);
+    if (m.latest) {
+      o.setLatestVersion(kj::arrayPtr(m.latest->id.data(), VersionId::kSize));
+      o.setLatestAtMs(m.latest->created_at_ms);
+    }
+    auto tags = o.initTags(static_cast<unsigned>(m.tags.size()));
+    for (size_t i = 0; i < m.tags.size(); ++i) {
+      tags[static_cast<unsigned>(i)].setTag(m.tags[i].first);
+      tags[static_cast<unsigned>(i)].setVersionId(kj::arrayPtr(m.tags[i].second.data(), VersionId::kSize));
+    }
+    if (out.size() > 1) out += ",";
+    out += ToJson(o.asReader());
+  }
+  return HttpResponse::Json(200, out + "]");
+}
+
+HttpResponse ModelRoute(TrackerContext& ctx, const HttpRequest& req) {
+  // parts: v1 models NS NAME (versions [REF manifest] | tags TAG history)
+  std::vector<std::string> p = Split(req.path);
+  if (p.size() < 5) return HttpResponse::Error(404, "no such route: " + req.path);
+  const std::string& ns = p[2];
+  const std::string& name = p[3];
+  Status s = Authorize(ctx, req, ns, Role::kRead);
+  if (!s.ok()) return HttpResponse::FromStatus(s);
+  for (const Status& v : {ValidateName("namespace", ns), ValidateName("model name", name)}) {
+    if (!v.ok()) return HttpResponse::FromStatus(v);
+  }
+  if (p.size() == 5 && p[4] == "versions") {
+    std::string next;
+    auto versions = ctx.store.ListVersions(ns, name, "", 1000, &next);
+    if (!versions.ok()) return HttpResponse::FromStatus(versions.status());
+    return HttpResponse::Json(200, VersionsJson(ctx, ns, name, *versions));
+  }
+  if (p.size() == 7 && p[4] == "versions" && p[6] == "manifest") {
+    std::optional<VersionId> id = ctx.store.GetTag(ns, name, p[5]);
+    if (!id) {
+      if (p[5].size() < 8) return HttpResponse::Error(404, "no tag '" + p[5] + "' in " + ns + "/" + name);
+      auto found = ctx.store.ResolveVersionPrefix(ns, name, p[5]);
+      if (!found.ok()) return HttpResponse::FromStatus(found.status());
+      id = *found;
+    }
+    auto v = ctx.store.GetVersion(ns, name, *id);
+    if (!v.ok()) return HttpResponse::FromStatus(v.status());
+    auto m = DecodeManifest(v->manifest_bytes);
+    if (!m.ok()) return HttpResponse::FromStatus(m.status());
+    HttpResponse r = HttpResponse::Json(200, ManifestToJson(*m, *id));
+    r.headers.Set("X-Shoal-Signature", hex::Encode(reinterpret_cast<const uint8_t*>(v->signature.data()),
+                                                   v->signature.size()));
+    r.headers.Set("X-Shoal-Signer", v->signer_key_id);
+    r.headers.Set("ETag", "\"" + id->ToHex() + "\"");
+    return r;
+  }
+  if (p.size() == 7 && p[4] == "tags" && p[6] == "history") {
+    std::string out = "[";
+    for (const TagChange& e : ctx.store.TagHistory(ns, name, p[5])) {
+      capnp::MallocMessageBuilder b;
+      auto o = b.initRoot<proto::TagEvent>();
+      o.setNamespace(e.ns);
+      o.setName(e.name);
+      o.setTag(e.tag);
+      if (e.from) o.setFromVersion(kj::arrayPtr(e.from->data(), VersionId::kSize));
+      if (e.to) o.setToVersion(kj::arrayPtr(e.to->data(), VersionId::kSize));
+      o.setBy(e.by);
+      o.setAtMs(e.at_ms);
+      if (out.size() > 1) out += ",";
+      out += ToJson(o.asReader());
+    }
+    return HttpResponse::Json(200, out + "]");
+  }
+  return HttpResponse::Error(404, "no such route: " + req.path);
+}
+
+HttpResponse Audit(TrackerContext& ctx, const HttpRequest& req) {
+  Status s = Authorize(ctx, req, "*", Role::kAdmin);
+  if (!s.ok()) return HttpResponse::FromStatus(s);
+  auto it = req.query.find("after");
+  uint64_t after = it == req.query.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+  std::string out = "[";
+  for (const AuditEntry& a : ctx.store.AuditLog(after, 1000)) {
+    capnp::MallocMessageBuilder b;
+    auto o = b.initRoot<proto::AuditRecord>();
+    o.setSeq(a.seq);
+    o.setAtMs(a.at_ms);
+    o.setSubject(a.subject);
+    o.setTokenId(a.token_id);
+    o.setAction(a.action);
+    o.setTarget(a.target);
+    o.setDetail(a.detail);
+    if (out.size() > 1) out += ",";
+    out += ToJson(o.asReader());
+  }
+  return HttpResponse::Json(200, out + "]");
+}
+
+void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
+  metrics.AddCollector([&ctx](MetricsWriter& w) {
+    const TrackerMetrics& m = ctx.metrics;
+    w.AddCounter("shoal_tracker_auth_total", "Token checks at authentication", m.auth_ok, {{"result", "ok"}});
+    w.AddCounter("shoal_tracker_auth_total", "Token checks at authentication", m.auth_denied,
+                 {{"result", "denied"}});
+    w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.publishes, {{"op", "publish"}});
+    w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.publish_rejected,
+                 {{"op", "publish_rejected"}});
+    w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.resolves, {{"op", "resolve"}});
+    w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.tag_moves, {{"op", "tag"}});
+    w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.deletes, {{"op", "delete"}});
+    w.AddCounter("shoal_tracker_upload_chunks_total", "Chunks in upload plans", m.chunks_planned,
+                 {{"decision", "upload"}});
+    w.AddCounter("shoal_tracker_upload_chunks_total", "Chunks in upload plans", m.chunks_waited,
+                 {{"decision", "wait"}});
+    w.AddCounter("shoal_tracker_chunks_indexed_total", "Chunks confirmed in the origin", m.chunks_indexed);
+    w.AddCounter("shoal_tracker_duplicate_uploads_total",
+                 "Chunks reported stored that the origin already had", m.duplicate_uploads);
+    w.AddCounter("shoal_tracker_origin_checks_total", "HEAD requests to confirm chunks", m.origin_checks);
+    w.AddCounter("shoal_tracker_gc_runs_total", "Completed GC sweeps", m.gc_runs);
+    w.AddCounter("shoal_tracker_gc_swept_chunks_total", "Chunks deleted by GC", m.gc_swept_chunks);
+    w.AddCounter("shoal_tracker_gc_swept_bytes_total", "Bytes deleted by GC", m.gc_swept_bytes);
+    w.AddGauge("shoal_tracker_upload_leases", "Chunk uploads in progress", static_cast<double>(ctx.leases.size()));
+    OriginCounters oc = ctx.origin.counters();
+    const std::pair<const char*, const OpCounters*> ops[] = {
+        {"get", &oc.get}, {"put", &oc.put}, {"head", &oc.head}, {"list", &oc.list}, {"delete", &oc.del}};
+    for (const auto& [op, c] : ops) {
+      w.AddCounter("shoal_origin_requests_total", "Origin requests, retries included", c->requests, {{"op", op}});
+      w.AddCounter("shoal_origin_bytes_total", "Origin payload bytes", c->bytes, {{"op", op}});
+      w.AddCounter("shoal_origin_errors_total", "Origin calls that failed", c->errors, {{"op", op}});
+    }
+  });
+}
+
+}  // namespace
+
+void AddTrackerRoutes(HttpServer& server, MetricsRegistry& metrics, TrackerContext& ctx) {
+  AddCollectors(metrics, ctx);
+  AddStandardRoutes(server, metrics, [&ctx] { return ctx.store.Ping(); });
+  server.Handle("GET", "/v1/public-key", [&ctx](const HttpRequest&) {
+    return HttpResponse::Json(200, "{\"keyId\":\"" + ctx.signer.key_id() + "\",\"ed25519\":\"" +
+                                       hex::Encode(reinterpret_cast<const uint8_t*>(ctx.signer.public_key().data()),
+                                                   ctx.signer.public_key().size()) +
+                                       "\"}");
+  });
+  server.Handle("GET", "/v1/models", [&ctx](const HttpRequest& r) { return Models(ctx, r); });
+  server.Handle("GET", "/v1/models/*", [&ctx](const HttpRequest& r) { return ModelRoute(ctx, r); });
+  server.Handle("GET", "/v1/audit", [&ctx](const HttpRequest& r) { return Audit(ctx, r); });
+}
+
+}  // namespace shoal::tracker
