@@ -8,7 +8,8 @@
 #
 # DIR/s3.env holds shell-style KEY=VALUE lines: SHOAL_S3_ENDPOINT, SHOAL_S3_TLS_ENDPOINT,
 # SHOAL_S3_CA_FILE, SHOAL_S3_ACCESS_KEY, SHOAL_S3_SECRET_KEY, SHOAL_S3_BUCKET, SHOAL_S3_REGION,
-# SHOAL_S3_RGW_SCRIPT and SHOAL_S3_DIR. Every wait is bounded; start cleans up after itself on
+# SHOAL_S3_RGW_SCRIPT and SHOAL_S3_DIR. SHOAL_RGW_MEMSTORE_BYTES sizes the in-memory OSD
+# (default 4 GiB). Every wait is bounded; start cleans up after itself on
 # failure.
 set -euo pipefail
 
@@ -127,7 +128,7 @@ mon data = $dir/mon
 [osd.0]
 osd data = $dir/osd
 osd objectstore = memstore
-memstore device bytes = 4294967296
+memstore device bytes = ${SHOAL_RGW_MEMSTORE_BYTES:-4294967296}
 osd max object size = 134217728
 [client.rgw.$RGW_ID]
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port ssl_endpoint=127.0.0.1:$tls_port ssl_certificate=$dir/tls.crt ssl_private_key=$dir/tls.key

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Publish benchmark: `shoal publish` of a generated checkpoint folder into a
+# real radosgw through a real tracker, against Debian's
+# `aws s3 cp --recursive` of the same folder to the same radosgw in the same
+# run; then an unchanged republish.
+#
+#   tests/perf/publish_bench.sh BUILD_DIR [size_gib=4]
+#
+# Starts its own radosgw and tracker in a temporary folder and always stops
+# them. Prints a markdown table.
+set -euo pipefail
+
+build=$(cd "${1:?usage: publish_bench.sh BUILD_DIR [size_gib]}" && pwd)
+size_gib=${2:-4}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /var/tmp/shoal-publish-bench.XXXXXX)
+tracker_pid=
+cleanup() {
+  [[ -n $tracker_pid ]] && kill "$tracker_pid" 2>/dev/null && wait "$tracker_pid" 2>/dev/null
+  "$here/../s3/radosgw.sh" stop "$work/rgw" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Room for one copy of the folder plus headroom; the aws copy is deleted first.
+export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_gib + 2) * 1073741824 ))
+"$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
+# shellcheck disable=SC1090
+source "$work/rgw/s3.env"
+export AWS_ACCESS_KEY_ID=$SHOAL_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$SHOAL_S3_SECRET_KEY
+export AWS_DEFAULT_REGION=$SHOAL_S3_REGION AWS_REGION=$SHOAL_S3_REGION
+
+# A safetensors-like folder: four shards of unequal size, a config, a tokenizer.
+ckpt=$work/ckpt
+mkdir -p "$ckpt/tokenizer"
+total_mib=$((size_gib * 1024))
+shard=$((total_mib * 3 / 10))
+head -c $((shard << 20)) /dev/urandom >"$ckpt/model-00001-of-00004.safetensors"
+head -c $((shard << 20)) /dev/urandom >"$ckpt/model-00002-of-00004.safetensors"
+rest=$(( (total_mib - 2 * shard) / 2 ))
+head -c $((rest << 20)) /dev/urandom >"$ckpt/model-00003-of-00004.safetensors"
+head -c $(((rest << 20) - 4321)) /dev/urandom >"$ckpt/model-00004-of-00004.safetensors"
+head -c 2300 /dev/urandom >"$ckpt/config.json"
+head -c 1900000 /dev/urandom >"$ckpt/tokenizer/tokenizer.json"
+bytes=$(du -sb "$ckpt" | cut -f1)
+cat "$ckpt"/* >/dev/null 2>&1 || true
+
+seconds() { /usr/bin/time -f '%e' -o "$work/t" "$@" >/dev/null; cat "$work/t"; }
+
+aws_s=$(seconds /usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --recursive --only-show-errors \
+  "$ckpt" "s3://$SHOAL_S3_BUCKET/awscopy/")
+/usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 rm --recursive --only-show-errors \
+  "s3://$SHOAL_S3_BUCKET/awscopy/" >/dev/null
+
+"$build/bin/shoal-tracker" serve --data-dir "$work/tracker" --rpc-listen 127.0.0.1:0 \
+  --http-listen 127.0.0.1:0 --port-file "$work/ports" --origin "s3://$SHOAL_S3_BUCKET/shoal" \
+  --s3-endpoint "$SHOAL_S3_ENDPOINT" >"$work/tracker.log" 2>&1 &
+tracker_pid=$!
+for _ in $(seq 100); do [[ -s $work/ports ]] && break; sleep 0.1; done
+export SHOAL_TRACKER=127.0.0.1:$(cut -d' ' -f1 "$work/ports")
+export SHOAL_TOKEN=$("$build/bin/shoal-tracker" token create --data-dir "$work/tracker" --ns bench \
+  --role write --subject bench)
+export SHOAL_ORIGIN=s3://$SHOAL_S3_BUCKET/shoal SHOAL_S3_ENDPOINT SHOAL_PROGRESS=0
+
+first_s=$(seconds "$build/bin/shoal" publish "$ckpt" --name bench/model --tag latest)
+again_s=$(seconds "$build/bin/shoal" publish "$ckpt" --name bench/model --tag latest)
+
+awk -v b="$bytes" -v a="$aws_s" -v f="$first_s" -v r="$again_s" 'BEGIN {
+  mb = b / 1048576;
+  printf "| step | seconds | MiB/s | ratio |\n|---|---|---|---|\n";
+  printf "| aws s3 cp --recursive | %.1f | %.0f | 1.00 (baseline) |\n", a, mb / a;
+  printf "| shoal publish (first) | %.1f | %.0f | %.2f x awscli |\n", f, mb / f, a / f;
+  printf "| shoal publish (unchanged) | %.1f | %.0f | %.1f x faster than the first |\n", r, mb / r, f / r;
+  printf "\n%.2f GiB in 6 files, 16 MiB pieces.\n", b / 1073741824;
+}'
