@@ -3,6 +3,7 @@
 #include <capnp/compat/json.h>
 #include <capnp/message.h>
 
+#include "announce_handler.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/service/standard_routes.h"
@@ -205,6 +206,10 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddCounter("shoal_tracker_gc_runs_total", "Completed GC sweeps", m.gc_runs);
     w.AddCounter("shoal_tracker_gc_swept_chunks_total", "Chunks deleted by GC", m.gc_swept_chunks);
     w.AddCounter("shoal_tracker_gc_swept_bytes_total", "Bytes deleted by GC", m.gc_swept_bytes);
+    w.AddCounter("shoal_tracker_announces_total", "Announce requests", m.announces);
+    SwarmStats ss = ctx.swarm.Stats();
+    w.AddGauge("shoal_tracker_swarms", "Torrents with at least one live peer", static_cast<double>(ss.swarms));
+    w.AddGauge("shoal_tracker_swarm_peers", "Live peers summed over swarms", static_cast<double>(ss.peers));
     w.AddGauge("shoal_tracker_upload_leases", "Chunk uploads in progress", static_cast<double>(ctx.leases.size()));
     OriginCounters oc = ctx.origin.counters();
     const std::pair<const char*, const OpCounters*> ops[] = {
@@ -230,6 +235,7 @@ void AddTrackerRoutes(HttpServer& server, MetricsRegistry& metrics, TrackerConte
   });
   server.Handle("GET", "/v1/models", [&ctx](const HttpRequest& r) { return Models(ctx, r); });
   server.Handle("GET", "/v1/models/*", [&ctx](const HttpRequest& r) { return ModelRoute(ctx, r); });
+  server.Handle("GET", "/announce", [&ctx](const HttpRequest& r) { return HandleAnnounce(ctx, ctx.swarm, r); });
   server.Handle("GET", "/v1/audit", [&ctx](const HttpRequest& r) { return Audit(ctx, r); });
 }
 

@@ -8,6 +8,7 @@
 //   GET /v1/models/NS/NAME/versions/REF/manifest    one manifest (REF: tag or version)
 //   GET /v1/models/NS/NAME/tags/TAG/history         every move of a tag
 //   GET /v1/audit?after=SEQ                         the audit log (all-namespace admin)
+//   GET /announce                                   BitTorrent announce (announce_handler.h)
 #ifndef SHOAL_TRACKER_HTTP_API_H_
 #define SHOAL_TRACKER_HTTP_API_H_
 

@@ -7,6 +7,7 @@
 
 #include "blocking_pool.h"
 #include "registry_store.h"
+#include "swarm_store.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
 #include "shoal/token.h"
@@ -20,7 +21,7 @@ struct TrackerContext {
   TrackerContext(TrackerOptions opts, RegistryStore& s, const TokenAuthority& t,
                  const ManifestSigner& sg, Origin& o)
       : options(std::move(opts)), store(s), tokens(t), signer(sg), origin(o),
-        pool(options.blocking_threads) {}
+        pool(options.blocking_threads), swarm(3 * options.announce_interval_ms) {}
 
   const TrackerOptions options;
   RegistryStore& store;
@@ -30,6 +31,7 @@ struct TrackerContext {
   UploadLeases leases;
   TrackerMetrics metrics;
   BlockingPool pool;
+  SwarmStore swarm;
 };
 
 inline int64_t NowMs() {

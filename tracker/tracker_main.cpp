@@ -46,6 +46,7 @@ struct ServeFlags {
   std::string gc_grace = "24h";
   std::string upload_lease = "10m";
   std::string log_level = "info";
+  std::string announce_interval = "5s";
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
@@ -64,6 +65,7 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--gc-grace", f->gc_grace, "unreferenced chunks younger than this are kept")->capture_default_str();
   cmd->add_option("--keep-versions", o.keep_versions, "keep this many versions per model (tagged ones always); 0 = all")->capture_default_str();
   cmd->add_option("--origin-parallelism", o.origin_parallelism, "concurrent origin checks")->capture_default_str();
+  cmd->add_option("--announce-interval", f->announce_interval, "how often agents re-announce")->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
 }
 
@@ -78,6 +80,9 @@ Status Serve(ServeFlags& f) {
   auto lease = ParseDuration(f.upload_lease);
   if (!lease.ok()) return lease.status().WithContext("--upload-lease");
   o.upload_lease_ms = lease->count();
+  auto interval = ParseDuration(f.announce_interval);
+  if (!interval.ok()) return interval.status().WithContext("--announce-interval");
+  o.announce_interval_ms = interval->count();
   SHOAL_RETURN_IF_ERROR(o.Validate());
 
   std::error_code ec;

@@ -25,6 +25,7 @@ struct TrackerMetrics {
   std::atomic<uint64_t> gc_swept_chunks{0};
   std::atomic<uint64_t> gc_swept_bytes{0};
   std::atomic<uint64_t> rpc_errors{0};
+  std::atomic<uint64_t> announces{0};
 };
 
 }  // namespace shoal::tracker

@@ -145,7 +145,7 @@ const char* HttpReason(int status) {
   return "";
 }
 
-std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space, bool allow_nul) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -153,7 +153,7 @@ std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_spa
     if (c == '%') {
       if (i + 2 >= text.size()) return std::nullopt;
       int hi = HexValue(text[i + 1]), lo = HexValue(text[i + 2]);
-      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) return std::nullopt;
+      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0 && !allow_nul)) return std::nullopt;
       out += char(hi << 4 | lo);
       i += 2;
     } else if (c == '+' && plus_is_space) {

@@ -35,7 +35,7 @@ bool ParseTarget(std::string_view target, HttpRequest* req) {
     size_t eq = pair.find('=');
     std::optional<std::string> key = PercentDecode(pair.substr(0, eq), true);
     std::optional<std::string> value =
-        PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+        PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true, /*allow_nul=*/true);
     if (!key || !value) return false;
     req->query[std::move(*key)] = std::move(*value);
   }

@@ -260,3 +260,32 @@ TEST_CASE("the tracker serves health, metrics and a token-checked JSON view over
   CHECK_THAT(curl("/v1/models/team-a/llama/versions/nosuch/manifest", writer), Catch::EndsWith("404"));
   CHECK_THAT(curl("/v1/models/team-a/..%2f..%2fetc/versions", writer), Catch::EndsWith("400"));
 }
+
+TEST_CASE("announce answers compact peer lists and refuses a missing token", "[tracker][announce]") {
+  Cluster c;
+  std::string token = c.tracker.MintToken("team-a", "read", "agent-1");
+  std::string base = "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/announce?info_hash=" +
+                     "%00%01%02%03%04%05%06%07%08%09%0a%0b%0c%0d%0e%0f%10%11%12%13&token=" + token;
+  auto announce = [&](const std::string& peer, int port, int left) {
+    return RunProcess({"/usr/bin/curl", "-s", base + "&peer_id=" + peer + "&port=" + std::to_string(port) +
+                                                  "&left=" + std::to_string(left) + "&compact=1"})
+        .out;
+  };
+  std::string first = announce("AAAAAAAAAAAAAAAAAAAA", 6881, 0);
+  CHECK_THAT(first, Catch::StartsWith("d8:completei1e10:incompletei0e8:intervali"));
+  CHECK_THAT(first, Catch::Contains("5:peers0:"));  // nobody else yet
+  std::string second = announce("BBBBBBBBBBBBBBBBBBBB", 6882, 100);
+  // One IPv4 peer: 127.0.0.1, port 6881 (0x1ae1).
+  CHECK_THAT(second, Catch::Contains(std::string("5:peers6:\x7f\x00\x00\x01\x1a\xe1", 15)));
+  std::string no_token = RunProcess({"/usr/bin/curl", "-s",
+                                     "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) +
+                                         "/announce?info_hash=%00%01%02%03%04%05%06%07%08%09%0a%0b%0c%0d%0e%0f%10%11%12%13"
+                                         "&peer_id=CCCCCCCCCCCCCCCCCCCC&port=1"}).out;
+  CHECK_THAT(no_token, Catch::StartsWith("d14:failure reason"));
+  std::string bad_hash = RunProcess({"/usr/bin/curl", "-s",
+                                     "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) +
+                                         "/announce?info_hash=short&peer_id=CCCCCCCCCCCCCCCCCCCC&port=1&token=" + token}).out;
+  CHECK_THAT(bad_hash, Catch::Contains("info_hash must be 20 bytes"));
+  CHECK_THAT(RunProcess({"/usr/bin/curl", "-s", "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/metrics"}).out,
+             Catch::Contains("shoal_tracker_swarm_peers 2"));
+}

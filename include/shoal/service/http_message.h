@@ -95,8 +95,10 @@ int HttpStatusFor(Status::Code code);
 const char* HttpReason(int status);
 
 // Decodes %XX escapes; '+' becomes ' ' only if `plus_is_space` (for query
-// strings). nullopt for a malformed escape or an escaped NUL.
-std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space);
+// strings). nullopt for a malformed escape, or an escaped NUL unless
+// `allow_nul` (query values may be binary, as BitTorrent info hashes are).
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
+                                         bool allow_nul = false);
 
 }  // namespace shoal
 

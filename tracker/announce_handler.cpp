@@ -1,0 +1,98 @@
+#include "announce_handler.h"
+
+#include <arpa/inet.h>
+
+#include <cstring>
+#include <map>
+
+namespace shoal::tracker {
+namespace {
+
+void BString(const std::string& s, std::string* out) {
+  *out += std::to_string(s.size()) + ":" + s;
+}
+
+HttpResponse Bencoded(std::string body) {
+  HttpResponse r;
+  r.status = 200;
+  r.headers.Set("Content-Type", "text/plain");
+  r.body = std::move(body);
+  return r;
+}
+
+// "127.0.0.1:5555" or "[::1]:5555" -> the address part.
+std::string HostOf(const std::string& remote) {
+  if (!remote.empty() && remote[0] == '[') return remote.substr(1, remote.find(']') - 1);
+  return remote.substr(0, remote.rfind(':'));
+}
+
+}  // namespace
+
+std::string BencodeFailure(const std::string& message) {
+  std::string out = "d";
+  BString("failure reason", &out);
+  BString(message, &out);
+  return out + "e";
+}
+
+HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRequest& req) {
+  ctx.metrics.announces++;
+  const std::map<std::string, std::string>& q = req.query;  // binary-safe decoding
+  auto get = [&](const char* k) {
+    auto it = q.find(k);
+    return it == q.end() ? std::string() : it->second;
+  };
+  Result<TokenClaims> claims = ctx.tokens.Verify(get("token"));
+  if (!claims.ok() || claims->expires_at_ms <= NowMs()) {
+    ctx.metrics.auth_denied++;
+    return Bencoded(BencodeFailure(claims.ok() ? "token has expired" : claims.status().message()));
+  }
+  AnnounceRequest a;
+  std::string info_hash = get("info_hash");
+  if (info_hash.size() != 20) return Bencoded(BencodeFailure("info_hash must be 20 bytes"));
+  std::memcpy(a.info_hash.data(), info_hash.data(), 20);
+  a.peer_id = get("peer_id");
+  if (a.peer_id.size() != 20) return Bencoded(BencodeFailure("peer_id must be 20 bytes"));
+  unsigned long port = std::strtoul(get("port").c_str(), nullptr, 10);
+  if (port == 0 || port > 65535) return Bencoded(BencodeFailure("port must be 1 to 65535"));
+  a.self.ip = HostOf(req.remote_address);
+  a.self.port = static_cast<uint16_t>(port);
+  a.self.seed = get("left") == "0";
+  a.self.zone = get("zone").substr(0, 64);
+  std::string event = get("event");
+  if (event == "started") a.event = AnnounceRequest::Event::kStarted;
+  if (event == "completed") a.event = AnnounceRequest::Event::kCompleted;
+  if (event == "stopped") a.event = AnnounceRequest::Event::kStopped;
+  if (!get("numwant").empty()) {
+    a.numwant = static_cast<uint32_t>(std::min<unsigned long>(200, std::strtoul(get("numwant").c_str(), nullptr, 10)));
+  }
+
+  AnnounceReply reply = swarm.Announce(a, NowMs());
+  std::string peers4, peers6;
+  for (const PeerEndpoint& p : reply.peers) {
+    uint8_t addr[16];
+    uint16_t port_be = htons(p.port);
+    if (inet_pton(AF_INET, p.ip.c_str(), addr) == 1) {
+      peers4.append(reinterpret_cast<char*>(addr), 4).append(reinterpret_cast<char*>(&port_be), 2);
+    } else if (inet_pton(AF_INET6, p.ip.c_str(), addr) == 1) {
+      peers6.append(reinterpret_cast<char*>(addr), 16).append(reinterpret_cast<char*>(&port_be), 2);
+    }
+  }
+  const int64_t interval_s = std::max<int64_t>(1, ctx.options.announce_interval_ms / 1000);
+  std::string out = "d";
+  BString("complete", &out);
+  out += "i" + std::to_string(reply.complete) + "e";
+  BString("incomplete", &out);
+  out += "i" + std::to_string(reply.incomplete) + "e";
+  BString("interval", &out);
+  out += "i" + std::to_string(interval_s) + "e";
+  BString("min interval", &out);
+  out += "i1e";
+  BString("peers", &out);
+  BString(peers4, &out);
+  BString("peers6", &out);
+  BString(peers6, &out);
+  return Bencoded(out + "e");
+}
+
+}  // namespace shoal::tracker
