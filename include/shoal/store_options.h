@@ -37,9 +37,11 @@ struct StoreOptions {
   double high_watermark = 0.95;
   double low_watermark = 0.85;
 
-  // fsync every chunk file and its folder before the chunk becomes visible.
-  // Turn off only for tests and throwaway caches: after a power cut, chunks
-  // that were not synced are found by verification on open and dropped.
+  // fsync every chunk file before it is renamed into place, so a chunk
+  // file under its final name is always whole. The folder is not synced: a
+  // power cut may lose the last chunks committed (they are fetched again),
+  // never leave a bad one. Turn off only for tests and throwaway caches;
+  // files damaged by a power cut are then caught by verification.
   bool sync = true;
 
   // Hash every indexed chunk file at open. Off by default: a terabyte cache
