@@ -77,8 +77,8 @@ Result<std::unique_ptr<ChunkIndex>> ChunkIndex::Open(const std::string& path,
   leveldb::Status s = leveldb::DB::Open(options, path, &db);
   if (!s.ok()) {
     delete cache;
-    return FromLevelDb(s, "open chunk index " + path +
-                              " (is another shoald using this cache folder?)");
+    return FromLevelDb(
+        s, "open chunk index " + path + " (is another shoald using this cache folder?)");
   }
   std::unique_ptr<ChunkIndex> index(new ChunkIndex(db, cache, path));
   std::string format;

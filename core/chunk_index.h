@@ -46,8 +46,7 @@ class ChunkIndex {
  public:
   // Opens or creates the index at `path`. Fails with IOError naming the
   // folder if another process holds it.
-  static Result<std::unique_ptr<ChunkIndex>> Open(const std::string& path,
-                                                  uint64_t cache_bytes);
+  static Result<std::unique_ptr<ChunkIndex>> Open(const std::string& path, uint64_t cache_bytes);
   ~ChunkIndex();
   ChunkIndex(const ChunkIndex&) = delete;
   ChunkIndex& operator=(const ChunkIndex&) = delete;

@@ -22,8 +22,7 @@ constexpr size_t kSplitPutBytes = 4u << 20;
 
 }  // namespace
 
-Result<std::unique_ptr<ChunkWriter>> ChunkStoreImpl::BeginWrite(const ChunkId& id,
-                                                                uint64_t size,
+Result<std::unique_ptr<ChunkWriter>> ChunkStoreImpl::BeginWrite(const ChunkId& id, uint64_t size,
                                                                 const ChunkWriteOptions& wo) {
   if (size == 0 || size > kMaxPieceSize) {
     return Status::InvalidArgument("chunk " + id.ShortHex() + " of " + std::to_string(size) +

@@ -9,8 +9,8 @@ ChunkEntry* ChunkTable::Find(const ChunkId& id) {
   return it == map_.end() ? nullptr : &it->second;
 }
 
-ChunkEntry* ChunkTable::Insert(const ChunkId& id, uint64_t size, int64_t last_access_ms,
-                               bool owned, bool verified) {
+ChunkEntry* ChunkTable::Insert(const ChunkId& id, uint64_t size, int64_t last_access_ms, bool owned,
+                               bool verified) {
   auto [it, inserted] = map_.try_emplace(id);
   assert(inserted);
   (void)inserted;

@@ -53,8 +53,8 @@ Status ChunkWriterImpl::WriteAt(uint64_t offset, const uint8_t* data, size_t len
   if (offset % kBlockSize != 0 || len == 0 || offset > size_ || len > size_ - offset ||
       (len % kBlockSize != 0 && offset + len != size_)) {
     return Status::InvalidArgument("write of " + std::to_string(len) + " bytes at offset " +
-                                   std::to_string(offset) + " to chunk " + id_.ShortHex() +
-                                   " of " + std::to_string(size_) +
+                                   std::to_string(offset) + " to chunk " + id_.ShortHex() + " of " +
+                                   std::to_string(size_) +
                                    " bytes: writes must cover whole 16 KiB blocks");
   }
   {
@@ -126,11 +126,11 @@ Status ChunkWriterImpl::Commit() {
   if (have_count_ != have_.size()) {
     uint64_t first = 0;
     while (have_[first]) ++first;
-    return Status::InvalidArgument(
-        "chunk " + id_.ShortHex() + " cannot commit: " +
-        std::to_string(have_.size() - have_count_) + " of " + std::to_string(have_.size()) +
-        " blocks are missing (first at offset " + std::to_string(first * kBlockSize) +
-        "); write them first");
+    return Status::InvalidArgument("chunk " + id_.ShortHex() +
+                                   " cannot commit: " + std::to_string(have_.size() - have_count_) +
+                                   " of " + std::to_string(have_.size()) +
+                                   " blocks are missing (first at offset " +
+                                   std::to_string(first * kBlockSize) + "); write them first");
   }
   if (!ChunkIdMatches(id_, leaves_)) {
     Digest got = MerkleRoot(leaves_, NextPowerOfTwo(leaves_.size()));

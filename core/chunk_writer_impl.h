@@ -21,8 +21,8 @@ class ChunkStoreImpl;
 class ChunkWriterImpl final : public ChunkWriter {
  public:
   // Takes over `fd`, open on `tmp_path`, and a reservation of `size` bytes.
-  ChunkWriterImpl(ChunkStoreImpl* store, const ChunkId& id, uint64_t size, bool owned,
-                  bool sync, ScopedFd fd, std::string tmp_path);
+  ChunkWriterImpl(ChunkStoreImpl* store, const ChunkId& id, uint64_t size, bool owned, bool sync,
+                  ScopedFd fd, std::string tmp_path);
   ~ChunkWriterImpl() override;
 
   const ChunkId& id() const override { return id_; }

@@ -112,8 +112,7 @@ Status StoreLayout::ScanChunks(std::vector<FoundChunk>* found, uint64_t* removed
         std::string path = path_b + "/" + f;
         auto id = ChunkId::ParseHex(f);
         bool ok = id.ok() && id->ToHex() == f && f.compare(0, 2, a) == 0 &&
-                  f.compare(2, 2, b) == 0 && ::stat(path.c_str(), &st) == 0 &&
-                  S_ISREG(st.st_mode);
+                  f.compare(2, 2, b) == 0 && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
         if (!ok) {
           SHOAL_RETURN_IF_ERROR(RemovePath(path));
           ++*removed;

@@ -52,7 +52,7 @@ struct StoreOptions {
   // Last-access times are kept in memory and written to the index in one
   // batch when this many have changed, or every access_flush_interval_ms,
   // or at close. A crash loses at most that much LRU history, never a chunk.
-  uint32_t access_flush_batch = 1024;        // entries
+  uint32_t access_flush_batch = 1024;         // entries
   uint32_t access_flush_interval_ms = 10000;  // milliseconds
 
   // LevelDB block cache for the index, in bytes. The index is read in full

@@ -28,10 +28,10 @@ struct StoreStats {
   uint64_t index_errors = 0;     // index updates that failed; the next open repairs them
 
   // What the reconcile at open found.
-  uint64_t open_temp_removed = 0;      // leftover temporary files deleted
-  uint64_t open_missing_dropped = 0;   // index records whose file was gone
-  uint64_t open_unindexed_added = 0;   // verified files that had no record
-  uint64_t open_garbage_removed = 0;   // files in chunks/ that are not chunks
+  uint64_t open_temp_removed = 0;     // leftover temporary files deleted
+  uint64_t open_missing_dropped = 0;  // index records whose file was gone
+  uint64_t open_unindexed_added = 0;  // verified files that had no record
+  uint64_t open_garbage_removed = 0;  // files in chunks/ that are not chunks
 };
 
 }  // namespace shoal

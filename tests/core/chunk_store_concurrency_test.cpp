@@ -21,7 +21,8 @@ TEST_CASE("puts, reads, pins, spans and evictions from many threads keep the sto
   auto store = OpenOrDie(options);
 
   std::vector<TestChunk> pool;
-  for (int i = 0; i < 48; ++i) pool.push_back(MakeChunk(1000 + i, 1 + (i * 37 % 8) * kBlockSize + i));
+  for (int i = 0; i < 48; ++i)
+    pool.push_back(MakeChunk(1000 + i, 1 + (i * 37 % 8) * kBlockSize + i));
 
   constexpr int kThreads = 6;
   constexpr int kOps = 1000;
@@ -49,8 +50,8 @@ TEST_CASE("puts, reads, pins, spans and evictions from many threads keep the sto
         case 3: {
           auto span = store->OpenSpan(c.id, 1, c.data.size());
           if (span.ok()) {
-            ssize_t n = ::pread(span->fd(), buf.data(), span->length(),
-                                static_cast<off_t>(span->offset()));
+            ssize_t n =
+                ::pread(span->fd(), buf.data(), span->length(), static_cast<off_t>(span->offset()));
             if (n != static_cast<ssize_t>(c.data.size() - 1) ||
                 std::memcmp(buf.data(), c.data.data() + 1, static_cast<size_t>(n)) != 0)
               ++bad_reads;

@@ -65,8 +65,7 @@ TEST_CASE("a chunk altered on disk is caught on its first read after open and dr
   CHECK(store->Contains(good.id));
 }
 
-TEST_CASE("an altered chunk is never handed out as a span or materialized",
-          "[store][corruption]") {
+TEST_CASE("an altered chunk is never handed out as a span or materialized", "[store][corruption]") {
   TempDir dir;
   StoreOptions options = TestOptions(dir.path(), 64 << 20);
   TestChunk a = MakeChunk(3, 2 * kBlockSize), b = MakeChunk(4, 2 * kBlockSize);
@@ -128,8 +127,7 @@ TEST_CASE("a file under a chunk's name with other bytes is not indexed", "[store
   CHECK(FilesUnder(dir.path() + "/chunks").empty());
 }
 
-TEST_CASE("Verify re-hashes a chunk that was damaged while the store ran",
-          "[store][corruption]") {
+TEST_CASE("Verify re-hashes a chunk that was damaged while the store ran", "[store][corruption]") {
   TempDir dir;
   auto store = OpenOrDie(TestOptions(dir.path(), 64 << 20));
   TestChunk c = MakeChunk(9, 2 * kBlockSize);

@@ -42,8 +42,8 @@ TEST_CASE("on a full disk the store evicts, then fails clearly, then recovers",
   TempDir dir;
   SmallTmpfs fs(dir.path() + "/mnt");
   if (!fs.mounted()) {
-    WARN("SKIPPED: cannot mount a 64 MiB tmpfs (" << fs.error()
-                                                 << "); run the tests as root to cover a full disk");
+    WARN("SKIPPED: cannot mount a 64 MiB tmpfs ("
+         << fs.error() << "); run the tests as root to cover a full disk");
     return;
   }
   std::string store_dir = dir.path() + "/mnt/cache";

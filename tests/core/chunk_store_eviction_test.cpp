@@ -54,8 +54,7 @@ TEST_CASE("eviction takes unowned chunks in LRU order, then owned ones, never pi
 
   // 10 units would pass 9.5, so the store evicts down to 3 units.
   REQUIRE(store->Put(c[9].id, c[9].data.data(), kUnit).ok());
-  std::vector<ChunkId> expected = {c[4].id, c[5].id, c[6].id, c[7].id, c[8].id, c[3].id,
-                                   c[0].id};
+  std::vector<ChunkId> expected = {c[4].id, c[5].id, c[6].id, c[7].id, c[8].id, c[3].id, c[0].id};
   CHECK(log.ids == expected);
   CHECK(store->Contains(c[1].id));
   CHECK(store->Contains(c[2].id));

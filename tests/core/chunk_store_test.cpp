@@ -101,8 +101,8 @@ TEST_CASE("a writer refuses to commit with blocks missing and a bad block can be
   CHECK_THAT(s.message(), Catch::Contains("offset 32768"));
 
   std::vector<uint8_t> bad(c.data.begin() + 2 * kBlockSize, c.data.end());
-  bad[100] ^= 1;                // block 2
-  bad[kBlockSize + 100] ^= 1;   // block 3
+  bad[100] ^= 1;               // block 2
+  bad[kBlockSize + 100] ^= 1;  // block 3
   REQUIRE((*w)->WriteAt(2 * kBlockSize, bad.data(), bad.size()).ok());
   CHECK((*w)->Commit().IsCorruption());
   REQUIRE((*w)->WriteAt(2 * kBlockSize, c.data.data() + 2 * kBlockSize, kBlockSize).ok());
@@ -162,8 +162,7 @@ TEST_CASE("a second put of a chunk is a no-op that succeeds", "[store]") {
   REQUIRE(store->Put(c.id, c.data.data(), c.data.size(), {/*owned=*/true}).ok());
   CHECK(store->Stats().chunks == 1);
   CHECK(store->Stats().owned_chunks == 1);
-  CHECK(store->BeginWrite(c.id, c.data.size()).status().code() ==
-        Status::Code::kAlreadyExists);
+  CHECK(store->BeginWrite(c.id, c.data.size()).status().code() == Status::Code::kAlreadyExists);
 }
 
 TEST_CASE("a span hands out the chunk file for sendfile and pins it", "[store]") {

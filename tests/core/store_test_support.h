@@ -40,7 +40,8 @@ inline TestChunk MakeChunk(uint64_t seed, size_t size, uint32_t piece_size = 0) 
     x ^= x << 25;
     x ^= x >> 27;
     uint64_t v = x * 0x2545f4914f6cdd1dull;
-    for (size_t j = 0; j < 8 && i + j < size; ++j) c.data[i + j] = static_cast<uint8_t>(v >> (8 * j));
+    for (size_t j = 0; j < 8 && i + j < size; ++j)
+      c.data[i + j] = static_cast<uint8_t>(v >> (8 * j));
   }
   uint64_t width = piece_size != 0 ? piece_size / kBlockSize : NextPowerOfTwo(BlockCount(size));
   c.id = ComputeChunkId(c.data.data(), c.data.size(), width);

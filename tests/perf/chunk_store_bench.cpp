@@ -116,8 +116,9 @@ int Throughput(const std::string& dir, size_t total_mib, int rounds) {
     if (!store.ok()) Die(store.status());
     auto start = Clock::now();
     parallel(threads, [&](size_t i) {
-      Status s = hashed ? (*store)->PutHashed(chunks[i].id, chunks[i].data.data(), kChunk, leaves[i])
-                        : (*store)->Put(chunks[i].id, chunks[i].data.data(), kChunk);
+      Status s = hashed
+                     ? (*store)->PutHashed(chunks[i].id, chunks[i].data.data(), kChunk, leaves[i])
+                     : (*store)->Put(chunks[i].id, chunks[i].data.data(), kChunk);
       if (!s.ok()) Die(s);
     });
     return Seconds(start);
@@ -146,7 +147,8 @@ int Throughput(const std::string& dir, size_t total_mib, int rounds) {
   std::vector<double> dd_write, dd_write_files, put, put2, put_hashed, dd_read, dd_files, read,
       read2, first_read;
   for (int r = 0; r < rounds; ++r) {
-    dd_write.push_back(TimedShell("dd if=" + src + " of=" + out + " bs=16M conv=fsync status=none"));
+    dd_write.push_back(
+        TimedShell("dd if=" + src + " of=" + out + " bs=16M conv=fsync status=none"));
     dd_write_files.push_back(TimedShell(dd_write_each));
     TimedShell("rm -f " + dir + "/dd-chunk-*");
     put_hashed.push_back(put_all(true, 1));
@@ -166,9 +168,10 @@ int Throughput(const std::string& dir, size_t total_mib, int rounds) {
     ::unlink(out.c_str());
   }
   double w = Median(dd_write), rd = Median(dd_read);
-  std::printf("%.0f MiB in %zu chunks of 16 MiB, %d rounds, medians; dd: bs=16M, write with "
-              "conv=fsync; cold reads after posix_fadvise(DONTNEED)\n",
-              mib, n, rounds);
+  std::printf(
+      "%.0f MiB in %zu chunks of 16 MiB, %d rounds, medians; dd: bs=16M, write with "
+      "conv=fsync; cold reads after posix_fadvise(DONTNEED)\n",
+      mib, n, rounds);
   std::printf("| operation | dd MiB/s | store MiB/s | store / dd |\n|---|---|---|---|\n");
   auto row = [&](const char* what, double dd, double st) {
     std::printf("| %s | %.0f | %.0f | %.2f |\n", what, mib / dd, mib / st, dd / st);
@@ -179,8 +182,9 @@ int Throughput(const std::string& dir, size_t total_mib, int rounds) {
   row("Read, cold, chunk already verified", rd, Median(read));
   row("Read, cold, chunk already verified, 2 threads", rd, Median(read2));
   row("Read, cold, first read after open (hashes the chunk)", rd, Median(first_read));
-  std::printf("\nThe same against dd run once per 16 MiB chunk file (writes: one fsynced file "
-              "per chunk; reads: the store's own chunk files):\n\n");
+  std::printf(
+      "\nThe same against dd run once per 16 MiB chunk file (writes: one fsynced file "
+      "per chunk; reads: the store's own chunk files):\n\n");
   std::printf("| operation | dd MiB/s | store MiB/s | store / dd |\n|---|---|---|---|\n");
   double wf = Median(dd_write_files), df = Median(dd_files);
   row("Put: hash + write + fsync + rename + index", wf, Median(put));
