@@ -33,11 +33,8 @@ ChunkStoreImpl::~ChunkStoreImpl() {
 
 // ---- Reads and pins ----
 
-Result<ChunkStoreImpl::OpenChunk> ChunkStoreImpl::OpenPinned(const ChunkId& id,
-                                                             VerifyMode mode) {
-  OpenChunk out;
-  bool verify;
-  uint64_t generation;
+Result<ChunkStoreImpl::OpenChunk> ChunkStoreImpl::PinChunk(const ChunkId& id, VerifyMode mode) {
+  OpenChunk c;
   {
     std::lock_guard<std::mutex> l(mu_);
     ChunkEntry* e = table_.Find(id);
@@ -48,32 +45,44 @@ Result<ChunkStoreImpl::OpenChunk> ChunkStoreImpl::OpenPinned(const ChunkId& id,
     ++counters_.hits;
     PinLocked(e);
     TouchLocked(e);
-    out.size = e->size;
-    generation = e->generation;
-    verify = mode == VerifyMode::kAlways || !e->verified;
+    c.size = e->size;
+    c.generation = e->generation;
+    c.verify = mode == VerifyMode::kAlways || !e->verified;
   }
-  out.pin = PinHandle(this, id, out.size, generation);
+  c.pin = PinHandle(this, id, c.size, c.generation);
+  return c;
+}
+
+Status ChunkStoreImpl::OpenChunkFile(const ChunkId& id, OpenChunk* c) {
   std::string path = layout_.ChunkPath(id);
   auto fd = OpenFile(path, O_RDONLY);
   Status s = fd.ok() ? Status::OK() : fd.status();
-  if (s.ok() && verify) s = VerifyChunkFile(fd->get(), path, id, out.size);
+  if (s.ok() && c->verify) s = VerifyChunkFile(fd->get(), path, id, c->size);
   if (!s.ok()) {
     if (s.IsCorruption() || s.IsNotFound()) {
-      out.pin.Release();
-      DropCorrupt(id, generation);
+      c->pin.Release();
+      DropCorrupt(id, c->generation);
       return Status::Corruption("chunk " + id.ToHex() +
                                 " failed verification and was dropped from the cache (" +
                                 s.message() + "); fetch it again");
     }
     return s;
   }
-  if (verify) {
+  if (c->verify) {
     std::lock_guard<std::mutex> l(mu_);
     ChunkEntry* e = table_.Find(id);
-    if (e != nullptr && e->generation == generation) e->verified = true;
+    if (e != nullptr && e->generation == c->generation) e->verified = true;
+    c->verify = false;
   }
-  out.fd = std::move(*fd);
-  return out;
+  c->fd = std::move(*fd);
+  return Status::OK();
+}
+
+Result<ChunkStoreImpl::OpenChunk> ChunkStoreImpl::OpenPinned(const ChunkId& id, VerifyMode mode) {
+  auto c = PinChunk(id, mode);
+  if (!c.ok()) return c.status();
+  SHOAL_RETURN_IF_ERROR(OpenChunkFile(id, &*c));
+  return std::move(*c);
 }
 
 void ChunkStoreImpl::DropCorrupt(const ChunkId& id, uint64_t generation) {
@@ -88,8 +97,7 @@ void ChunkStoreImpl::DropCorrupt(const ChunkId& id, uint64_t generation) {
   FinishRemovals(removed);
 }
 
-Result<size_t> ChunkStoreImpl::Read(const ChunkId& id, uint64_t offset, uint8_t* buf,
-                                    size_t len) {
+Result<size_t> ChunkStoreImpl::Read(const ChunkId& id, uint64_t offset, uint8_t* buf, size_t len) {
   auto c = OpenPinned(id, VerifyMode::kFirstRead);
   if (!c.ok()) return c.status();
   if (offset > c->size) {
@@ -202,8 +210,7 @@ Status ChunkStoreImpl::Evict(const ChunkId& id) {
     if (e == nullptr) return Status::NotFound("chunk " + id.ToHex() + " is not in the cache");
     if (e->pins > 0) {
       return Status::Unavailable("chunk " + id.ShortHex() + " is pinned by " +
-                                 std::to_string(e->pins) +
-                                 " readers; evict it after they finish");
+                                 std::to_string(e->pins) + " readers; evict it after they finish");
     }
     RemoveLocked(e, &removed);
     ++counters_.evictions;
@@ -352,16 +359,15 @@ std::string ChunkStoreImpl::CacheFullMessage(uint64_t bytes) const {
   return "cache full: no room for a " + FormatBytes(bytes) + " chunk; " +
          FormatBytes(pinned_bytes_) + " is pinned (" + std::to_string(pinned_chunks_) +
          " chunks) and " + FormatBytes(reserved_bytes_) + " is being written (" +
-         std::to_string(writes_in_flight_) + " writes) of " +
-         FormatBytes(options_.capacity_bytes) +
+         std::to_string(writes_in_flight_) + " writes) of " + FormatBytes(options_.capacity_bytes) +
          " capacity; raise --cache-size or wait for pulls to finish";
 }
 
 std::string ChunkStoreImpl::DiskFullMessage(uint64_t bytes) const {
   return "disk full: the filesystem holding " + options_.dir + " has no room for a " +
          FormatBytes(bytes) + " chunk and nothing in the cache can be evicted (" +
-         FormatBytes(pinned_bytes_) + " pinned in " + std::to_string(pinned_chunks_) +
-         " chunks, " + std::to_string(writes_in_flight_) +
+         FormatBytes(pinned_bytes_) + " pinned in " + std::to_string(pinned_chunks_) + " chunks, " +
+         std::to_string(writes_in_flight_) +
          " writes in flight); free space on that filesystem or lower --cache-size to fit it";
 }
 

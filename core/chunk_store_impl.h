@@ -70,16 +70,23 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
     ChunkId id;
     std::string path;  // empty if nothing is left to delete
   };
-  // A chunk pinned and opened for reading.
+  // A chunk pinned for reading, and once opened, its file.
   struct OpenChunk {
     PinHandle pin;
     ScopedFd fd;
     uint64_t size = 0;
+    uint64_t generation = 0;
+    bool verify = false;  // hash the file when opening it
   };
   enum class VerifyMode { kFirstRead, kAlways };
 
-  // Takes a pin and opens the file; hashes it first if `mode` asks or it
-  // has not been checked since open, dropping it if it is bad.
+  // Pins the chunk; counts a hit or a miss. The file is not opened yet.
+  Result<OpenChunk> PinChunk(const ChunkId& id, VerifyMode mode);
+  // Opens the pinned chunk's file, hashing it first if c->verify is set
+  // (it was not checked since open, or `mode` asked), and dropping the chunk
+  // with Corruption if it is bad.
+  Status OpenChunkFile(const ChunkId& id, OpenChunk* c);
+  // PinChunk, then OpenChunkFile.
   Result<OpenChunk> OpenPinned(const ChunkId& id, VerifyMode mode);
   // Drops a chunk that failed verification, if it is still the same one.
   void DropCorrupt(const ChunkId& id, uint64_t generation);
@@ -120,7 +127,7 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
   uint64_t pinned_chunks_ = 0;
   uint64_t pinned_bytes_ = 0;
   uint64_t owned_chunks_ = 0;
-  StoreStats counters_;                 // only the counter fields are used
+  StoreStats counters_;                // only the counter fields are used
   std::vector<ChunkId> dirty_access_;  // entries whose access_dirty is set
   int64_t last_access_flush_ms_ = 0;
 };

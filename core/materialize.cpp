@@ -67,38 +67,37 @@ Status ChunkStoreImpl::Materialize(const std::vector<ChunkId>& chunks, uint64_t 
   SHOAL_RETURN_IF_ERROR(ValidatePieceSize(piece_size));
   uint64_t want_chunks = (file_size + piece_size - 1) / piece_size;
   if (chunks.size() != want_chunks) {
-    return Status::InvalidArgument("materialize " + target_path + ": a " +
-                                   std::to_string(file_size) + "-byte file in " +
-                                   std::to_string(piece_size) + "-byte pieces has " +
-                                   std::to_string(want_chunks) + " chunks, got " +
-                                   std::to_string(chunks.size()));
+    return Status::InvalidArgument(
+        "materialize " + target_path + ": a " + std::to_string(file_size) + "-byte file in " +
+        std::to_string(piece_size) + "-byte pieces has " + std::to_string(want_chunks) +
+        " chunks, got " + std::to_string(chunks.size()));
   }
   if ((mode & ~07777u) != 0) {
-    return Status::InvalidArgument("materialize " + target_path + ": mode " +
-                                   std::to_string(mode) + " has bits outside 07777");
+    return Status::InvalidArgument("materialize " + target_path + ": mode " + std::to_string(mode) +
+                                   " has bits outside 07777");
   }
 
-  // Pin (and, if first read since open, verify) every chunk before writing.
-  std::vector<OpenChunk> open;
-  open.reserve(chunks.size());
+  // Pin every chunk before writing anything, so none is evicted midway. A
+  // pin holds no file descriptor; files are opened one at a time below.
+  std::vector<OpenChunk> pinned;
+  pinned.reserve(chunks.size());
+  auto which = [&](size_t i) {
+    return "materialize " + target_path + ": chunk " + std::to_string(i) + " of " +
+           std::to_string(chunks.size());
+  };
   for (size_t i = 0; i < chunks.size(); ++i) {
-    auto c = OpenPinned(chunks[i], VerifyMode::kFirstRead);
-    std::string which = "materialize " + target_path + ": chunk " + std::to_string(i) + " of " +
-                        std::to_string(chunks.size());
+    auto c = PinChunk(chunks[i], VerifyMode::kFirstRead);
     if (!c.ok()) {
-      if (c.status().IsNotFound()) {
-        return Status::NotFound(which + " (" + chunks[i].ShortHex() +
-                                ") is not in the cache; pull it first");
-      }
-      return c.status().WithContext(which);
+      return Status::NotFound(which(i) + " (" + chunks[i].ShortHex() +
+                              ") is not in the cache; pull it first");
     }
     uint64_t expect = std::min<uint64_t>(piece_size, file_size - i * uint64_t{piece_size});
     if (c->size != expect) {
-      return Status::InvalidArgument(which + " has " + std::to_string(c->size) +
+      return Status::InvalidArgument(which(i) + " has " + std::to_string(c->size) +
                                      " bytes; that place in the file needs " +
                                      std::to_string(expect));
     }
-    open.push_back(std::move(*c));
+    pinned.push_back(std::move(*c));
   }
 
   std::string parent = ParentDir(target_path);
@@ -111,9 +110,13 @@ Status ChunkStoreImpl::Materialize(const std::vector<ChunkId>& chunks, uint64_t 
 
   auto write_all = [&]() -> Status {
     bool kernel_copy = true;
-    for (size_t i = 0; i < open.size(); ++i) {
-      SHOAL_RETURN_IF_ERROR(CopyChunk(open[i].fd.get(), out->get(), i * uint64_t{piece_size},
-                                      open[i].size, &kernel_copy, tmp));
+    for (size_t i = 0; i < pinned.size(); ++i) {
+      OpenChunk& c = pinned[i];
+      Status opened = OpenChunkFile(chunks[i], &c);  // verifies on first read since open
+      if (!opened.ok()) return opened.WithContext(which(i));
+      SHOAL_RETURN_IF_ERROR(
+          CopyChunk(c.fd.get(), out->get(), i * uint64_t{piece_size}, c.size, &kernel_copy, tmp));
+      c = OpenChunk();  // closes the file and drops the pin
     }
     if (::fchmod(out->get(), mode & ~0222u) != 0) return Status::FromErrno("chmod " + tmp, errno);
     if (::fsync(out->get()) != 0) return Status::FromErrno("fsync " + tmp, errno);
@@ -127,8 +130,7 @@ Status ChunkStoreImpl::Materialize(const std::vector<ChunkId>& chunks, uint64_t 
   if (!s.ok()) {
     out->reset();
     ::unlink(tmp.c_str());
-    return s.IsNoSpace() ? Status::NoSpace(s.message() + "; free space under " + parent)
-                         : s;
+    return s.IsNoSpace() ? Status::NoSpace(s.message() + "; free space under " + parent) : s;
   }
   bytes_out_.fetch_add(file_size, std::memory_order_relaxed);
   return Status::OK();
