@@ -1,0 +1,168 @@
+#include "chunk_writer_impl.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "chunk_store_impl.h"
+#include "shoal/chunk_hash.h"
+#include "shoal/merkle.h"
+#include "shoal/sha256.h"
+
+namespace shoal {
+namespace {
+
+// Data is written and hashed in steps of this size, and writeback of each
+// step is started at once, so the disk works while the CPU hashes the next.
+constexpr size_t kStep = 1u << 20;
+
+}  // namespace
+
+ChunkWriterImpl::ChunkWriterImpl(ChunkStoreImpl* store, const ChunkId& id, uint64_t size,
+                                 bool owned, bool sync, ScopedFd fd, std::string tmp_path)
+    : store_(store),
+      id_(id),
+      size_(size),
+      owned_(owned),
+      sync_(sync),
+      tmp_path_(std::move(tmp_path)),
+      fd_(std::move(fd)),
+      leaves_(BlockCount(size)),
+      have_(BlockCount(size), false) {}
+
+ChunkWriterImpl::~ChunkWriterImpl() { Abort(); }
+
+Status ChunkWriterImpl::WriteData(uint64_t offset, const uint8_t* data, size_t len) {
+  Status s = PwriteFull(fd_.get(), data, len, offset, tmp_path_);
+  if (!s.ok()) {
+    if (s.IsNoSpace()) {
+      return Status::NoSpace("disk full while writing chunk " + id_.ShortHex() + " to " +
+                             tmp_path_ + "; free space on that filesystem or lower --cache-size");
+    }
+    return s;
+  }
+  if (sync_) {
+    ::sync_file_range(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(len),
+                      SYNC_FILE_RANGE_WRITE);
+  }
+  return Status::OK();
+}
+
+Status ChunkWriterImpl::WriteAt(uint64_t offset, const uint8_t* data, size_t len) {
+  if (offset % kBlockSize != 0 || len == 0 || offset > size_ || len > size_ - offset ||
+      (len % kBlockSize != 0 && offset + len != size_)) {
+    return Status::InvalidArgument("write of " + std::to_string(len) + " bytes at offset " +
+                                   std::to_string(offset) + " to chunk " + id_.ShortHex() + " of " +
+                                   std::to_string(size_) +
+                                   " bytes: writes must cover whole 16 KiB blocks");
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (finished_) {
+      return Status::InvalidArgument("write to chunk " + id_.ShortHex() +
+                                     " after it was committed or aborted");
+    }
+  }
+  Sha256 h;
+  std::vector<Digest> hashes;
+  for (size_t done = 0; done < len; done += kStep) {
+    size_t n = len - done < kStep ? len - done : kStep;
+    SHOAL_RETURN_IF_ERROR(WriteData(offset + done, data + done, n));
+    hashes.clear();
+    for (size_t b = 0; b < n; b += kBlockSize) {
+      hashes.push_back(h.Hash(data + done + b, n - b < kBlockSize ? n - b : kBlockSize));
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    uint64_t first = (offset + done) / kBlockSize;
+    for (size_t i = 0; i < hashes.size(); ++i) {
+      leaves_[first + i] = hashes[i];
+      if (!have_[first + i]) {
+        have_[first + i] = true;
+        ++have_count_;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status ChunkWriterImpl::WriteAllHashed(const uint8_t* data, const std::vector<Digest>& leaves) {
+  if (leaves.size() != leaves_.size()) {
+    return Status::InvalidArgument("chunk " + id_.ShortHex() + " of " + std::to_string(size_) +
+                                   " bytes needs " + std::to_string(leaves_.size()) +
+                                   " block hashes, got " + std::to_string(leaves.size()));
+  }
+  for (uint64_t done = 0; done < size_; done += kStep) {
+    size_t n = static_cast<size_t>(size_ - done < kStep ? size_ - done : kStep);
+    SHOAL_RETURN_IF_ERROR(WriteData(done, data + done, n));
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  leaves_ = leaves;
+  have_.assign(have_.size(), true);
+  have_count_ = have_.size();
+  return Status::OK();
+}
+
+Result<Digest> ChunkWriterImpl::BlockHash(uint64_t index) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (index >= have_.size() || !have_[index]) {
+    return Status::NotFound("block " + std::to_string(index) + " of chunk " + id_.ShortHex() +
+                            " has not been written");
+  }
+  return leaves_[index];
+}
+
+uint64_t ChunkWriterImpl::blocks_written() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return have_count_;
+}
+
+Status ChunkWriterImpl::Commit() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (finished_) {
+    return Status::InvalidArgument("commit of chunk " + id_.ShortHex() +
+                                   " after it was committed or aborted");
+  }
+  if (have_count_ != have_.size()) {
+    uint64_t first = 0;
+    while (have_[first]) ++first;
+    return Status::InvalidArgument("chunk " + id_.ShortHex() +
+                                   " cannot commit: " + std::to_string(have_.size() - have_count_) +
+                                   " of " + std::to_string(have_.size()) +
+                                   " blocks are missing (first at offset " +
+                                   std::to_string(first * kBlockSize) + "); write them first");
+  }
+  if (!ChunkIdMatches(id_, leaves_)) {
+    Digest got = MerkleRoot(leaves_, NextPowerOfTwo(leaves_.size()));
+    return Status::Corruption("chunk " + id_.ToHex() + ": the " + std::to_string(size_) +
+                              " bytes written hash to " + got.ToHex() +
+                              "; the sender sent bad data. Rewrite the bad blocks or abort");
+  }
+  // Drop the preallocated slack, then make the bytes durable.
+  Status s;
+  if (::ftruncate(fd_.get(), static_cast<off_t>(size_)) != 0) {
+    s = Status::FromErrno("truncate " + tmp_path_, errno);
+  } else if (sync_ && ::fsync(fd_.get()) != 0) {
+    s = Status::FromErrno("fsync " + tmp_path_, errno);
+  }
+  if (!s.ok()) {
+    AbortLocked();
+    return s;
+  }
+  finished_ = true;
+  return store_->CommitWrite(id_, size_, owned_, tmp_path_);
+}
+
+void ChunkWriterImpl::Abort() {
+  std::lock_guard<std::mutex> l(mu_);
+  AbortLocked();
+}
+
+void ChunkWriterImpl::AbortLocked() {
+  if (finished_) return;
+  finished_ = true;
+  ::unlink(tmp_path_.c_str());
+  store_->AbandonWrite(size_);
+}
+
+}  // namespace shoal
