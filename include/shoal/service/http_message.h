@@ -1,5 +1,8 @@
 // HTTP requests and responses as handlers see them: plain values with no
 // trace of the server library underneath.
+//
+// Thread-safety: like any value, safe to read from many threads, to change
+// from one. An HttpFileBody is immutable and may be shared freely.
 #ifndef SHOAL_SERVICE_HTTP_MESSAGE_H_
 #define SHOAL_SERVICE_HTTP_MESSAGE_H_
 
