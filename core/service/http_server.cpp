@@ -110,7 +110,18 @@ Status HttpServer::Start() {
   impl_->workers.reset(new asio::thread_pool(size_t(o.threads)));
   impl_->Accept();
   for (int i = 0; i < o.threads; ++i) {
-    impl_->threads.emplace_back([this] { impl_->ioc->run(); });
+    impl_->threads.emplace_back([this] {
+      // An exception escaping a completion handler must not end the thread,
+      // and with it the process; run() may be resumed after one.
+      while (true) {
+        try {
+          impl_->ioc->run();
+          return;
+        } catch (const std::exception& e) {
+          Log(LogLevel::kError, "http.io_exception", {{"what", e.what()}});
+        }
+      }
+    });
   }
   return Status::OK();
 }

@@ -18,6 +18,17 @@ using tcp = boost::asio::ip::tcp;
 
 bool BodyForbidden(int status) { return status < 200 || status == 204 || status == 304; }
 
+// A header name is an RFC 7230 token; a value has no CR, LF or NUL.
+bool IsHeaderSafe(std::string_view name, std::string_view value) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!token) return false;
+  }
+  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
 // Splits a request target into the decoded path and query parameters.
 bool ParseTarget(std::string_view target, HttpRequest* req) {
   if (target.empty() || target[0] != '/') return false;
@@ -123,6 +134,10 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Send(HttpResponse res, unsigned version, bool keep_alive, bool head) {
+    if (res.status < 100 || res.status > 599) {
+      Log(LogLevel::kError, "http.bad_status", {{"status", res.status}});
+      res = HttpResponse::Error(500, "internal error; the server log has the details");
+    }
     if (BodyForbidden(res.status) || head) {
       uint64_t length = res.file ? res.file->length() : res.body.size();
       if (res.stream && !res.file) length = uint64_t(res.stream_length);
@@ -152,7 +167,14 @@ class Session : public std::enable_shared_from_this<Session> {
     msg->version(version);
     msg->result(unsigned(res.status));
     if (msg->result() == http::status::unknown) msg->reason(HttpReason(res.status));
-    for (const auto& [name, value] : res.headers) msg->insert(name, value);
+    for (const auto& [name, value] : res.headers) {
+      if (!IsHeaderSafe(name, value)) {
+        // A CR or LF in a value would let it write headers of its own.
+        Log(LogLevel::kError, "http.bad_header", {{"name", name}});
+        continue;
+      }
+      msg->insert(name, value);
+    }
     msg->keep_alive(keep_alive);
   }
 
