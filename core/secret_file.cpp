@@ -45,7 +45,7 @@ Status WriteAll(int fd, const std::string& data, const std::string& what) {
 }  // namespace
 
 Result<std::string> ReadSecretFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::FromErrno("cannot open secret file " + path, errno);
   struct stat st;
   if (::fstat(fd, &st) != 0) {

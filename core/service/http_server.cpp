@@ -4,6 +4,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -49,7 +50,7 @@ struct HttpServer::Impl {
                           [this](boost::system::error_code ec, tcp::socket socket) {
                             if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
                             if (!ec) {
-                              StartHttpSession(std::move(socket), options, router);
+                              StartHttpSession(std::move(socket), options, router, *workers);
                               return Accept();
                             }
                             // Out of descriptors, most likely: back off instead of spinning.
@@ -66,6 +67,8 @@ struct HttpServer::Impl {
   const HttpServerOptions options;
   HttpRouter router;
   std::unique_ptr<asio::io_context> ioc{new asio::io_context};
+  // Runs streaming producers; joined and destroyed before the io_context.
+  std::unique_ptr<asio::thread_pool> workers;
   std::optional<tcp::acceptor> acceptor_storage{std::in_place, *ioc};
   std::optional<asio::steady_timer> retry_storage{std::in_place, *ioc};
   tcp::acceptor& acceptor = *acceptor_storage;
@@ -104,9 +107,21 @@ Status HttpServer::Start() {
   }
   impl_->port = acceptor.local_endpoint().port();
   impl_->started = true;
+  impl_->workers.reset(new asio::thread_pool(size_t(o.threads)));
   impl_->Accept();
   for (int i = 0; i < o.threads; ++i) {
-    impl_->threads.emplace_back([this] { impl_->ioc->run(); });
+    impl_->threads.emplace_back([this] {
+      // An exception escaping a completion handler must not end the thread,
+      // and with it the process; run() may be resumed after one.
+      while (true) {
+        try {
+          impl_->ioc->run();
+          return;
+        } catch (const std::exception& e) {
+          Log(LogLevel::kError, "http.io_exception", {{"what", e.what()}});
+        }
+      }
+    });
   }
   return Status::OK();
 }
@@ -118,6 +133,11 @@ void HttpServer::Stop() {
   impl_->ioc->stop();
   for (std::thread& t : impl_->threads) t.join();
   impl_->threads.clear();
+  if (impl_->workers) {
+    impl_->workers->stop();
+    impl_->workers->join();
+    impl_->workers.reset();
+  }  // drops producers that never ran, and their sessions
   // No thread runs the io_context now. Destroying it destroys every pending
   // handler, and with them the sessions and their sockets.
   impl_->retry_storage.reset();

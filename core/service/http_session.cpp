@@ -18,6 +18,17 @@ using tcp = boost::asio::ip::tcp;
 
 bool BodyForbidden(int status) { return status < 200 || status == 204 || status == 304; }
 
+// A header name is an RFC 7230 token; a value has no CR, LF or NUL.
+bool IsHeaderSafe(std::string_view name, std::string_view value) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!token) return false;
+  }
+  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
 // Splits a request target into the decoded path and query parameters.
 bool ParseTarget(std::string_view target, HttpRequest* req) {
   if (target.empty() || target[0] != '/') return false;
@@ -44,8 +55,9 @@ bool ParseTarget(std::string_view target, HttpRequest* req) {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const HttpServerOptions& options, const HttpRouter& router)
-      : stream_(std::move(socket)), options_(options), router_(router) {
+  Session(tcp::socket socket, const HttpServerOptions& options, const HttpRouter& router,
+          boost::asio::thread_pool& workers)
+      : stream_(std::move(socket)), options_(options), router_(router), workers_(workers) {
     boost::system::error_code ec;
     tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_ = peer.address().to_string() + ":" + std::to_string(peer.port());
@@ -122,13 +134,20 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Send(HttpResponse res, unsigned version, bool keep_alive, bool head) {
+    if (res.status < 100 || res.status > 599) {
+      Log(LogLevel::kError, "http.bad_status", {{"status", res.status}});
+      res = HttpResponse::Error(500, "internal error; the server log has the details");
+    }
     if (BodyForbidden(res.status) || head) {
       uint64_t length = res.file ? res.file->length() : res.body.size();
+      if (res.stream && !res.file) length = uint64_t(res.stream_length);
       auto msg = std::make_shared<http::response<http::empty_body>>();
       Fill(res, version, keep_alive, msg.get());
-      if (!BodyForbidden(res.status)) msg->content_length(length);
+      bool unknown = res.stream && !res.file && res.stream_length < 0;
+      if (!BodyForbidden(res.status) && !unknown) msg->content_length(length);
       return Write(std::move(msg));
     }
+    if (res.stream && !res.file) return SendStream(std::move(res), version, keep_alive);
     if (res.file) {
       auto msg = std::make_shared<http::response<FileRangeBody>>();
       Fill(res, version, keep_alive, msg.get());
@@ -148,7 +167,14 @@ class Session : public std::enable_shared_from_this<Session> {
     msg->version(version);
     msg->result(unsigned(res.status));
     if (msg->result() == http::status::unknown) msg->reason(HttpReason(res.status));
-    for (const auto& [name, value] : res.headers) msg->insert(name, value);
+    for (const auto& [name, value] : res.headers) {
+      if (!IsHeaderSafe(name, value)) {
+        // A CR or LF in a value would let it write headers of its own.
+        Log(LogLevel::kError, "http.bad_header", {{"name", name}});
+        continue;
+      }
+      msg->insert(name, value);
+    }
     msg->keep_alive(keep_alive);
   }
 
@@ -173,6 +199,84 @@ class Session : public std::enable_shared_from_this<Session> {
                            });
   }
 
+  struct Stream {
+    std::function<bool(std::string*)> produce;
+    bool chunked;
+    uint64_t remaining;  // when not chunked
+    bool need_eof;
+    std::string piece;  // being written
+  };
+
+  void SendStream(HttpResponse res, unsigned version, bool keep_alive) {
+    auto header = std::make_shared<http::response<http::empty_body>>();
+    Fill(res, version, keep_alive, header.get());
+    auto st = std::make_shared<Stream>();
+    st->produce = std::move(res.stream);
+    st->chunked = res.stream_length < 0;
+    st->remaining = st->chunked ? 0 : uint64_t(res.stream_length);
+    if (st->chunked) {
+      header->chunked(true);
+    } else {
+      header->content_length(st->remaining);
+    }
+    st->need_eof = header->need_eof();
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*header);
+    stream_.expires_after(options_.idle_timeout);
+    http::async_write_header(
+        stream_, *sr, [self = shared_from_this(), st, sr, header](beast::error_code ec, size_t) {
+          if (ec) return self->Close();
+          self->ProducePiece(st);
+        });
+  }
+
+  // Runs the producer on a worker, then continues on this session's strand.
+  void ProducePiece(std::shared_ptr<Stream> st) {
+    boost::asio::post(workers_, [self = shared_from_this(), st] {
+      std::string piece;
+      bool more = false, failed = false;
+      try {
+        more = st->produce(&piece);
+      } catch (const std::exception& e) {
+        failed = true;
+        Log(LogLevel::kError, "http.stream_exception", {{"what", e.what()}});
+      } catch (...) {
+        failed = true;
+        Log(LogLevel::kError, "http.stream_exception");
+      }
+      boost::asio::post(self->stream_.get_executor(),
+                        [self, st, piece = std::move(piece), more, failed]() mutable {
+                          self->WritePiece(st, std::move(piece), more, failed);
+                        });
+    });
+  }
+
+  void WritePiece(std::shared_ptr<Stream> st, std::string piece, bool more, bool failed) {
+    if (failed) return Close();
+    auto done = [self = shared_from_this(), st](beast::error_code ec, size_t) {
+      if (ec) return self->Close();
+      if (st->need_eof) return self->Close();
+      self->Read();
+    };
+    auto next = [self = shared_from_this(), st](beast::error_code ec, size_t) {
+      if (ec) return self->Close();
+      self->ProducePiece(st);
+    };
+    stream_.expires_after(options_.idle_timeout);
+    if (!more) {
+      if (!st->chunked) return st->remaining == 0 ? done({}, 0) : Close();
+      return boost::asio::async_write(stream_, http::make_chunk_last(), done);
+    }
+    if (piece.empty()) return ProducePiece(st);
+    if (!st->chunked) {
+      if (piece.size() > st->remaining) return Close();
+      st->remaining -= piece.size();
+    }
+    st->piece = std::move(piece);
+    boost::asio::const_buffer bytes(st->piece.data(), st->piece.size());
+    if (st->chunked) return boost::asio::async_write(stream_, http::make_chunk(bytes), next);
+    boost::asio::async_write(stream_, bytes, next);
+  }
+
   void Close() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -184,14 +288,15 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpServerOptions& options_;
   const HttpRouter& router_;
+  boost::asio::thread_pool& workers_;
   std::string remote_;
 };
 
 }  // namespace
 
 void StartHttpSession(tcp::socket socket, const HttpServerOptions& options,
-                      const HttpRouter& router) {
-  std::make_shared<Session>(std::move(socket), options, router)->Read();
+                      const HttpRouter& router, boost::asio::thread_pool& workers) {
+  std::make_shared<Session>(std::move(socket), options, router, workers)->Read();
 }
 
 }  // namespace shoal

@@ -5,6 +5,7 @@
 #define SHOAL_SERVICE_HTTP_SESSION_H_
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "http_router.h"
 #include "shoal/service/http_server.h"
@@ -14,9 +15,11 @@ namespace shoal {
 // Starts serving `socket` on its own strand. The session keeps itself alive
 // through its pending operations and ends when the peer goes, a timeout
 // fires or the io_context stops.
-// REQUIRES: `options` and `router` outlive the socket's io_context.
+// Streaming bodies are produced on `workers`.
+// REQUIRES: `options` and `router` outlive the socket's io_context; `workers`
+// is joined and destroyed before that io_context.
 void StartHttpSession(boost::asio::ip::tcp::socket socket, const HttpServerOptions& options,
-                      const HttpRouter& router);
+                      const HttpRouter& router, boost::asio::thread_pool& workers);
 
 }  // namespace shoal
 

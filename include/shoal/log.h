@@ -6,8 +6,9 @@
 //
 //   {"ts":"2026-11-29T18:00:00.123Z","level":"info","event":"publish.commit","ns":"team-a","files":12}
 //
-// Each line goes out in a single write(2), so lines from many threads and
-// processes sharing stderr never interleave. Strings are JSON-escaped, and
+// Each line goes out in a single write(2), so lines from many threads never
+// interleave; nor do lines from several processes sharing a file opened for
+// append, or a pipe for lines up to PIPE_BUF (4 KiB). Strings are JSON-escaped, and
 // bytes that are not UTF-8 become U+FFFD.
 //
 // Thread-safety: every function here may be called from any thread.

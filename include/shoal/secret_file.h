@@ -13,8 +13,9 @@
 namespace shoal {
 
 // Reads the whole secret file at `path`.
-// NotFound if it does not exist; PermissionDenied if it is not a regular
-// file owned readable by its owner only (mode & 077 must be 0).
+// NotFound if it does not exist; PermissionDenied unless it is a regular
+// file (symlinks are followed, as Kubernetes secret volumes need) that only
+// its owner may access (mode & 077 == 0, so 0600 and 0400 both pass).
 Result<std::string> ReadSecretFile(const std::string& path);
 
 // Creates `path` holding `contents` with mode 0600: written to a temporary

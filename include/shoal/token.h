@@ -24,7 +24,8 @@ enum class Role { kRead = 0, kWrite = 1, kAdmin = 2 };
 Result<Role> ParseRole(std::string_view text);
 const char* RoleName(Role role);
 
-// What a token says about its holder. A plain value.
+// What a token says about its holder. A plain value: const methods are safe
+// from many threads; mutation needs the caller's synchronization.
 struct TokenClaims {
   std::string id;       // unique per token, for audit and revocation
   std::string subject;  // who holds it: "ci", "pod-7"

@@ -166,6 +166,14 @@ TEST_CASE("the secret file is created once with mode 0600", "[token]") {
   REQUIRE(again.ok());
   CHECK(again->Verify(token).ok());
 
+  // Kubernetes mounts secrets as symlinks; the target's mode is what counts.
+  std::string link = dir + "/linked.secret";
+  REQUIRE(symlink(path.c_str(), link.c_str()) == 0);
+  Result<TokenAuthority> linked = TokenAuthority::LoadOrCreate(link);
+  REQUIRE(linked.ok());
+  CHECK(linked->Verify(token).ok());
+  unlink(link.c_str());
+
   REQUIRE(chmod(path.c_str(), 0640) == 0);
   Result<TokenAuthority> loose = TokenAuthority::LoadOrCreate(path);
   REQUIRE(loose.status().code() == Status::Code::kPermissionDenied);

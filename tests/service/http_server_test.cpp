@@ -42,6 +42,12 @@ struct TestServer {
     server.Handle("GET", "/boom", [](const HttpRequest&) -> HttpResponse {
       throw std::runtime_error("handler bug");
     });
+    server.Handle("GET", "/bad-response", [](const HttpRequest& r) {
+      HttpResponse res = HttpResponse::Text(r.query.count("status") ? 999 : 200, "x");
+      res.headers.Set("X-Injected", "a\r\nSet-Cookie: evil=1");
+      res.headers.Set("X-Fine", "yes");
+      return res;
+    });
     REQUIRE(server.Start().ok());
   }
   HttpServer server;
@@ -171,6 +177,20 @@ TEST_CASE("a handler that throws gets a 500 and the server goes on", "[http]") {
   CHECK(r.status == 500);
   CHECK(r.body.find("internal error") != std::string::npos);
   CHECK(r.body.find("handler bug") == std::string::npos);  // details stay in the log
+  CHECK(Get(c, "/hello") == "hello world\n");
+}
+
+TEST_CASE("headers with line breaks are dropped and bad statuses become 500", "[http]") {
+  TestServer s;
+  TestConnection c(s.server.port());
+  REQUIRE(c.Send("GET /bad-response HTTP/1.1\r\nHost: t\r\n\r\n"));
+  RawResponse r = c.Read();
+  CHECK(r.status == 200);
+  CHECK(r.headers.count("x-injected") == 0);
+  CHECK(r.headers.count("set-cookie") == 0);
+  CHECK(r.headers["x-fine"] == "yes");
+  REQUIRE(c.Send("GET /bad-response?status HTTP/1.1\r\nHost: t\r\n\r\n"));
+  CHECK(c.Read().status == 500);
   CHECK(Get(c, "/hello") == "hello world\n");
 }
 

@@ -23,6 +23,7 @@ struct RawResponse {
   int status = 0;                              // 0 if the connection closed first
   std::map<std::string, std::string> headers;  // names lowercased
   std::string body;
+  bool complete = true;  // false if the connection closed mid-body
 };
 
 class TestConnection {
@@ -81,12 +82,18 @@ class TestConnection {
       pos = next;
     }
     if (head) return r;
+    auto te = r.headers.find("transfer-encoding");
+    if (te != r.headers.end() && te->second == "chunked") {
+      r.complete = ReadChunked(&r.body);
+      return r;
+    }
     auto cl = r.headers.find("content-length");
     if (cl != r.headers.end()) {
       size_t length = std::stoul(cl->second);
       while (buf_.size() < length) {
         if (!Fill()) break;
       }
+      r.complete = buf_.size() >= length;
       r.body = buf_.substr(0, length);
       buf_.erase(0, std::min(length, buf_.size()));
     }
@@ -97,6 +104,23 @@ class TestConnection {
   bool ServerClosed() { return buf_.empty() && !Fill(); }
 
  private:
+  // Decodes a chunked body; false if the connection closed before its end.
+  bool ReadChunked(std::string* body) {
+    while (true) {
+      size_t eol;
+      while ((eol = buf_.find("\r\n")) == std::string::npos) {
+        if (!Fill()) return false;
+      }
+      size_t size = std::stoul(buf_.substr(0, eol), nullptr, 16);
+      while (buf_.size() < eol + 2 + size + 2) {
+        if (!Fill()) return false;
+      }
+      body->append(buf_, eol + 2, size);
+      buf_.erase(0, eol + 2 + size + 2);
+      if (size == 0) return true;  // no trailers are sent by the server
+    }
+  }
+
   bool Fill() {
     char chunk[65536];
     ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);

@@ -1,9 +1,13 @@
 // HTTP requests and responses as handlers see them: plain values with no
 // trace of the server library underneath.
+//
+// Thread-safety: like any value, safe to read from many threads, to change
+// from one. An HttpFileBody is immutable and may be shared freely.
 #ifndef SHOAL_SERVICE_HTTP_MESSAGE_H_
 #define SHOAL_SERVICE_HTTP_MESSAGE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -77,6 +81,15 @@ struct HttpResponse {
   std::string body;
   // When set, sent instead of `body`.
   std::shared_ptr<const HttpFileBody> file;
+  // When set (and `file` is not), the body is produced piece by piece on a
+  // worker thread, off the I/O threads: each call stores the next piece in
+  // *piece and returns true, or returns false at the end. The body is sent
+  // chunked unless stream_length says how long it is. A producer that throws,
+  // or that produces more or less than stream_length, aborts the connection.
+  // Never called for HEAD. Stop() waits for a running producer, so a
+  // producer must not block indefinitely.
+  std::function<bool(std::string* piece)> stream;
+  int64_t stream_length = -1;  // bytes, or -1 if unknown
 
   static HttpResponse Text(int status, std::string body);  // text/plain; charset=utf-8
   static HttpResponse Json(int status, std::string body);  // application/json

@@ -48,6 +48,8 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 // concurrently from the I/O threads.
 class HttpServer {
  public:
+  using Handler = HttpHandler;
+
   explicit HttpServer(HttpServerOptions options);
   // Stops the server if it is running.
   ~HttpServer();
@@ -67,8 +69,9 @@ class HttpServer {
   // The bound port, once started.
   uint16_t port() const;
 
-  // Closes the listener and every connection and joins the I/O threads.
-  // Idempotent.
+  // Closes the listener and every connection and joins the I/O threads,
+  // waiting for running handlers and stream producers to return. Idempotent.
+  // REQUIRES: not called from a handler or producer of this server.
   void Stop();
 
  private:
