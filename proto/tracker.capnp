@@ -90,6 +90,11 @@ interface Gateway {
   authenticate @0 (token :Text) -> (registry :Registry, identity :Identity);
   # The tracker's Ed25519 public key, so clients can check manifests.
   publicKey @1 () -> (keyId :Text, key :Data);
+
+  # An agent joins: it must heartbeat every heartbeatMs or be dropped after
+  # three misses. `control` is how the tracker reaches it later.
+  registerAgent @2 (token :Text, info :AgentInfo, control :AgentControl)
+      -> (session :AgentSession, agentId :Text, epoch :UInt64, heartbeatMs :UInt32);
 }
 
 interface Registry {
@@ -126,4 +131,42 @@ interface Registry {
 
   # Who this capability acts for.
   whoami @10 () -> (identity :Identity);
+}
+
+# --- Agents -----------------------------------------------------------------
+
+struct AgentInfo {
+  name @0 :Text;                  # stable node name, e.g. the host name
+  peerPort @1 :UInt16;            # BitTorrent listen port; the address is the connection's
+  zone @2 :Text;                  # topology label; same-zone peers are preferred
+  cacheBytes @3 :UInt64;          # cache capacity; weights ring ownership
+  version @4 :Text;               # shoald's version
+}
+
+struct AgentStats {
+  cachedBytes @0 :UInt64;
+  cachedChunks @1 :UInt64;
+  bytesFromPeers @2 :UInt64;
+  bytesFromOrigin @3 :UInt64;
+  bytesToPeers @4 :UInt64;
+  torrents @5 :UInt32;
+  peers @6 :UInt32;
+}
+
+struct AgentListing {
+  agentId @0 :Text;
+  info @1 :AgentInfo;
+  address @2 :Text;               # as the tracker sees it
+  lastHeartbeatMs @3 :Int64;
+  stats @4 :AgentStats;
+}
+
+# What the tracker can ask of an agent, over the agent's own connection.
+interface AgentControl {
+  status @0 () -> (stats :AgentStats);
+}
+
+# An agent's membership; dropping it (or missing heartbeats) leaves the ring.
+interface AgentSession {
+  heartbeat @0 (stats :AgentStats) -> (epoch :UInt64);
 }

@@ -161,6 +161,36 @@ HttpResponse ModelRoute(TrackerContext& ctx, const HttpRequest& req) {
   return HttpResponse::Error(404, "no such route: " + req.path);
 }
 
+HttpResponse Agents(TrackerContext& ctx, const HttpRequest& req) {
+  Status s = Authorize(ctx, req, "*", Role::kRead);
+  if (!s.ok()) return HttpResponse::FromStatus(s);
+  std::string out = "[";
+  for (const AgentRecord& a : ctx.agents.Members(NowMs())) {
+    capnp::MallocMessageBuilder b;
+    auto o = b.initRoot<proto::AgentListing>();
+    o.setAgentId(a.id);
+    auto info = o.initInfo();
+    info.setName(a.name);
+    info.setPeerPort(a.peer_port);
+    info.setZone(a.zone);
+    info.setCacheBytes(a.cache_bytes);
+    info.setVersion(a.version);
+    o.setAddress(a.address);
+    o.setLastHeartbeatMs(a.last_heartbeat_ms);
+    auto st = o.initStats();
+    st.setCachedBytes(a.cached_bytes);
+    st.setCachedChunks(a.cached_chunks);
+    st.setBytesFromPeers(a.bytes_from_peers);
+    st.setBytesFromOrigin(a.bytes_from_origin);
+    st.setBytesToPeers(a.bytes_to_peers);
+    st.setTorrents(a.torrents);
+    st.setPeers(a.peers);
+    if (out.size() > 1) out += ",";
+    out += ToJson(o.asReader());
+  }
+  return HttpResponse::Json(200, out + "]");
+}
+
 HttpResponse Audit(TrackerContext& ctx, const HttpRequest& req) {
   Status s = Authorize(ctx, req, "*", Role::kAdmin);
   if (!s.ok()) return HttpResponse::FromStatus(s);
@@ -207,6 +237,8 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddCounter("shoal_tracker_gc_swept_chunks_total", "Chunks deleted by GC", m.gc_swept_chunks);
     w.AddCounter("shoal_tracker_gc_swept_bytes_total", "Bytes deleted by GC", m.gc_swept_bytes);
     w.AddCounter("shoal_tracker_announces_total", "Announce requests", m.announces);
+    w.AddGauge("shoal_tracker_agents", "Live registered agents", static_cast<double>(ctx.agents.Members(NowMs()).size()));
+    w.AddGauge("shoal_tracker_ring_epoch", "Membership epoch", static_cast<double>(ctx.agents.epoch()));
     SwarmStats ss = ctx.swarm.Stats();
     w.AddGauge("shoal_tracker_swarms", "Torrents with at least one live peer", static_cast<double>(ss.swarms));
     w.AddGauge("shoal_tracker_swarm_peers", "Live peers summed over swarms", static_cast<double>(ss.peers));
@@ -236,6 +268,7 @@ void AddTrackerRoutes(HttpServer& server, MetricsRegistry& metrics, TrackerConte
   server.Handle("GET", "/v1/models", [&ctx](const HttpRequest& r) { return Models(ctx, r); });
   server.Handle("GET", "/v1/models/*", [&ctx](const HttpRequest& r) { return ModelRoute(ctx, r); });
   server.Handle("GET", "/announce", [&ctx](const HttpRequest& r) { return HandleAnnounce(ctx, ctx.swarm, r); });
+  server.Handle("GET", "/v1/agents", [&ctx](const HttpRequest& r) { return Agents(ctx, r); });
   server.Handle("GET", "/v1/audit", [&ctx](const HttpRequest& r) { return Audit(ctx, r); });
 }
 

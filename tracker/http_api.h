@@ -7,6 +7,7 @@
 //   GET /v1/models/NS/NAME/versions                 versions, newest first
 //   GET /v1/models/NS/NAME/versions/REF/manifest    one manifest (REF: tag or version)
 //   GET /v1/models/NS/NAME/tags/TAG/history         every move of a tag
+//   GET /v1/agents                                  live agents (all-namespace token)
 //   GET /v1/audit?after=SEQ                         the audit log (all-namespace admin)
 //   GET /announce                                   BitTorrent announce (announce_handler.h)
 #ifndef SHOAL_TRACKER_HTTP_API_H_

@@ -9,6 +9,7 @@
 #include "chunk_gc.h"
 #include "kj_status.h"
 #include "shoal/hash256.h"
+#include "shoal/log.h"
 #include "shoal/manifest_codec.h"
 
 namespace shoal::tracker {
@@ -455,9 +456,46 @@ class RegistryImpl final : public proto::Registry::Server {
   const std::string holder_;  // names this capability's upload leases
 };
 
+// One registered agent's membership; dropping it (the connection closing)
+// removes the agent.
+class AgentSessionImpl final : public proto::AgentSession::Server {
+ public:
+  AgentSessionImpl(TrackerContext& ctx, std::string id, proto::AgentControl::Client control)
+      : ctx_(ctx), id_(std::move(id)), control_(kj::mv(control)) {}
+  ~AgentSessionImpl() noexcept(false) {
+    ctx_.agents.Leave(id_);
+    Log(LogLevel::kInfo, "agent.leave", {{"agent", id_}});
+  }
+
+ protected:
+  kj::Promise<void> heartbeat(HeartbeatContext c) override {
+    auto s = c.getParams().getStats();
+    AgentRecord r;
+    r.id = id_;
+    r.cached_bytes = s.getCachedBytes();
+    r.cached_chunks = s.getCachedChunks();
+    r.bytes_from_peers = s.getBytesFromPeers();
+    r.bytes_from_origin = s.getBytesFromOrigin();
+    r.bytes_to_peers = s.getBytesToPeers();
+    r.torrents = s.getTorrents();
+    r.peers = s.getPeers();
+    if (!ctx_.agents.Heartbeat(r, NowMs())) {
+      ThrowIfError(Status::Unavailable("agent " + id_ + " missed its heartbeats and was dropped; register again"));
+    }
+    c.getResults().setEpoch(ctx_.agents.epoch());
+    return kj::READY_NOW;
+  }
+
+ private:
+  TrackerContext& ctx_;
+  const std::string id_;
+  proto::AgentControl::Client control_;  // for fetch and warm orders
+};
+
 class GatewayImpl final : public proto::Gateway::Server {
  public:
-  explicit GatewayImpl(TrackerContext& ctx) : ctx_(ctx) {}
+  GatewayImpl(TrackerContext& ctx, std::string peer_address)
+      : ctx_(ctx), peer_address_(std::move(peer_address)) {}
 
  protected:
   kj::Promise<void> authenticate(AuthenticateContext c) override {
@@ -477,6 +515,37 @@ class GatewayImpl final : public proto::Gateway::Server {
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> registerAgent(RegisterAgentContext c) override {
+    auto p = c.getParams();
+    Result<TokenClaims> claims = ctx_.tokens.Verify(Text(p.getToken()));
+    Status s = claims.ok() ? claims->Check("*", Role::kRead, NowMs()) : claims.status();
+    if (!s.ok()) {
+      ctx_.metrics.auth_denied++;
+      ThrowIfError(s.WithContext("agent registration needs a token for every namespace (--ns '*')"));
+    }
+    auto info = p.getInfo();
+    AgentRecord r;
+    r.name = Text(info.getName()).substr(0, 128);
+    r.address = peer_address_;
+    r.peer_port = info.getPeerPort();
+    r.zone = Text(info.getZone()).substr(0, 64);
+    r.cache_bytes = info.getCacheBytes();
+    r.version = Text(info.getVersion()).substr(0, 64);
+    if (r.name.empty() || r.peer_port == 0) {
+      ThrowIfError(Status::InvalidArgument("agent registration needs a name and a peer port"));
+    }
+    r.id = r.name + "@" + r.address + ":" + std::to_string(r.peer_port);
+    std::string id = r.id;
+    uint64_t epoch = ctx_.agents.Join(std::move(r), NowMs());
+    Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
+    auto results = c.getResults();
+    results.setSession(kj::heap<AgentSessionImpl>(ctx_, id, p.getControl()));
+    results.setAgentId(id);
+    results.setEpoch(epoch);
+    results.setHeartbeatMs(static_cast<uint32_t>(ctx_.agents.heartbeat_ms()));
+    return kj::READY_NOW;
+  }
+
   kj::Promise<void> publicKey(PublicKeyContext c) override {
     c.getResults().setKeyId(ctx_.signer.key_id());
     c.getResults().setKey(Raw(ctx_.signer.public_key()));
@@ -485,6 +554,7 @@ class GatewayImpl final : public proto::Gateway::Server {
 
  private:
   TrackerContext& ctx_;
+  const std::string peer_address_;  // the connection's remote IP
 };
 
 }  // namespace
@@ -508,6 +578,8 @@ Status ValidateTag(const std::string& tag) {
   return Status::OK();
 }
 
-kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx) { return kj::heap<GatewayImpl>(ctx); }
+kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx, const std::string& peer_address) {
+  return kj::heap<GatewayImpl>(ctx, peer_address);
+}
 
 }  // namespace shoal::tracker

@@ -8,8 +8,9 @@
 
 namespace shoal::tracker {
 
-// The capability a new RPC connection receives. `ctx` must outlive it.
-kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx);
+// The capability a new RPC connection from `peer_address` (its IP)
+// receives. `ctx` must outlive it.
+kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx, const std::string& peer_address);
 
 // Tag names: [A-Za-z0-9._-], 1 to 128 bytes, and not 8 or more hex digits
 // alone (those name versions).

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "agent_directory.h"
 #include "blocking_pool.h"
 #include "registry_store.h"
 #include "swarm_store.h"
@@ -21,7 +22,8 @@ struct TrackerContext {
   TrackerContext(TrackerOptions opts, RegistryStore& s, const TokenAuthority& t,
                  const ManifestSigner& sg, Origin& o)
       : options(std::move(opts)), store(s), tokens(t), signer(sg), origin(o),
-        pool(options.blocking_threads), swarm(3 * options.announce_interval_ms) {}
+        pool(options.blocking_threads), swarm(3 * options.announce_interval_ms),
+        agents(options.heartbeat_ms) {}
 
   const TrackerOptions options;
   RegistryStore& store;
@@ -32,6 +34,7 @@ struct TrackerContext {
   TrackerMetrics metrics;
   BlockingPool pool;
   SwarmStore swarm;
+  AgentDirectory agents;
 };
 
 inline int64_t NowMs() {

@@ -1,0 +1,60 @@
+#include "agent_directory.h"
+
+namespace shoal::tracker {
+
+uint64_t AgentDirectory::Join(AgentRecord record, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  record.joined_ms = now_ms;
+  record.last_heartbeat_ms = now_ms;
+  members_[record.id] = std::move(record);
+  return ++epoch_;
+}
+
+bool AgentDirectory::Heartbeat(const AgentRecord& stats, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(stats.id);
+  if (it == members_.end()) return false;
+  AgentRecord& r = it->second;
+  r.last_heartbeat_ms = now_ms;
+  r.cached_bytes = stats.cached_bytes;
+  r.cached_chunks = stats.cached_chunks;
+  r.bytes_from_peers = stats.bytes_from_peers;
+  r.bytes_from_origin = stats.bytes_from_origin;
+  r.bytes_to_peers = stats.bytes_to_peers;
+  r.torrents = stats.torrents;
+  r.peers = stats.peers;
+  return true;
+}
+
+uint64_t AgentDirectory::Leave(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (members_.erase(id) > 0) ++epoch_;
+  return epoch_;
+}
+
+void AgentDirectory::Expire(int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = members_.begin(); it != members_.end();) {
+    if (now_ms - it->second.last_heartbeat_ms > 3 * heartbeat_ms_) {
+      it = members_.erase(it);
+      ++epoch_;
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::vector<AgentRecord> AgentDirectory::Members(int64_t now_ms) {
+  Expire(now_ms);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<AgentRecord> out;
+  for (const auto& [id, r] : members_) out.push_back(r);
+  return out;
+}
+
+uint64_t AgentDirectory::epoch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return epoch_;
+}
+
+}  // namespace shoal::tracker

@@ -1,0 +1,61 @@
+// AgentDirectory: the live agents, from registrations and heartbeats.
+//
+// Soft state: rebuilt as agents re-register after a tracker restart. An
+// agent that misses three heartbeats is dropped. Every join or leave bumps
+// the epoch, which the ring of chunk owners is versioned by.
+//
+// Thread-safety: safe for concurrent use.
+#ifndef SHOAL_TRACKER_AGENT_DIRECTORY_H_
+#define SHOAL_TRACKER_AGENT_DIRECTORY_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace shoal::tracker {
+
+struct AgentRecord {
+  std::string id;           // name + "@" + address:port
+  std::string name;
+  std::string address;      // peer address as the tracker saw the connection
+  uint16_t peer_port = 0;
+  std::string zone;
+  uint64_t cache_bytes = 0;
+  std::string version;
+  int64_t joined_ms = 0;
+  int64_t last_heartbeat_ms = 0;
+  uint64_t cached_bytes = 0, cached_chunks = 0, bytes_from_peers = 0, bytes_from_origin = 0,
+           bytes_to_peers = 0;
+  uint32_t torrents = 0, peers = 0;
+};
+
+class AgentDirectory {
+ public:
+  explicit AgentDirectory(int64_t heartbeat_ms) : heartbeat_ms_(heartbeat_ms) {}
+
+  int64_t heartbeat_ms() const { return heartbeat_ms_; }
+
+  // Adds or replaces the agent with this id; returns the new epoch.
+  uint64_t Join(AgentRecord record, int64_t now_ms);
+  // Refreshes a member. False if it had already been dropped (it must join again).
+  bool Heartbeat(const AgentRecord& stats, int64_t now_ms);
+  // Removes a member (its connection closed). Returns the epoch.
+  uint64_t Leave(const std::string& id);
+  // Drops members silent for three heartbeats.
+  void Expire(int64_t now_ms);
+
+  std::vector<AgentRecord> Members(int64_t now_ms);
+  uint64_t epoch();
+
+ private:
+  const int64_t heartbeat_ms_;
+  std::mutex mu_;
+  std::map<std::string, AgentRecord> members_;  // protected by mu_
+  uint64_t epoch_ = 0;                          // protected by mu_
+};
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_AGENT_DIRECTORY_H_
