@@ -99,6 +99,57 @@ std::vector<std::pair<ChunkId, uint64_t>> CheckOrigin(TrackerContext& ctx,
   return found;
 }
 
+// Runs on the blocking pool. Touches only `ctx`, which outlives every
+// connection, so a client that hangs up mid-call cannot pull memory away.
+Status RecordStored(TrackerContext& ctx, const std::vector<ChunkId>& ids) {
+  std::vector<ChunkId> fresh, missing;
+  for (const ChunkId& id : ids) {
+    if (ctx.store.HasChunk(id)) {
+      ctx.metrics.duplicate_uploads++;
+      ctx.leases.Release(id);
+    } else {
+      fresh.push_back(id);
+    }
+  }
+  Status origin_error;
+  auto found = CheckOrigin(ctx, fresh, &missing, &origin_error);
+  SHOAL_RETURN_IF_ERROR(ctx.store.AddChunks(found, NowMs()));
+  ctx.metrics.chunks_indexed += found.size();
+  for (const auto& f : found) ctx.leases.Release(f.first);
+  if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
+  if (!missing.empty()) {
+    return Status::NotFound(std::to_string(missing.size()) + " reported chunks are not in " +
+                            ctx.origin.Describe() + " (first: " + missing[0].ToHex() + ")");
+  }
+  return Status::OK();
+}
+
+// Runs on the blocking pool. Every chunk of `m` must be in the origin.
+Status EnsureChunksInOrigin(TrackerContext& ctx, const Manifest& m) {
+  std::vector<ChunkId> unknown;
+  std::unordered_set<ChunkId> seen;
+  for (const FileEntry& f : m.files) {
+    for (const ChunkId& id : f.ChunkIds()) {
+      if (seen.insert(id).second && !ctx.store.HasChunk(id)) unknown.push_back(id);
+    }
+  }
+  if (unknown.empty()) return Status::OK();
+  std::vector<ChunkId> missing;
+  Status origin_error;
+  auto found = CheckOrigin(ctx, unknown, &missing, &origin_error);
+  SHOAL_RETURN_IF_ERROR(ctx.store.AddChunks(found, NowMs()));
+  ctx.metrics.chunks_indexed += found.size();
+  if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
+  if (!missing.empty()) {
+    return Status::NotFound(std::to_string(missing.size()) + " of " + std::to_string(seen.size()) +
+                            " chunks of " + m.ns + "/" + m.name + " are not in " +
+                            ctx.origin.Describe() + " (first: " + missing[0].ToHex() +
+                            "); upload them before committing");
+  }
+  return Status::OK();
+}
+
+
 class RegistryImpl final : public proto::Registry::Server {
  public:
   RegistryImpl(TrackerContext& ctx, TokenClaims claims)
@@ -136,7 +187,8 @@ class RegistryImpl final : public proto::Registry::Server {
     auto p = c.getParams();
     Require(Text(p.getNamespace()), Role::kWrite);
     auto ids = std::make_shared<std::vector<ChunkId>>(ParseChunkIds(p.getChunks()));
-    return ctx_.pool.Run<Status>([this, ids] { return RecordStored(*ids); })
+    TrackerContext& ctx = ctx_;
+    return ctx_.pool.Run<Status>([&ctx, ids] { return RecordStored(ctx, *ids); })
         .then([](Status s) { ThrowIfError(s); });
   }
 
@@ -161,7 +213,8 @@ class RegistryImpl final : public proto::Registry::Server {
       tags->push_back(Text(t));
       ThrowIfError(ValidateTag(tags->back()));
     }
-    return ctx_.pool.Run<Status>([this, m] { return EnsureChunksInOrigin(*m); })
+    TrackerContext& ctx = ctx_;
+    return ctx_.pool.Run<Status>([&ctx, m] { return EnsureChunksInOrigin(ctx, *m); })
         .then([this, c, m, bytes, tags](Status s) mutable {
           if (!s.ok()) ctx_.metrics.publish_rejected++;
           ThrowIfError(s);
@@ -330,7 +383,8 @@ class RegistryImpl final : public proto::Registry::Server {
     bool dry = c.getParams().getDryRun();
     int64_t grace = c.getParams().getGraceMs();
     if (grace < 0) grace = ctx_.options.gc_grace_ms;
-    return ctx_.pool.Run<Result<GcResult>>([this, dry, grace] { return RunChunkGc(ctx_, dry, grace); })
+    TrackerContext& ctx = ctx_;
+    return ctx_.pool.Run<Result<GcResult>>([&ctx, dry, grace] { return RunChunkGc(ctx, dry, grace); })
         .then([this, c, dry](Result<GcResult> r) mutable {
           ThrowIfError(r.status());
           auto out = c.getResults().initReport();
@@ -382,55 +436,6 @@ class RegistryImpl final : public proto::Registry::Server {
     Result<VersionId> id = ctx_.store.ResolveVersionPrefix(ns, name, ref);
     ThrowIfError(id.status());
     return *id;
-  }
-
-  // Runs on the blocking pool.
-  Status RecordStored(const std::vector<ChunkId>& ids) {
-    std::vector<ChunkId> fresh, missing;
-    for (const ChunkId& id : ids) {
-      if (ctx_.store.HasChunk(id)) {
-        ctx_.metrics.duplicate_uploads++;
-        ctx_.leases.Release(id);
-      } else {
-        fresh.push_back(id);
-      }
-    }
-    Status origin_error;
-    auto found = CheckOrigin(ctx_, fresh, &missing, &origin_error);
-    SHOAL_RETURN_IF_ERROR(ctx_.store.AddChunks(found, NowMs()));
-    ctx_.metrics.chunks_indexed += found.size();
-    for (const auto& f : found) ctx_.leases.Release(f.first);
-    if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
-    if (!missing.empty()) {
-      return Status::NotFound(std::to_string(missing.size()) + " reported chunks are not in " +
-                              ctx_.origin.Describe() + " (first: " + missing[0].ToHex() + ")");
-    }
-    return Status::OK();
-  }
-
-  // Runs on the blocking pool. Every chunk of `m` must be in the origin.
-  Status EnsureChunksInOrigin(const Manifest& m) {
-    std::vector<ChunkId> unknown;
-    std::unordered_set<ChunkId> seen;
-    for (const FileEntry& f : m.files) {
-      for (const ChunkId& id : f.ChunkIds()) {
-        if (seen.insert(id).second && !ctx_.store.HasChunk(id)) unknown.push_back(id);
-      }
-    }
-    if (unknown.empty()) return Status::OK();
-    std::vector<ChunkId> missing;
-    Status origin_error;
-    auto found = CheckOrigin(ctx_, unknown, &missing, &origin_error);
-    SHOAL_RETURN_IF_ERROR(ctx_.store.AddChunks(found, NowMs()));
-    ctx_.metrics.chunks_indexed += found.size();
-    if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
-    if (!missing.empty()) {
-      return Status::NotFound(std::to_string(missing.size()) + " of " + std::to_string(seen.size()) +
-                              " chunks of " + m.ns + "/" + m.name + " are not in " +
-                              ctx_.origin.Describe() + " (first: " + missing[0].ToHex() +
-                              "); upload them before committing");
-    }
-    return Status::OK();
   }
 
   // Keeps the newest keep_versions versions, and every tagged one.

@@ -22,8 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Room for one copy of the folder plus headroom; the aws copy is deleted first.
-export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_gib + 2) * 1073741824 ))
+# Room for both copies: radosgw frees deleted objects' data only later, in its GC.
+export SHOAL_RGW_MEMSTORE_BYTES=$(( (2 * size_gib + 2) * 1073741824 ))
 "$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
 # shellcheck disable=SC1090
 source "$work/rgw/s3.env"
@@ -45,12 +45,17 @@ head -c 1900000 /dev/urandom >"$ckpt/tokenizer/tokenizer.json"
 bytes=$(du -sb "$ckpt" | cut -f1)
 cat "$ckpt"/* >/dev/null 2>&1 || true
 
-seconds() { /usr/bin/time -f '%e' -o "$work/t" "$@" >/dev/null; cat "$work/t"; }
+seconds() {
+  if ! /usr/bin/time -f '%e' -o "$work/t" "$@" >"$work/out" 2>&1; then
+    echo "publish_bench: '$*' failed:" >&2
+    cat "$work/out" >&2
+    exit 1
+  fi
+  cat "$work/t"
+}
 
 aws_s=$(seconds /usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --recursive --only-show-errors \
   "$ckpt" "s3://$SHOAL_S3_BUCKET/awscopy/")
-/usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 rm --recursive --only-show-errors \
-  "s3://$SHOAL_S3_BUCKET/awscopy/" >/dev/null
 
 "$build/bin/shoal-tracker" serve --data-dir "$work/tracker" --rpc-listen 127.0.0.1:0 \
   --http-listen 127.0.0.1:0 --port-file "$work/ports" --origin "s3://$SHOAL_S3_BUCKET/shoal" \
