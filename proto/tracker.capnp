@@ -94,7 +94,8 @@ interface Gateway {
   # An agent joins: it must heartbeat every heartbeatMs or be dropped after
   # three misses. `control` is how the tracker reaches it later.
   registerAgent @2 (token :Text, info :AgentInfo, control :AgentControl)
-      -> (session :AgentSession, agentId :Text, epoch :UInt64, heartbeatMs :UInt32);
+      -> (session :AgentSession, agentId :Text, epoch :UInt64, heartbeatMs :UInt32,
+          httpPort :UInt16);    # the tracker's HTTP port, for /announce
 }
 
 interface Registry {

@@ -548,6 +548,7 @@ class GatewayImpl final : public proto::Gateway::Server {
     results.setAgentId(id);
     results.setEpoch(epoch);
     results.setHeartbeatMs(static_cast<uint32_t>(ctx_.agents.heartbeat_ms()));
+    results.setHttpPort(ctx_.http_port);
     return kj::READY_NOW;
   }
 

@@ -35,6 +35,7 @@ struct TrackerContext {
   BlockingPool pool;
   SwarmStore swarm;
   AgentDirectory agents;
+  uint16_t http_port = 0;  // set once the HTTP server listens
 };
 
 inline int64_t NowMs() {

@@ -114,6 +114,7 @@ Status Serve(ServeFlags& f) {
   AddTrackerRoutes(http, metrics, ctx);
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
   uint16_t http_port = http.port();
+  ctx.http_port = http_port;
   if (!o.port_file.empty()) {
     std::string tmp = o.port_file + ".tmp";
     std::ofstream(tmp) << rpc_port << " " << http_port << "\n";

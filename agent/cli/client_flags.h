@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/tracker_client.h"
+#include "client/tracker_client.h"
 #include "shoal/origin_options.h"
 
 namespace CLI {

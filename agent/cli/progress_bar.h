@@ -11,6 +11,8 @@
 #include <mutex>
 #include <string>
 
+#include "shoal/byte_size.h"
+
 namespace shoal {
 
 class ProgressBar {
@@ -41,8 +43,6 @@ class ProgressBar {
   bool finished_ = false;                            // protected by mu_
 };
 
-// "1.5 GiB", "512 B".
-std::string FormatBytes(uint64_t bytes);
 
 }  // namespace shoal
 

@@ -23,3 +23,4 @@ TEST_CASE("malformed model references are refused with the reason", "[model_ref]
   CHECK_THAT(ModelRef::Parse(std::string(5000, 'a') + "/b").status().ToString(), Catch::Contains("too long"));
   CHECK_THAT(ModelRef::Parse("a/b", true).status().ToString(), Catch::Contains("needs a :tag"));
 }
+

@@ -1,12 +1,13 @@
-// TrackerClient: the CLI's synchronous view of the tracker's RPC.
+// TrackerClient: a synchronous view of the tracker's RPC, for the CLI and
+// for the agent's pull jobs.
 //
 // Owns a kj event loop on the calling thread; every method blocks until the
 // tracker answers and returns its error as a Status. Cap'n Proto types stay
 // inside tracker_client.cpp.
 //
 // Thread-safety: use from the thread that called Connect() only.
-#ifndef SHOAL_AGENT_CLI_TRACKER_CLIENT_H_
-#define SHOAL_AGENT_CLI_TRACKER_CLIENT_H_
+#ifndef SHOAL_AGENT_CLIENT_TRACKER_CLIENT_H_
+#define SHOAL_AGENT_CLIENT_TRACKER_CLIENT_H_
 
 #include <cstdint>
 #include <memory>
@@ -113,4 +114,4 @@ Result<Manifest> VerifySignedManifest(const VersionId& id, const std::string& by
 
 }  // namespace shoal
 
-#endif  // SHOAL_AGENT_CLI_TRACKER_CLIENT_H_
+#endif  // SHOAL_AGENT_CLIENT_TRACKER_CLIENT_H_

@@ -1,4 +1,4 @@
-#include "cli/tracker_client.h"
+#include "client/tracker_client.h"
 
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>

@@ -1,0 +1,95 @@
+// `shoal pull ns/model:tag --to DIR`: asks this node's agent to pull a
+// version and materialise it at DIR, showing progress.
+#include <CLI/CLI.hpp>
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/client_flags.h"
+#include "cli/commands.h"
+#include "cli/progress_bar.h"
+#include "kj_status.h"
+#include "shoal/model_ref.h"
+#include "shoal/proto/agent.capnp.h"
+
+namespace shoal {
+namespace {
+
+struct PullArgs {
+  std::string ref;
+  std::string to;
+  std::string token;
+  std::string agent_socket = "/run/shoald.sock";
+};
+
+class ProgressListener final : public proto::PullListener::Server {
+ public:
+  explicit ProgressListener(ProgressBar& bar) : bar_(bar) {}
+
+ protected:
+  kj::Promise<void> progress(ProgressContext c) override {
+    auto s = c.getParams().getState();
+    bar_.Update(s.getHaveBytes(), s.getTotalBytes());
+    return kj::READY_NOW;
+  }
+
+ private:
+  ProgressBar& bar_;
+};
+
+Status RunPull(const PullArgs& a) {
+  Result<ModelRef> ref = ModelRef::Parse(a.ref);
+  if (!ref.ok()) return ref.status();
+  if (a.token.empty()) return Status::InvalidArgument("no token; pass --token or set SHOAL_TOKEN");
+  std::error_code ec;
+  std::string dest = std::filesystem::absolute(a.to.empty() ? ref->name() : a.to, ec).lexically_normal().string();
+  while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
+  auto io = kj::setupAsyncIo();
+  ProgressBar bar("pulling  ", 0);
+  Status result;
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
+    auto addr = io.provider->getNetwork().parseAddress("unix:" + a.agent_socket).wait(io.waitScope);
+    auto stream = addr->connect().wait(io.waitScope);
+    capnp::TwoPartyClient client(*stream);
+    auto agent = client.bootstrap().castAs<proto::LocalAgent>();
+    auto req = agent.pullRequest();
+    req.setRef(ref->ToString());
+    req.setToken(a.token);
+    req.setDest(dest);
+    req.setListener(kj::heap<ProgressListener>(bar));
+    auto resp = req.send().wait(io.waitScope);
+    bar.Finish();
+    auto s = resp.getSummary();
+    std::printf("pulled %s (%s) to %s\n", ref->ToString().c_str(),
+                hex::Encode(s.getVersionId().begin(), s.getVersionId().size()).substr(0, 12).c_str(), dest.c_str());
+    std::printf("  %u files, %s in %.1f s: %s from peers, %s from the origin, %s already cached\n",
+                s.getFileCount(), FormatBytes(s.getTotalBytes()).c_str(), s.getSeconds(),
+                FormatBytes(s.getBytesFromPeers()).c_str(), FormatBytes(s.getBytesFromOrigin()).c_str(),
+                FormatBytes(s.getBytesCached()).c_str());
+  })) {
+    result = StatusFromException(*e, "agent at " + a.agent_socket);
+    if (result.code() == Status::Code::kIOError &&
+        std::string(e->getDescription().cStr()).find("connect") != std::string::npos) {
+      result = Status::Unavailable("cannot reach the agent at " + a.agent_socket + "; is shoald running?");
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+void RegisterPull(CLI::App& app, CommandRunner* run) {
+  auto a = std::make_shared<PullArgs>();
+  CLI::App* cmd = app.add_subcommand("pull", "pull a version through this node's agent");
+  cmd->add_option("ref", a->ref, "ns/model[:tag-or-version]")->required();
+  cmd->add_option("--to", a->to, "destination folder (default: ./<model>)");
+  cmd->add_option("--token", a->token, "token that may read the namespace")->envname("SHOAL_TOKEN");
+  cmd->add_option("--agent", a->agent_socket, "the agent's control socket")
+      ->envname("SHOAL_AGENT_SOCKET")
+      ->capture_default_str();
+  cmd->callback([a, run] { *run = [a] { return RunPull(*a); }; });
+}
+
+}  // namespace shoal

@@ -1,0 +1,21 @@
+#include "daemon/agent_options.h"
+
+namespace shoal {
+
+Status AgentOptions::Validate() const {
+  if (tracker.empty()) return Status::InvalidArgument("--tracker must be set");
+  if (token.empty()) {
+    return Status::InvalidArgument("--token must be set (an agent token: shoal-tracker token create --ns '*' --role read)");
+  }
+  if (cache_dir.empty()) return Status::InvalidArgument("--cache-dir must be set");
+  if (cache_bytes < (64ull << 20)) return Status::InvalidArgument("--cache-bytes must be at least 64 MiB");
+  if (control_socket.empty()) return Status::InvalidArgument("--control-socket must be set");
+  if (origin_fallback_ms < 0) return Status::InvalidArgument("--origin-fallback must not be negative");
+  if (origin_parallelism < 1 || origin_parallelism > 64) {
+    return Status::InvalidArgument("--origin-parallelism must be 1 to 64");
+  }
+  if (!origin.url.empty()) SHOAL_RETURN_IF_ERROR(origin.Validate().WithContext("origin"));
+  return Status::OK();
+}
+
+}  // namespace shoal

@@ -1,0 +1,35 @@
+// AgentOptions: every setting of shoald, with its default. A flag and its
+// config-file key share the field's name.
+#ifndef SHOAL_AGENT_DAEMON_AGENT_OPTIONS_H_
+#define SHOAL_AGENT_DAEMON_AGENT_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "shoal/origin_options.h"
+#include "shoal/status.h"
+
+namespace shoal {
+
+struct AgentOptions {
+  std::string name;                               // node name; empty = the host name
+  std::string zone;                               // topology label for peer preference
+  std::string tracker = "127.0.0.1:7400";         // tracker RPC host:port
+  std::string token;                              // agent token: read on every namespace ('*')
+  std::string cache_dir = "/var/lib/shoald";      // chunk store and its index
+  uint64_t cache_bytes = 100ull << 30;            // cache budget (bytes)
+  std::string peer_listen = "0.0.0.0:6881";       // BitTorrent listen address; port 0 picks one
+  std::string http_listen = "127.0.0.1:7402";     // /metrics, /healthz
+  std::string control_socket = "/run/shoald.sock";  // the local CLI's endpoint
+  std::string port_file;                          // if set: "peer_port http_port" once listening
+  OriginOptions origin;                           // where chunks no peer has come from
+  int64_t origin_fallback_ms = 3000;              // wait this long for a peer before the origin
+  int origin_parallelism = 4;                     // origin GETs in flight per pull
+  int disk_threads = 2;                           // disk I/O workers of the transfer engine
+
+  Status Validate() const;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_DAEMON_AGENT_OPTIONS_H_

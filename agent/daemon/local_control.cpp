@@ -1,0 +1,132 @@
+#include "daemon/local_control.h"
+
+#include <capnp/rpc-twoparty.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "kj_status.h"
+#include "shoal/log.h"
+#include "shoal/proto/agent.capnp.h"
+
+namespace shoal {
+namespace {
+
+// Threads of running pulls, joined when the server goes away.
+class PullThreads {
+ public:
+  ~PullThreads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::thread& t : threads_) t.join();
+  }
+  void Start(std::function<void()> fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    threads_.emplace_back(std::move(fn));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::thread> threads_;
+};
+
+class LocalAgentImpl final : public proto::LocalAgent::Server {
+ public:
+  LocalAgentImpl(LocalControlDeps& deps, PullThreads& threads) : deps_(deps), threads_(threads) {}
+
+ protected:
+  kj::Promise<void> pull(PullContext c) override {
+    auto p = c.getParams();
+    std::string ref = p.getRef(), token = p.getToken(), dest = p.getDest();
+    auto listener = p.getListener();
+    if (!deps_.link.registered()) {
+      ThrowIfError(Status::Unavailable("this agent is not registered with its tracker yet; check --tracker and --token"));
+    }
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<Result<PullResult>>();
+    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<Result<PullResult>>>>(kj::mv(paf.fulfiller));
+    const kj::Executor& executor = kj::getCurrentThreadExecutor();
+    auto listener_ptr = std::make_shared<proto::PullListener::Client>(kj::mv(listener));
+    shoal::PullContext job = deps_.pulls;
+    job.announce_url = deps_.link.announce_url();
+    threads_.Start([job, ref, token, dest, fulfiller, &executor, listener_ptr]() mutable {
+      auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+      auto progress = [&](const PullState& s) {
+        auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::milliseconds(200)) return;
+        last = now;
+        executor.executeSync([&] {
+          auto req = listener_ptr->progressRequest();
+          auto st = req.initState();
+          st.setTotalBytes(s.total_bytes);
+          st.setHaveBytes(s.have_bytes);
+          st.setBytesFromPeers(s.bytes_from_peers);
+          st.setBytesFromOrigin(s.bytes_from_origin);
+          st.setPeers(s.peers);
+          st.setFilesDone(s.files_done);
+          st.setFilesTotal(s.files_total);
+          req.send().detach([](kj::Exception&&) {});
+        });
+      };
+      Result<PullResult> r = RunPull(job, ref, token, dest, progress);
+      if (!r.ok()) {
+        job.counters.pull_failures++;
+        Log(LogLevel::kWarn, "pull.failed", {{"ref", ref}, {"error", r.status().ToString()}});
+      }
+      (*fulfiller)->fulfill(std::move(r));
+    });
+    return paf.promise.then([c](Result<PullResult> r) mutable {
+      ThrowIfError(r.status());
+      auto out = c.getResults().initSummary();
+      out.setVersionId(kj::arrayPtr(r->version.data(), VersionId::kSize));
+      out.setTotalBytes(r->total_bytes);
+      out.setBytesFromPeers(r->bytes_from_peers);
+      out.setBytesFromOrigin(r->bytes_from_origin);
+      out.setBytesCached(r->bytes_cached);
+      out.setSeconds(r->seconds);
+      out.setFileCount(r->file_count);
+    });
+  }
+
+  kj::Promise<void> status(StatusContext c) override {
+    AgentStatsSnapshot s = deps_.stats();
+    auto out = c.getResults().initStats();
+    out.setCachedBytes(s.cached_bytes);
+    out.setCachedChunks(s.cached_chunks);
+    out.setBytesFromPeers(s.bytes_from_peers);
+    out.setBytesFromOrigin(s.bytes_from_origin);
+    out.setBytesToPeers(s.bytes_to_peers);
+    out.setTorrents(s.torrents);
+    out.setPeers(s.peers);
+    c.getResults().setAgentId(deps_.link.agent_id());
+    c.getResults().setEpoch(deps_.link.epoch());
+    return kj::READY_NOW;
+  }
+
+ private:
+  LocalControlDeps& deps_;
+  PullThreads& threads_;
+};
+
+struct State {
+  explicit State(LocalControlDeps d) : deps(std::move(d)) {}
+  LocalControlDeps deps;
+  PullThreads threads;  // destroyed before deps: joins pulls that use them
+};
+
+}  // namespace
+
+kj::Promise<void> ServeLocalControl(kj::AsyncIoContext& io, const std::string& socket_path,
+                                    LocalControlDeps deps) {
+  ::unlink(socket_path.c_str());
+  auto addr = io.provider->getNetwork().parseAddress("unix:" + socket_path).wait(io.waitScope);
+  auto listener = addr->listen();
+  ::chmod(socket_path.c_str(), 0666);  // any local user may ask; the token decides what they get
+  auto state = kj::heap<State>(kj::mv(deps));
+  auto server = kj::heap<capnp::TwoPartyServer>(kj::heap<LocalAgentImpl>(state->deps, state->threads));
+  auto done = server->listen(*listener);
+  return done.attach(kj::mv(server), kj::mv(listener), kj::mv(state));
+}
+
+}  // namespace shoal

@@ -1,0 +1,289 @@
+#include "daemon/pull_job.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "client/tracker_client.h"
+#include "daemon/origin_fetch.h"
+#include "p2p/torrent_engine.h"
+#include "shoal/log.h"
+#include "shoal/model_ref.h"
+#include "shoal/pin_handle.h"
+
+namespace shoal {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t MsSince(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
+}
+
+uint64_t PieceBytes(const FileEntry& f, uint32_t piece_size, uint64_t p) {
+  return std::min<uint64_t>(piece_size, f.size - p * piece_size);
+}
+
+// One distinct file of the version (identical files share one).
+struct FileTask {
+  const FileEntry* file = nullptr;
+  std::vector<ChunkId> chunks;
+  FileTorrentId torrent;
+  bool in_engine = false;
+  bool complete = false;
+  uint64_t from_peers = 0;
+  std::map<uint64_t, Clock::time_point> unavailable_since;
+  std::map<uint64_t, bool> fetching;
+};
+
+// Origin fetches for one pull, `parallelism` at a time.
+class OriginFetches {
+ public:
+  OriginFetches(Origin& origin, ChunkStore& store, int parallelism) : origin_(origin), store_(store) {
+    for (int i = 0; i < parallelism; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~OriginFetches() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  struct Done {
+    size_t task;
+    uint64_t piece;
+    uint64_t bytes;
+    Status status;
+  };
+  void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back({task, piece, id, size});
+    cv_.notify_one();
+  }
+  std::vector<Done> TakeDone() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(done_, {});
+  }
+
+ private:
+  struct Job {
+    size_t task;
+    uint64_t piece;
+    ChunkId id;
+    uint64_t size;
+  };
+  void Loop() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        job = queue_.front();
+        queue_.pop_front();
+      }
+      Status s = FetchChunkFromOrigin(origin_, store_, job.id, job.size);
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.push_back({job.task, job.piece, job.size, s});
+    }
+  }
+  Origin& origin_;
+  ChunkStore& store_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;   // protected by mu_
+  std::vector<Done> done_;  // protected by mu_
+  bool stopping_ = false;   // protected by mu_
+  std::vector<std::thread> threads_;
+};
+
+// Writes the version into `tmp`, read-only files.
+Status MaterializeInto(ChunkStore& store, const Manifest& m, const std::string& tmp) {
+  std::error_code ec;
+  for (const std::string& d : m.empty_dirs) {
+    fs::create_directories(tmp + "/" + d, ec);
+    if (ec) return Status::IOError("create " + tmp + "/" + d + ": " + ec.message());
+  }
+  for (const FileEntry& f : m.files) {
+    std::string path = tmp + "/" + f.path;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (ec) return Status::IOError("create folder for " + path + ": " + ec.message());
+    uint32_t mode = f.mode & 0555;
+    if (f.size == 0) {
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+      if (fd < 0) return Status::FromErrno("create " + path, errno);
+      ::close(fd);
+      continue;
+    }
+    SHOAL_RETURN_IF_ERROR(store.Materialize(f.ChunkIds(), f.size, m.piece_size, path, mode));
+  }
+  return Status::OK();
+}
+
+// Moves `tmp` to `dest`, swapping atomically with an existing `dest`.
+Status SwapIntoPlace(const std::string& tmp, const std::string& dest) {
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) return Status::OK();
+  if (errno != EEXIST) return Status::FromErrno("rename " + tmp + " to " + dest, errno);
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0) {
+    return Status::FromErrno("swap " + tmp + " with " + dest, errno);
+  }
+  std::error_code ec;
+  fs::remove_all(tmp, ec);  // now the previous contents
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const std::string& token,
+                           const std::string& dest, const std::function<void(const PullState&)>& progress) {
+  const Clock::time_point start = Clock::now();
+  Result<ModelRef> ref = ModelRef::Parse(ref_text);
+  if (!ref.ok()) return ref.status();
+  if (dest.empty() || dest[0] != '/') return Status::InvalidArgument("destination '" + dest + "' must be an absolute path");
+  fs::path parent = fs::path(dest).parent_path();
+  if (!fs::is_directory(parent)) {
+    return Status::NotFound("destination's folder " + parent.string() + " does not exist");
+  }
+  auto tracker = TrackerClient::Connect(ctx.options.tracker, token);
+  if (!tracker.ok()) return tracker.status();
+  auto version = (*tracker)->Resolve(ref->ns(), ref->name(), ref->ref());
+  if (!version.ok()) return version.status();
+  const Manifest& m = version->manifest;
+
+  PullResult result;
+  result.version = version->id;
+  result.file_count = static_cast<uint32_t>(m.files.size());
+  std::vector<FileTask> tasks;
+  std::map<PiecesRoot, size_t> by_root;
+  for (const FileEntry& f : m.files) {
+    result.total_bytes += f.size;
+    if (f.size == 0 || by_root.count(f.pieces_root) != 0) continue;
+    by_root[f.pieces_root] = tasks.size();
+    FileTask t;
+    t.file = &f;
+    t.chunks = f.ChunkIds();
+    bool all = true;
+    for (uint64_t p = 0; p < t.chunks.size(); ++p) {
+      if (ctx.store.Contains(t.chunks[p])) {
+        result.bytes_cached += PieceBytes(f, m.piece_size, p);
+      } else {
+        all = false;
+      }
+    }
+    t.complete = all;
+    tasks.push_back(std::move(t));
+  }
+  for (FileTask& t : tasks) {
+    if (t.complete) continue;
+    auto id = ctx.engine.AddFile(*t.file, m.piece_size, ctx.announce_url);
+    if (!id.ok()) return id.status().WithContext("add " + t.file->path);
+    t.torrent = *id;
+    t.in_engine = true;
+  }
+
+  std::unique_ptr<OriginFetches> fetches;
+  if (ctx.origin != nullptr) {
+    fetches = std::make_unique<OriginFetches>(*ctx.origin, ctx.store, ctx.options.origin_parallelism);
+  }
+  PullState state;
+  state.total_bytes = result.total_bytes;
+  state.files_total = static_cast<uint32_t>(tasks.size());
+  uint64_t last_have = 0;
+  Clock::time_point last_change = Clock::now();
+  for (;;) {
+    bool all_done = true;
+    state.have_bytes = 0;
+    state.peers = 0;
+    state.files_done = 0;
+    state.bytes_from_peers = 0;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      FileTask& t = tasks[i];
+      if (!t.complete) {
+        auto prog = ctx.engine.Progress(t.torrent);
+        if (!prog.ok()) return prog.status().WithContext(t.file->path);
+        t.from_peers = prog->bytes_from_peers;
+        state.peers += static_cast<uint32_t>(prog->peers);
+        if (prog->complete) {
+          t.complete = true;
+        } else {
+          all_done = false;
+          state.have_bytes += std::min<uint64_t>(t.file->size, prog->have_pieces * m.piece_size);
+          if (fetches) {
+            auto missing = ctx.engine.UnavailablePieces(t.torrent);
+            if (!missing.ok()) return missing.status();
+            std::map<uint64_t, Clock::time_point> still;
+            for (uint64_t p : *missing) {
+              auto it = t.unavailable_since.find(p);
+              still[p] = it == t.unavailable_since.end() ? Clock::now() : it->second;
+              if (!t.fetching[p] && MsSince(still[p]) >= ctx.options.origin_fallback_ms) {
+                t.fetching[p] = true;
+                fetches->Add(i, p, t.chunks[p], PieceBytes(*t.file, m.piece_size, p));
+              }
+            }
+            t.unavailable_since = std::move(still);
+          }
+        }
+      }
+      state.bytes_from_peers += t.from_peers;
+      if (t.complete) {
+        state.have_bytes += t.file->size;
+        ++state.files_done;
+      }
+    }
+    if (fetches) {
+      for (const OriginFetches::Done& d : fetches->TakeDone()) {
+        if (!d.status.ok()) return d.status;
+        result.bytes_from_origin += d.bytes;
+        ctx.counters.bytes_from_origin += d.bytes;
+        ctx.counters.origin_chunks++;
+        Status s = ctx.engine.ChunkArrived(tasks[d.task].torrent, d.piece);
+        if (!s.ok()) return s;
+      }
+    }
+    state.bytes_from_origin = result.bytes_from_origin;
+    if (progress) progress(state);
+    if (all_done) break;
+    if (state.have_bytes != last_have) {
+      last_have = state.have_bytes;
+      last_change = Clock::now();
+    } else if (MsSince(last_change) > 10 * 60 * 1000) {
+      return Status::Unavailable("pull of " + ref->ToString() + " made no progress for 10 minutes" +
+                                 (ctx.origin ? "" : "; no peer has the missing chunks and this agent has no --origin"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  fetches.reset();
+  for (const FileTask& t : tasks) result.bytes_from_peers += t.from_peers;
+
+  std::string tmp = dest + ".shoal-tmp-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(Clock::now().time_since_epoch().count() % 1000000);
+  std::error_code ec;
+  fs::create_directory(tmp, ec);
+  if (ec) return Status::IOError("create " + tmp + ": " + ec.message());
+  Status s = MaterializeInto(ctx.store, m, tmp);
+  if (s.ok()) s = SwapIntoPlace(tmp, dest);
+  if (!s.ok()) {
+    fs::remove_all(tmp, ec);
+    return s;
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  ctx.counters.pulls++;
+  Log(LogLevel::kInfo, "pull.done",
+      {{"ref", ref->ToString()}, {"version", result.version.ToHex()}, {"bytes", result.total_bytes},
+       {"from_peers", result.bytes_from_peers}, {"from_origin", result.bytes_from_origin},
+       {"cached", result.bytes_cached}, {"seconds", result.seconds}});
+  return result;
+}
+
+}  // namespace shoal

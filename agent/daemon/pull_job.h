@@ -1,0 +1,70 @@
+// PullJob: one `shoal pull` on this node, from name to folder.
+//
+// Resolves the name with the caller's token (so a pod reads only what its
+// token allows) and checks the manifest's signature; adds one torrent per
+// distinct file; fetches from the origin any chunk that no peer has offered
+// within the fallback delay; pins the chunks it has; then materialises the
+// version into a temporary sibling of the destination and swaps it into
+// place, read-only.
+//
+// Thread-safety: Run() blocks; run each job on its own thread. The engine,
+// store and origin it uses are thread-safe.
+#ifndef SHOAL_AGENT_DAEMON_PULL_JOB_H_
+#define SHOAL_AGENT_DAEMON_PULL_JOB_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "daemon/agent_options.h"
+#include "shoal/chunk_store.h"
+#include "shoal/origin.h"
+#include "shoal/status.h"
+#include "shoal/version_id.h"
+
+namespace shoal {
+
+class TorrentEngine;
+
+struct PullState {
+  uint64_t total_bytes = 0;
+  uint64_t have_bytes = 0;
+  uint64_t bytes_from_peers = 0;
+  uint64_t bytes_from_origin = 0;
+  uint32_t peers = 0;
+  uint32_t files_done = 0;
+  uint32_t files_total = 0;
+};
+
+struct PullResult {
+  VersionId version;
+  uint64_t total_bytes = 0;
+  uint64_t bytes_from_peers = 0;
+  uint64_t bytes_from_origin = 0;
+  uint64_t bytes_cached = 0;
+  double seconds = 0;
+  uint32_t file_count = 0;
+};
+
+// Node-wide counters the pull jobs add to, for /metrics and heartbeats.
+struct PullCounters {
+  std::atomic<uint64_t> pulls{0}, pull_failures{0}, bytes_from_origin{0}, origin_chunks{0};
+};
+
+struct PullContext {
+  const AgentOptions& options;
+  ChunkStore& store;
+  TorrentEngine& engine;
+  Origin* origin;             // null: no origin fallback
+  std::string announce_url;   // http://tracker:port/announce?token=...&zone=...
+  PullCounters& counters;
+};
+
+// REQUIRES: `dest` is an absolute path whose parent folder exists.
+Result<PullResult> RunPull(PullContext& ctx, const std::string& ref, const std::string& token,
+                           const std::string& dest, const std::function<void(const PullState&)>& progress);
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_DAEMON_PULL_JOB_H_

@@ -1,0 +1,210 @@
+// shoald: the Shoal agent. One per node: a chunk cache, a BitTorrent peer,
+// origin fallback, and a local control socket for `shoal pull`.
+#include <CLI/CLI.hpp>
+#include <kj/async-io.h>
+#include <kj/async-unix.h>
+#include <malloc.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "daemon/agent_options.h"
+#include "daemon/local_control.h"
+#include "daemon/pull_job.h"
+#include "daemon/tracker_link.h"
+#include "kj_status.h"
+#include "p2p/torrent_engine.h"
+#include "shoal/byte_size.h"
+#include "shoal/chunk_store.h"
+#include "shoal/log.h"
+#include "shoal/origin.h"
+#include "shoal/service/http_server.h"
+#include "shoal/service/metrics.h"
+#include "shoal/service/standard_routes.h"
+#include "shoal/store_options.h"
+
+namespace shoal {
+namespace {
+
+Status SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return Status::InvalidArgument("address '" + text + "' must be host:port");
+  *host = text.substr(0, colon);
+  if (host->size() > 1 && host->front() == '[') *host = host->substr(1, host->size() - 2);
+  char* end = nullptr;
+  unsigned long p = std::strtoul(text.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || p > 65535) return Status::InvalidArgument("address '" + text + "' has a bad port");
+  *port = static_cast<uint16_t>(p);
+  return Status::OK();
+}
+
+void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engine, PullCounters& pulls,
+                Origin* origin, TrackerLink& link) {
+  metrics.AddCollector([&, origin](MetricsWriter& w) {
+    StoreStats s = store.Stats();
+    w.AddGauge("shoal_agent_cache_bytes", "Bytes in the chunk cache", static_cast<double>(s.used_bytes));
+    w.AddGauge("shoal_agent_cache_capacity_bytes", "Cache budget", static_cast<double>(s.capacity_bytes));
+    w.AddGauge("shoal_agent_cache_chunks", "Chunks in the cache", static_cast<double>(s.chunks));
+    w.AddCounter("shoal_agent_cache_hits_total", "Chunk lookups found in the cache", s.hits);
+    w.AddCounter("shoal_agent_cache_misses_total", "Chunk lookups not in the cache", s.misses);
+    w.AddCounter("shoal_agent_cache_evictions_total", "Chunks evicted", s.evictions);
+    w.AddCounter("shoal_agent_cache_corrupt_total", "Chunks dropped for failing verification", s.corrupt_dropped);
+    EngineStats e = engine.Stats();
+    w.AddCounter("shoal_agent_peer_bytes_total", "Payload bytes exchanged with peers", e.bytes_down, {{"direction", "in"}});
+    w.AddCounter("shoal_agent_peer_bytes_total", "Payload bytes exchanged with peers", e.bytes_up, {{"direction", "out"}});
+    w.AddCounter("shoal_agent_hash_failures_total", "Pieces from peers that failed their hash", e.hash_failures);
+    w.AddCounter("shoal_agent_peers_banned_total", "Peers banned for bad data", e.peers_banned);
+    w.AddGauge("shoal_agent_peers", "Connected peers", static_cast<double>(e.peers));
+    w.AddGauge("shoal_agent_torrents", "Torrents in the engine", static_cast<double>(e.torrents));
+    w.AddCounter("shoal_agent_origin_bytes_total", "Bytes fetched from the origin", pulls.bytes_from_origin);
+    w.AddCounter("shoal_agent_origin_chunks_total", "Chunks fetched from the origin", pulls.origin_chunks);
+    w.AddCounter("shoal_agent_pulls_total", "Pulls completed", pulls.pulls);
+    w.AddCounter("shoal_agent_pull_failures_total", "Pulls that failed", pulls.pull_failures);
+    w.AddGauge("shoal_agent_tracker_registered", "1 while registered with the tracker", link.registered() ? 1 : 0);
+    w.AddGauge("shoal_agent_ring_epoch", "Membership epoch last seen", static_cast<double>(link.epoch()));
+    if (origin != nullptr) {
+      OriginCounters oc = origin->counters();
+      w.AddCounter("shoal_origin_requests_total", "Origin requests, retries included", oc.get.requests, {{"op", "get"}});
+      w.AddCounter("shoal_origin_bytes_total", "Origin payload bytes", oc.get.bytes, {{"op", "get"}});
+    }
+  });
+}
+
+Status Run(AgentOptions& o, const std::string& cache_size, const std::string& log_level) {
+  auto level = ParseLogLevel(log_level);
+  if (!level.ok()) return level.status();
+  SetLogLevel(*level);
+  if (!cache_size.empty()) {
+    auto bytes = ParseByteSize(cache_size);
+    if (!bytes.ok()) return bytes.status().WithContext("--cache-size");
+    o.cache_bytes = *bytes;
+  }
+  SHOAL_RETURN_IF_ERROR(o.Validate());
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);  // trimming cost page faults on every transfer
+
+  std::function<void(const ChunkId&)> on_evict;  // set once the engine exists
+  StoreOptions so;
+  so.dir = o.cache_dir;
+  so.capacity_bytes = o.cache_bytes;
+  so.on_evict = [&on_evict](const ChunkId& id) {
+    if (on_evict) on_evict(id);
+  };
+  auto store = ChunkStore::Open(so);
+  if (!store.ok()) return store.status();
+  std::unique_ptr<Origin> origin;
+  if (!o.origin.url.empty()) {
+    auto opened = OpenOrigin(o.origin);
+    if (!opened.ok()) return opened.status().WithContext("open origin " + o.origin.url);
+    origin = std::move(opened).value();
+  }
+  EngineOptions eo;
+  eo.listen = o.peer_listen;
+  eo.disk_threads = o.disk_threads;
+  auto engine = TorrentEngine::Start(eo, **store);
+  if (!engine.ok()) return engine.status();
+  on_evict = [&engine](const ChunkId& id) { (*engine)->ChunkEvicted(id); };
+
+  kj::UnixEventPort::captureSignal(SIGTERM);
+  kj::UnixEventPort::captureSignal(SIGINT);
+  auto io = kj::setupAsyncIo();
+  PullCounters counters;
+  auto stats = [&] {
+    StoreStats s = (*store)->Stats();
+    EngineStats e = (*engine)->Stats();
+    AgentStatsSnapshot a;
+    a.cached_bytes = s.used_bytes;
+    a.cached_chunks = s.chunks;
+    a.bytes_from_peers = e.bytes_down;
+    a.bytes_from_origin = counters.bytes_from_origin;
+    a.bytes_to_peers = e.bytes_up;
+    a.torrents = static_cast<uint32_t>(e.torrents);
+    a.peers = static_cast<uint32_t>(e.peers);
+    return a;
+  };
+  TrackerLink link(io, o, (*engine)->listen_port(), stats);
+
+  MetricsRegistry metrics;
+  AddMetrics(metrics, **store, **engine, counters, origin.get(), link);
+  HttpServerOptions ho;
+  SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &ho.address, &ho.port));
+  HttpServer http(ho);
+  AddStandardRoutes(http, metrics, [&] {
+    if (!link.registered()) return Status::Unavailable("not registered with tracker " + o.tracker);
+    return Status::OK();
+  });
+  SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
+
+  PullContext pulls{o, **store, **engine, origin.get(), "", counters};
+  kj::Promise<void> control = nullptr;
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
+    control = ServeLocalControl(io, o.control_socket, LocalControlDeps{pulls, link, stats});
+  })) {
+    return StatusFromException(*e, "control socket").WithContext("listen on " + o.control_socket);
+  }
+  if (!o.port_file.empty()) {
+    std::string tmp = o.port_file + ".tmp";
+    std::ofstream(tmp) << (*engine)->listen_port() << " " << http.port() << "\n";
+    std::filesystem::rename(tmp, o.port_file);
+  }
+  Log(LogLevel::kInfo, "agent.start",
+      {{"peer_port", static_cast<int64_t>((*engine)->listen_port())}, {"http_port", static_cast<int64_t>(http.port())},
+       {"cache_dir", o.cache_dir}, {"cache_bytes", o.cache_bytes}, {"control", o.control_socket},
+       {"origin", origin ? origin->Describe() : std::string("(none)")}});
+
+  auto tracker = link.Run().eagerlyEvaluate([](kj::Exception&& e) {
+    Log(LogLevel::kError, "tracker.link_failed", {{"error", std::string(e.getDescription().cStr())}});
+  });
+  auto served = control.then([] { return 0; });
+  auto signal = io.unixEventPort.onSignal(SIGTERM)
+                    .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
+                    .then([](siginfo_t) { return 0; });
+  served.exclusiveJoin(kj::mv(signal)).wait(io.waitScope);
+  Log(LogLevel::kInfo, "agent.stop", {});
+  http.Stop();
+  (*engine)->Stop();
+  ::unlink(o.control_socket.c_str());
+  return Status::OK();
+}
+
+}  // namespace
+}  // namespace shoal
+
+int main(int argc, char** argv) {
+  shoal::AgentOptions o;
+  std::string cache_size, log_level = "info";
+  CLI::App app{"shoald: the Shoal agent"};
+  app.set_config("--config", "", "read options from this TOML/INI file");
+  app.add_option("--name", o.name, "node name; default: the host name");
+  app.add_option("--zone", o.zone, "zone label; same-zone peers are preferred");
+  app.add_option("--tracker", o.tracker, "tracker RPC host:port")->envname("SHOAL_TRACKER")->capture_default_str();
+  app.add_option("--token", o.token, "agent token (shoal-tracker token create --ns '*' --role read)")
+      ->envname("SHOAL_AGENT_TOKEN");
+  app.add_option("--cache-dir", o.cache_dir, "chunk cache folder")->capture_default_str();
+  app.add_option("--cache-size", cache_size, "cache budget, e.g. 200GiB (default 100GiB)");
+  app.add_option("--peer-listen", o.peer_listen, "BitTorrent listen address")->capture_default_str();
+  app.add_option("--http-listen", o.http_listen, "/metrics and /healthz address")->capture_default_str();
+  app.add_option("--control-socket", o.control_socket, "unix socket for the local CLI")->capture_default_str();
+  app.add_option("--port-file", o.port_file, "write 'peer_port http_port' here once listening");
+  app.add_option("--origin", o.origin.url, "file:///path or s3://bucket/prefix, for chunks no peer has")
+      ->envname("SHOAL_ORIGIN");
+  app.add_option("--s3-endpoint", o.origin.endpoint, "S3 endpoint URL")->envname("SHOAL_S3_ENDPOINT");
+  app.add_option("--s3-region", o.origin.region, "S3 signing region");
+  app.add_option("--origin-fallback-ms", o.origin_fallback_ms, "wait this long for a peer before the origin")
+      ->capture_default_str();
+  app.add_option("--origin-parallelism", o.origin_parallelism, "origin GETs in flight per pull")->capture_default_str();
+  app.add_option("--disk-threads", o.disk_threads, "disk I/O threads")->capture_default_str();
+  app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  shoal::Status s = shoal::Run(o, cache_size, log_level);
+  if (!s.ok()) {
+    std::fprintf(stderr, "shoald: error: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,138 @@
+#include "daemon/tracker_link.h"
+
+#include <unistd.h>
+
+#include "kj_status.h"
+#include "shoal/log.h"
+
+namespace shoal {
+namespace {
+
+void FillStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out) {
+  out.setCachedBytes(s.cached_bytes);
+  out.setCachedChunks(s.cached_chunks);
+  out.setBytesFromPeers(s.bytes_from_peers);
+  out.setBytesFromOrigin(s.bytes_from_origin);
+  out.setBytesToPeers(s.bytes_to_peers);
+  out.setTorrents(s.torrents);
+  out.setPeers(s.peers);
+}
+
+class AgentControlImpl final : public proto::AgentControl::Server {
+ public:
+  explicit AgentControlImpl(std::function<AgentStatsSnapshot()> stats) : stats_(std::move(stats)) {}
+
+ protected:
+  kj::Promise<void> status(StatusContext c) override {
+    FillStats(stats_(), c.getResults().initStats());
+    return kj::READY_NOW;
+  }
+
+ private:
+  std::function<AgentStatsSnapshot()> stats_;
+};
+
+std::string HostOf(const std::string& host_port) {
+  size_t colon = host_port.rfind(':');
+  return colon == std::string::npos ? host_port : host_port.substr(0, colon);
+}
+
+std::string NodeName(const AgentOptions& o) {
+  if (!o.name.empty()) return o.name;
+  char buf[256] = "";
+  ::gethostname(buf, sizeof(buf) - 1);
+  return buf[0] ? buf : "agent";
+}
+
+}  // namespace
+
+TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
+                         std::function<AgentStatsSnapshot()> stats)
+    : io_(io), options_(options), peer_port_(peer_port), stats_(std::move(stats)) {}
+
+std::string TrackerLink::agent_id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return agent_id_;
+}
+
+std::string TrackerLink::announce_url() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return announce_url_;
+}
+
+kj::Promise<void> TrackerLink::Run() {
+  return ConnectAndServe().then(
+      [this]() -> kj::Promise<void> {
+        // The session ended (tracker gone); start over.
+        registered_ = false;
+        return io_.provider->getTimer().afterDelay(backoff_ms_ * kj::MILLISECONDS).then([this] { return Run(); });
+      },
+      [this](kj::Exception&& e) -> kj::Promise<void> {
+        registered_ = false;
+        Status s = StatusFromException(e, "tracker " + options_.tracker);
+        Log(LogLevel::kWarn, "tracker.unreachable", {{"error", s.ToString()}, {"retry_ms", backoff_ms_}});
+        uint32_t wait = backoff_ms_;
+        backoff_ms_ = std::min<uint32_t>(backoff_ms_ * 2, 10000);
+        rpc_ = nullptr;
+        network_ = nullptr;
+        stream_ = nullptr;
+        return io_.provider->getTimer().afterDelay(wait * kj::MILLISECONDS).then([this] { return Run(); });
+      });
+}
+
+kj::Promise<void> TrackerLink::ConnectAndServe() {
+  return io_.provider->getNetwork()
+      .parseAddress(options_.tracker)
+      .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
+      .then([this](kj::Own<kj::AsyncIoStream> stream) {
+        stream_ = kj::mv(stream);
+        network_ = kj::heap<capnp::TwoPartyVatNetwork>(*stream_, capnp::rpc::twoparty::Side::CLIENT);
+        rpc_ = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(
+            capnp::makeRpcClient(*network_));
+        capnp::word scratch[4];
+        memset(scratch, 0, sizeof(scratch));
+        capnp::MallocMessageBuilder vat_msg(scratch);
+        auto vat = vat_msg.getRoot<capnp::rpc::twoparty::VatId>();
+        vat.setSide(capnp::rpc::twoparty::Side::SERVER);
+        auto gateway = rpc_->bootstrap(vat).castAs<proto::Gateway>();
+        auto req = gateway.registerAgentRequest();
+        req.setToken(options_.token);
+        auto info = req.initInfo();
+        info.setName(NodeName(options_));
+        info.setPeerPort(peer_port_);
+        info.setZone(options_.zone);
+        info.setCacheBytes(options_.cache_bytes);
+        info.setVersion("0.1.0");
+        req.setControl(kj::heap<AgentControlImpl>(stats_));
+        auto disconnected = network_->onDisconnect();
+        return req.send()
+            .then([this, gateway](capnp::Response<proto::Gateway::RegisterAgentResults> r) mutable {
+              {
+                std::lock_guard<std::mutex> lock(mu_);
+                agent_id_ = r.getAgentId();
+                announce_url_ = "http://" + HostOf(options_.tracker) + ":" + std::to_string(r.getHttpPort()) +
+                                "/announce?token=" + options_.token +
+                                (options_.zone.empty() ? "" : "&zone=" + options_.zone);
+              }
+              epoch_ = r.getEpoch();
+              registered_ = true;
+              backoff_ms_ = 500;
+              Log(LogLevel::kInfo, "tracker.registered", {{"agent", std::string(r.getAgentId())}, {"epoch", r.getEpoch()}});
+              return HeartbeatLoop(r.getSession(), r.getHeartbeatMs());
+            })
+            .exclusiveJoin(kj::mv(disconnected));
+      });
+}
+
+kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms) {
+  return io_.provider->getTimer().afterDelay(interval_ms * kj::MILLISECONDS).then([this, session, interval_ms]() mutable {
+    auto req = session.heartbeatRequest();
+    FillStats(stats_(), req.initStats());
+    return req.send().then([this, session, interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
+      epoch_ = r.getEpoch();
+      return HeartbeatLoop(session, interval_ms);
+    });
+  });
+}
+
+}  // namespace shoal

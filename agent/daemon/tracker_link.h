@@ -1,0 +1,69 @@
+// TrackerLink: the agent's membership with the tracker. Registers over Cap'n
+// Proto, heartbeats, and serves AgentControl to the tracker on the same
+// connection. When the tracker is unreachable or restarts, it keeps
+// retrying with backoff; running transfers are not affected.
+//
+// Thread-safety: Run() and the promise it returns live on one kj event loop;
+// the accessors are safe from any thread.
+#ifndef SHOAL_AGENT_DAEMON_TRACKER_LINK_H_
+#define SHOAL_AGENT_DAEMON_TRACKER_LINK_H_
+
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "daemon/agent_options.h"
+#include "shoal/proto/tracker.capnp.h"
+
+namespace shoal {
+
+struct AgentStatsSnapshot {
+  uint64_t cached_bytes = 0, cached_chunks = 0, bytes_from_peers = 0, bytes_from_origin = 0,
+           bytes_to_peers = 0;
+  uint32_t torrents = 0, peers = 0;
+};
+
+class TrackerLink {
+ public:
+  TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
+              std::function<AgentStatsSnapshot()> stats);
+
+  // Runs until the promise is dropped.
+  kj::Promise<void> Run();
+
+  bool registered() const { return registered_; }
+  uint64_t epoch() const { return epoch_; }
+  std::string agent_id() const;
+  // http://<tracker host>:<tracker http port>/announce?token=...&zone=...;
+  // empty until the first registration.
+  std::string announce_url() const;
+
+ private:
+  kj::Promise<void> ConnectAndServe();
+  kj::Promise<void> HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms);
+
+  kj::AsyncIoContext& io_;
+  const AgentOptions& options_;
+  const uint16_t peer_port_;
+  std::function<AgentStatsSnapshot()> stats_;
+  uint32_t backoff_ms_ = 500;
+
+  // Connection state, owned by the event loop.
+  kj::Own<kj::AsyncIoStream> stream_;
+  kj::Own<capnp::TwoPartyVatNetwork> network_;
+  kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc_;
+
+  std::atomic<bool> registered_{false};
+  std::atomic<uint64_t> epoch_{0};
+  mutable std::mutex mu_;
+  std::string agent_id_;      // protected by mu_
+  std::string announce_url_;  // protected by mu_
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_DAEMON_TRACKER_LINK_H_
