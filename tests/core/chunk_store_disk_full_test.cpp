@@ -90,6 +90,8 @@ TEST_CASE("on a full disk the store evicts, then fails clearly, then recovers",
     INFO(full.ToString());
     REQUIRE(full.IsNoSpace());
     CHECK_THAT(full.message(), Catch::StartsWith("disk full"));
+    CHECK_THAT(full.message(), Catch::Contains("nothing in the cache can be evicted"));
+    CHECK_THAT(full.message(), Catch::Contains("0 other writes in flight"));
     CHECK_THAT(full.message(), Catch::Contains("free space"));
     CHECK(FilesUnder(store_dir + "/tmp").empty());
     CHECK((FilesUnder(store_dir + "/chunks") == files_before));
