@@ -363,12 +363,13 @@ std::string ChunkStoreImpl::CacheFullMessage(uint64_t bytes) const {
          " capacity; raise --cache-size or wait for pulls to finish";
 }
 
+// REQUIRES: the write asking holds a reservation, so is among writes_in_flight_.
 std::string ChunkStoreImpl::DiskFullMessage(uint64_t bytes) const {
   return "disk full: the filesystem holding " + options_.dir + " has no room for a " +
          FormatBytes(bytes) + " chunk and nothing in the cache can be evicted (" +
          FormatBytes(pinned_bytes_) + " pinned in " + std::to_string(pinned_chunks_) + " chunks, " +
-         std::to_string(writes_in_flight_) +
-         " writes in flight); free space on that filesystem or lower --cache-size to fit it";
+         std::to_string(writes_in_flight_ - 1) +
+         " other writes in flight); free space on that filesystem or lower --cache-size to fit it";
 }
 
 }  // namespace shoal

@@ -16,7 +16,9 @@
 namespace shoal {
 
 // Called once for every chunk that leaves the store: evicted for space,
-// evicted on request, or dropped because it failed verification. It runs on
+// evicted on request, or dropped because it failed verification. (Chunks
+// dropped by the reconcile inside Open() were never visible and are only
+// counted in StoreStats.) It runs on
 // the thread that removed the chunk, with no store lock held, so it may call
 // back into the store. It must be thread-safe.
 using EvictionListener = std::function<void(const ChunkId& id)>;

@@ -138,5 +138,5 @@ TEST_CASE("one writer takes blocks from several threads at once", "[store][concu
   for (auto& th : threads) th.join();
   CHECK((*w)->blocks_written() == 64);
   REQUIRE((*w)->Commit().ok());
-  CHECK(*ReadAll(*store, c.id) == c.data);
+  CHECK((*ReadAll(*store, c.id) == c.data));
 }

@@ -56,7 +56,7 @@ TEST_CASE("a chunk altered on disk is caught on its first read after open and dr
   CHECK(::access(ChunkPathIn(dir.path(), bad.id).c_str(), F_OK) != 0);
   CHECK(store->Stats().corrupt_dropped == 1);
   CHECK(dropped == std::vector<ChunkId>{bad.id});
-  CHECK(*ReadAll(*store, good.id) == good.data);
+  CHECK((*ReadAll(*store, good.id) == good.data));
 
   // Gone from the index too.
   store.reset();

@@ -90,16 +90,18 @@ TEST_CASE("on a full disk the store evicts, then fails clearly, then recovers",
     INFO(full.ToString());
     REQUIRE(full.IsNoSpace());
     CHECK_THAT(full.message(), Catch::StartsWith("disk full"));
+    CHECK_THAT(full.message(), Catch::Contains("nothing in the cache can be evicted"));
+    CHECK_THAT(full.message(), Catch::Contains("0 other writes in flight"));
     CHECK_THAT(full.message(), Catch::Contains("free space"));
     CHECK(FilesUnder(store_dir + "/tmp").empty());
-    CHECK(FilesUnder(store_dir + "/chunks") == files_before);
+    CHECK((FilesUnder(store_dir + "/chunks") == files_before));
     CHECK(store->Stats().reserved_bytes == 0);
     CHECK_FALSE(store->Contains(extra.id));
 
     // The other program frees its space: the same put now works.
     REQUIRE(::unlink(filler.c_str()) == 0);
     REQUIRE(store->Put(extra.id, extra.data.data(), kChunk).ok());
-    CHECK(*ReadAll(*store, extra.id) == extra.data);
+    CHECK((*ReadAll(*store, extra.id) == extra.data));
     CHECK(store->Stats().index_errors == 0);
   }
   // And the store reopens consistent on that filesystem.

@@ -36,7 +36,7 @@ TEST_CASE("materialize assembles a file from its chunks, read-only", "[store][ma
 
   std::string target = dir.path() + "/models/llama/weights.bin";
   REQUIRE(store->Materialize(ids, data.size(), kPiece, target, 0755).ok());
-  CHECK(ReadWholeFile(target) == data);
+  CHECK((ReadWholeFile(target) == data));
   struct stat st;
   REQUIRE(::stat(target.c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0555);
@@ -52,7 +52,7 @@ TEST_CASE("materialize handles a single-chunk file and an empty file", "[store][
   std::vector<ChunkId> ids = PutFile(*store, small);
   REQUIRE(ids.size() == 1);
   REQUIRE(store->Materialize(ids, small.size(), kPiece, dir.path() + "/small", 0600).ok());
-  CHECK(ReadWholeFile(dir.path() + "/small") == small);
+  CHECK((ReadWholeFile(dir.path() + "/small") == small));
   REQUIRE(store->Materialize({}, 0, kPiece, dir.path() + "/empty", 0644).ok());
   CHECK(ReadWholeFile(dir.path() + "/empty").empty());
 }
@@ -68,7 +68,7 @@ TEST_CASE("materialize onto another filesystem falls back to plain copies",
   std::string target = std::string(tmpl) + "/file";
   Status s = store->Materialize(ids, data.size(), kPiece, target, 0644);
   CHECK(s.ok());
-  CHECK(ReadWholeFile(target) == data);
+  CHECK((ReadWholeFile(target) == data));
   TempDir::RemoveTree(tmpl);
 }
 

@@ -21,7 +21,7 @@ TEST_CASE("chunk store keeps a put chunk and reads any range of it", "[store]") 
   REQUIRE_FALSE(store->Contains(c.id));
   REQUIRE(store->Put(c.id, c.data.data(), c.data.size()).ok());
   CHECK(store->Contains(c.id));
-  CHECK(ReadWholeFile(ChunkPathIn(dir.path(), c.id)) == c.data);
+  CHECK((ReadWholeFile(ChunkPathIn(dir.path(), c.id)) == c.data));
 
   std::vector<uint8_t> buf(5000);
   auto n = store->Read(c.id, 20000, buf.data(), buf.size());
@@ -85,7 +85,7 @@ TEST_CASE("a streaming writer takes blocks out of order and commits without read
   REQUIRE((*w)->Commit().ok());
   auto back = ReadAll(*store, c.id);
   REQUIRE(back.ok());
-  CHECK(*back == c.data);
+  CHECK((*back == c.data));
 }
 
 TEST_CASE("a writer refuses to commit with blocks missing and a bad block can be rewritten",
@@ -151,7 +151,7 @@ TEST_CASE("put with precomputed block hashes checks them against the ID", "[stor
   CHECK(store->PutHashed(c.id, c.data.data(), c.data.size(), wrong).IsCorruption());
   CHECK_FALSE(store->Contains(c.id));
   REQUIRE(store->PutHashed(c.id, c.data.data(), c.data.size(), leaves).ok());
-  CHECK(*ReadAll(*store, c.id) == c.data);
+  CHECK((*ReadAll(*store, c.id) == c.data));
 }
 
 TEST_CASE("a second put of a chunk is a no-op that succeeds", "[store]") {
@@ -206,7 +206,7 @@ TEST_CASE("a reopened store keeps its chunks, ownership and LRU order", "[store]
   CHECK(s.chunks == 2);
   CHECK(s.owned_chunks == 1);
   CHECK(s.open_unindexed_added == 0);
-  CHECK(*ReadAll(*store, a.id) == a.data);
+  CHECK((*ReadAll(*store, a.id) == a.data));
   CHECK(store->SetOwned(MakeChunk(99, 10).id, true).IsNotFound());
 }
 
