@@ -158,8 +158,8 @@ struct HttpConnection::Impl {
   }
 
   template <typename Stream>
-  Status DoExchange(Stream& stream, const HttpRequest& request, ByteSink* sink,
-                    HttpResponse* response, ExchangeInfo* info) {
+  Status DoExchange(Stream& stream, const OriginHttpRequest& request, ByteSink* sink,
+                    OriginHttpResponse* response, ExchangeInfo* info) {
     const auto io_timeout = std::chrono::milliseconds(timeouts.io_ms);
     http::request<http::buffer_body> req;
     req.method(http::string_to_verb(request.method));
@@ -245,7 +245,7 @@ HttpConnection::HttpConnection(const HttpEndpoint& endpoint, std::shared_ptr<Tls
 
 HttpConnection::~HttpConnection() = default;
 
-Status HttpConnection::Exchange(const HttpRequest& request, ByteSink* sink, HttpResponse* response,
+Status HttpConnection::Exchange(const OriginHttpRequest& request, ByteSink* sink, OriginHttpResponse* response,
                                 ExchangeInfo* info) {
   *info = ExchangeInfo();
   if (!impl_->open) {

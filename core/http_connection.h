@@ -60,7 +60,7 @@ class HttpConnection {
   // body goes to `sink` (if given) as it arrives; any other body is kept in
   // response->body (up to 64 KiB). For HEAD requests no body is read.
   // A non-OK status means the transport failed; *info says how far it got.
-  Status Exchange(const HttpRequest& request, ByteSink* sink, HttpResponse* response,
+  Status Exchange(const OriginHttpRequest& request, ByteSink* sink, OriginHttpResponse* response,
                   ExchangeInfo* info);
 
   // Whether the connection may carry another request.

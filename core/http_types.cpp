@@ -59,7 +59,7 @@ Result<HttpEndpoint> ParseHttpEndpoint(const std::string& url) {
   return ep;
 }
 
-std::string HttpResponse::Header(const std::string& name) const {
+std::string OriginHttpResponse::Header(const std::string& name) const {
   for (const auto& [k, v] : headers) {
     if (k == name) return v;
   }

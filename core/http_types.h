@@ -36,7 +36,7 @@ struct HttpTimeouts {
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
-struct HttpRequest {
+struct OriginHttpRequest {
   std::string method;  // "GET", "PUT", ...
   std::string target;  // encoded path and query: "/bucket/key?uploadId=..."
   HttpHeaders headers;
@@ -44,7 +44,7 @@ struct HttpRequest {
   size_t body_len = 0;
 };
 
-struct HttpResponse {
+struct OriginHttpResponse {
   int status = 0;
   HttpHeaders headers;  // names in lower case
   std::string body;     // the body when it was not streamed into a sink

@@ -21,7 +21,7 @@ HttpEndpoint ConnectionEndpoint(const S3ClientConfig& c) {
 // starts where the Range asked, a 200 (the server ignored Range) at byte 0.
 class RangeSink : public ByteSink {
  public:
-  RangeSink(ByteSink* inner, const HttpResponse* response, uint64_t start, uint64_t limit)
+  RangeSink(ByteSink* inner, const OriginHttpResponse* response, uint64_t start, uint64_t limit)
       : inner_(inner), response_(response), start_(start), limit_(limit) {}
 
   Status Write(const uint8_t* data, size_t len) override {
@@ -45,7 +45,7 @@ class RangeSink : public ByteSink {
 
  private:
   ByteSink* inner_;
-  const HttpResponse* response_;
+  const OriginHttpResponse* response_;
   uint64_t start_, limit_, skip_ = 0, delivered_ = 0;
   bool decided_ = false;
 };
@@ -68,7 +68,7 @@ std::string S3Client::Path(const std::string& key) const {
   return "/" + config_.bucket + (key.empty() ? "" : "/" + UriEncodePath(key));
 }
 
-HttpRequest S3Client::Build(const S3Call& call, const std::string& payload_sha256,
+OriginHttpRequest S3Client::Build(const S3Call& call, const std::string& payload_sha256,
                             uint64_t already_delivered) const {
   SignableRequest sr;
   sr.method = call.method;
@@ -85,7 +85,7 @@ HttpRequest S3Client::Build(const S3Call& call, const std::string& payload_sha25
   sr.payload_sha256 = payload_sha256;
   auto auth = signer_.SignHeaders(sr, std::time(nullptr));
 
-  HttpRequest req;
+  OriginHttpRequest req;
   req.method = call.method;
   req.target = sr.path;
   std::string query = CanonicalQueryString(call.query);
@@ -97,7 +97,7 @@ HttpRequest S3Client::Build(const S3Call& call, const std::string& payload_sha25
   return req;
 }
 
-Status S3Client::Execute(const S3Call& call, HttpResponse* response) {
+Status S3Client::Execute(const S3Call& call, OriginHttpResponse* response) {
   std::string payload = call.payload_sha256;
   if (payload.empty()) {
     payload =
@@ -113,7 +113,7 @@ Status S3Client::Execute(const S3Call& call, HttpResponse* response) {
       std::this_thread::sleep_for(retry_.Backoff(attempt - 1));
     }
     counters.AddRequest(call.op);
-    HttpRequest req = Build(call, payload, delivered);
+    OriginHttpRequest req = Build(call, payload, delivered);
     std::unique_ptr<HttpConnection> conn = pool_.Acquire();
     ExchangeInfo info;
     const uint64_t remaining = call.length == UINT64_MAX ? UINT64_MAX : call.length - delivered;

@@ -62,7 +62,7 @@ class S3Client {
 
   // Sends `call`, retrying transient failures of idempotent calls. OK only
   // for a 2xx answer, which is left in *response (its body, unless streamed).
-  Status Execute(const S3Call& call, HttpResponse* response);
+  Status Execute(const S3Call& call, OriginHttpResponse* response);
 
   // A presigned GET URL for `key`, valid `expires_seconds` from now.
   std::string PresignedGetUrl(const std::string& key, uint32_t expires_seconds) const;
@@ -73,7 +73,7 @@ class S3Client {
 
  private:
   std::string Path(const std::string& key) const;
-  HttpRequest Build(const S3Call& call, const std::string& payload_sha256,
+  OriginHttpRequest Build(const S3Call& call, const std::string& payload_sha256,
                     uint64_t already_delivered) const;
 
   // Constant after construction.

@@ -75,7 +75,7 @@ Result<std::string> Initiate(S3Client& client, const std::string& key) {
   call.key = key;
   call.query = {{"uploads", ""}};
   call.idempotent = false;
-  HttpResponse resp;
+  OriginHttpResponse resp;
   SHOAL_RETURN_IF_ERROR(client.Execute(call, &resp));
   Result<XmlElement> doc = ParseXml(resp.body);
   if (!doc.ok()) return doc.status().WithContext("CreateMultipartUpload " + client.Describe(key));
@@ -96,7 +96,7 @@ Status UploadPart(S3Client& client, const std::string& key, const std::string& u
   call.query = {{"partNumber", std::to_string(part.number)}, {"uploadId", upload_id}};
   call.body = part.bytes.data();
   call.body_len = part.bytes.size();
-  HttpResponse resp;
+  OriginHttpResponse resp;
   SHOAL_RETURN_IF_ERROR(client.Execute(call, &resp));
   *etag = resp.Header("etag");
   if (etag->empty()) {
@@ -118,7 +118,7 @@ Status Complete(S3Client& client, const std::string& key, const std::string& upl
   call.body = reinterpret_cast<const uint8_t*>(body.data());
   call.body_len = body.size();
   call.idempotent = false;
-  HttpResponse resp;
+  OriginHttpResponse resp;
   SHOAL_RETURN_IF_ERROR(client.Execute(call, &resp));
   // S3 may answer 200 and still put an <Error> in the body.
   Result<XmlElement> doc = ParseXml(resp.body);
@@ -135,7 +135,7 @@ void Abort(S3Client& client, const std::string& key, const std::string& upload_i
   call.method = "DELETE";
   call.key = key;
   call.query = {{"uploadId", upload_id}};
-  HttpResponse resp;
+  OriginHttpResponse resp;
   client.Execute(call, &resp);  // best effort: the caller reports the first failure
 }
 

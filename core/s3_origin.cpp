@@ -38,7 +38,7 @@ class S3OriginImpl final : public S3Origin {
     call.sink = &sink;
     call.offset = offset;
     call.length = length == kToEnd ? UINT64_MAX : length;
-    HttpResponse resp;
+    OriginHttpResponse resp;
     return Count(OriginOp::kGet, client_.Execute(call, &resp));
   }
 
@@ -50,7 +50,7 @@ class S3OriginImpl final : public S3Origin {
     call.key = prefix_ + key;
     call.body = data;
     call.body_len = len;
-    HttpResponse resp;
+    OriginHttpResponse resp;
     return Count(OriginOp::kPut, client_.Execute(call, &resp));
   }
 
@@ -70,7 +70,7 @@ class S3OriginImpl final : public S3Origin {
     call.op = OriginOp::kHead;
     call.method = "HEAD";
     call.key = prefix_ + key;
-    HttpResponse resp;
+    OriginHttpResponse resp;
     Status s = Count(OriginOp::kHead, client_.Execute(call, &resp));
     if (!s.ok()) return s;
     const std::string len = resp.Header("content-length");
@@ -97,7 +97,7 @@ class S3OriginImpl final : public S3Origin {
                   {"max-keys", std::to_string(max_keys)},
                   {"encoding-type", "url"}};
     if (!token.empty()) call.query.emplace_back("continuation-token", token);
-    HttpResponse resp;
+    OriginHttpResponse resp;
     Status s = Count(OriginOp::kList, client_.Execute(call, &resp));
     if (!s.ok()) return s;
     Result<ListPage> page = ParseListObjectsV2(resp.body, prefix_);
@@ -114,7 +114,7 @@ class S3OriginImpl final : public S3Origin {
     call.op = OriginOp::kDelete;
     call.method = "DELETE";
     call.key = prefix_ + key;
-    HttpResponse resp;
+    OriginHttpResponse resp;
     Status s = client_.Execute(call, &resp);
     if (s.IsNotFound() && s.message().find("bucket") == std::string::npos) s = Status::OK();
     return Count(OriginOp::kDelete, s);
