@@ -76,7 +76,8 @@ HttpRequest S3Client::Build(const S3Call& call, const std::string& payload_sha25
   sr.query = call.query;
   sr.headers = call.headers;
   sr.headers.emplace_back("host", conn_endpoint_.HostHeader());
-  if (call.sink != nullptr && (call.offset > 0 || call.length != UINT64_MAX)) {
+  if (call.sink != nullptr &&
+      (call.offset > 0 || call.length != UINT64_MAX || already_delivered > 0)) {
     const uint64_t start = call.offset + already_delivered;
     std::string range = "bytes=" + std::to_string(start) + "-";
     if (call.length != UINT64_MAX) range += std::to_string(call.offset + call.length - 1);
@@ -109,10 +110,10 @@ Status S3Client::Execute(const S3Call& call, HttpResponse* response) {
   Status last;
   for (uint32_t attempt = 1;; ++attempt) {
     if (attempt > 1) {
-      counters.AddRetry(call.op);
+      counters_.AddRetry(call.op);
       std::this_thread::sleep_for(retry_.Backoff(attempt - 1));
     }
-    counters.AddRequest(call.op);
+    counters_.AddRequest(call.op);
     HttpRequest req = Build(call, payload, delivered);
     std::unique_ptr<HttpConnection> conn = pool_.Acquire();
     ExchangeInfo info;
@@ -121,7 +122,7 @@ Status S3Client::Execute(const S3Call& call, HttpResponse* response) {
     Status s = conn->Exchange(req, call.sink ? &range : nullptr, response, &info);
     delivered += range.delivered();
     if (call.op == OriginOp::kGet || call.op == OriginOp::kList) {
-      counters.AddBytes(call.op, call.sink ? range.delivered() : response->body.size());
+      counters_.AddBytes(call.op, call.sink ? range.delivered() : response->body.size());
     }
     if (!s.ok()) {
       if (info.sink_failed) return s;
@@ -141,7 +142,7 @@ Status S3Client::Execute(const S3Call& call, HttpResponse* response) {
             ctx.operation + " " + ctx.object + ": the range " + std::to_string(call.offset) + "+" +
             std::to_string(call.length) + " reaches past the end of the object");
       }
-      if (call.op == OriginOp::kPut) counters.AddBytes(call.op, call.body_len);
+      if (call.op == OriginOp::kPut) counters_.AddBytes(call.op, call.body_len);
       return Status::OK();
     }
     S3ErrorBody error = ParseS3Error(response->body);

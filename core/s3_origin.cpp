@@ -115,9 +115,8 @@ class S3OriginImpl final : public S3Origin {
     call.method = "DELETE";
     call.key = prefix_ + key;
     HttpResponse resp;
-    Status s = client_.Execute(call, &resp);
-    if (s.IsNotFound() && s.message().find("bucket") == std::string::npos) s = Status::OK();
-    return Count(OriginOp::kDelete, s);
+    // S3 answers 204 for a missing key too; a NotFound here is the bucket.
+    return Count(OriginOp::kDelete, client_.Execute(call, &resp));
   }
 
   Result<std::string> PresignGet(const std::string& key, uint32_t expires_seconds) override {
@@ -128,7 +127,7 @@ class S3OriginImpl final : public S3Origin {
     return client_.PresignedGetUrl(prefix_ + key, expires_seconds);
   }
 
-  OriginCounters counters() const override { return client_.counters.Snapshot(); }
+  OriginCounters counters() const override { return client_.counters().Snapshot(); }
   std::string Describe() const override { return client_.Describe(prefix_); }
 
  private:
@@ -140,7 +139,7 @@ class S3OriginImpl final : public S3Origin {
     return Status::OK();
   }
   Status Count(OriginOp op, Status s) {
-    if (!s.ok()) client_.counters.AddError(op);
+    if (!s.ok()) client_.counters().AddError(op);
     return s;
   }
 

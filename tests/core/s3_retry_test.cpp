@@ -132,3 +132,29 @@ TEST_CASE("S3 times out on a server that accepts and never answers", "[s3][retry
   CHECK(took >= std::chrono::milliseconds(600));
   CHECK(took < std::chrono::seconds(3));
 }
+
+TEST_CASE("S3 resumes a whole-object GET with an open-ended Range", "[s3][retry]") {
+  FakeHttpServer server({"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabcde",
+                         Reply("206 Partial Content", "fghij",
+                               "Content-Range: bytes 5-9/10\r\n")});
+  auto origin = OpenFake(server, 3);
+  StringSink sink;
+  Status s = origin->Get("k", 0, Origin::kToEnd, sink);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(sink.str() == "abcdefghij");
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[0].find("range:") == std::string::npos);
+  CHECK(reqs[1].find("range: bytes=5-\r\n") != std::string::npos);
+}
+
+TEST_CASE("S3 skips to the asked range when a server ignores Range", "[s3][retry]") {
+  FakeHttpServer server({Reply("200 OK", "0123456789")});
+  auto origin = OpenFake(server, 1);
+  StringSink sink;
+  Status s = origin->Get("k", 3, 4, sink);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(sink.str() == "3456");
+}
