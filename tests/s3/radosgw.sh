@@ -45,15 +45,23 @@ rgw_answers() {
   [[ "$code" == 200 || "$code" == 403 ]]
 }
 
+# True while process $1 runs. A zombie does not count: under a container
+# init that never reaps, a killed daemon stays a zombie.
+alive() {
+  local state
+  state=$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n "$state" && "$state" != Z && "$state" != X ]]
+}
+
 start_rgw() {
-  if [[ -f "$dir/rgw.pid" ]] && kill -0 "$(cat "$dir/rgw.pid")" 2>/dev/null; then
+  if [[ -f "$dir/rgw.pid" ]] && alive "$(cat "$dir/rgw.pid")"; then
     return 0  # already running
   fi
   setsid radosgw -f -c "$dir/ceph.conf" -n client.rgw.$RGW_ID \
     >"$dir/log/rgw.out" 2>&1 </dev/null &
   local pid=$!
   echo $pid >"$dir/rgw.pid"
-  rgw_alive_and_answers() { kill -0 "$pid" && rgw_answers; }
+  rgw_alive_and_answers() { alive "$pid" && rgw_answers; }
   if ! wait_for 60 rgw_alive_and_answers; then
     log "radosgw did not answer within 60 s; see $dir/log"
     return 1
@@ -66,7 +74,7 @@ kill_pidfile() {  # $1 = pid file, $2 = signal
   local pid; pid=$(cat "$f")
   kill -"$sig" "$pid" 2>/dev/null || true
   for _ in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || { rm -f "$f"; return 0; }
+    alive "$pid" || { rm -f "$f"; return 0; }
     sleep 0.1
   done
   kill -KILL "$pid" 2>/dev/null || true
