@@ -188,6 +188,15 @@ TEST_CASE("S3 multipart upload is aborted when the source fails", "[s3][multipar
   CHECK(s.message().find("disk went away") != std::string::npos);
   CHECK(origin->Head("never").status().IsNotFound());
   CHECK(origin->counters().del.requests == 1);  // the abort
+  // And radosgw agrees that no upload is left in progress.
+  const S3Env& env = TestS3();
+  const std::string uploads =
+      Shell("AWS_ACCESS_KEY_ID=" + env["SHOAL_S3_ACCESS_KEY"] + " AWS_SECRET_ACCESS_KEY=" +
+            env["SHOAL_S3_SECRET_KEY"] + " AWS_DEFAULT_REGION=" + env["SHOAL_S3_REGION"] +
+            " /usr/bin/aws --endpoint-url " + env["SHOAL_S3_ENDPOINT"] +
+            " s3api list-multipart-uploads --bucket " + env["SHOAL_S3_BUCKET"] +
+            " --prefix multipart-abort/ --query 'length(Uploads || `[]`)' --output text 2>&1");
+  CHECK(uploads == "0\n");
 }
 
 TEST_CASE("S3 presigned GET URL works with curl, and a tampered one is refused", "[s3]") {
