@@ -26,7 +26,8 @@ using boost::system::error_code;
 
 namespace {
 
-constexpr size_t kReadChunk = 256 << 10;
+constexpr size_t kReadChunk = 256 << 10;  // body bytes handed to a sink per step
+constexpr size_t kSocketRead = 64 << 10;  // Beast's cap on one socket read
 constexpr size_t kMaxErrorBody = 64 << 10;
 constexpr size_t kMaxPlainBody = 32 << 20;
 
@@ -67,7 +68,7 @@ struct HttpConnection::Impl {
 
   // Beast sizes each socket read by the buffer's spare capacity (up to
   // 64 KiB); the default 512 bytes would cost a system call per 512 bytes.
-  Impl() { buffer.reserve(kReadChunk); }
+  Impl() { buffer.reserve(kSocketRead); }
 
   beast::tcp_stream& lowest() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
   const beast::tcp_stream& lowest() const {
