@@ -56,10 +56,18 @@ class S3OriginImpl final : public S3Origin {
 
   Status PutStream(const std::string& key, ByteSource& source) override {
     SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kPut));
-    std::vector<uint8_t> head(multipart_threshold_);
-    Result<size_t> n = ReadFull(source, head.data(), head.size());
-    if (!n.ok()) return Count(OriginOp::kPut, n.status());
-    if (*n < head.size()) return Put(key, head.data(), *n);
+    // Read ahead up to the threshold, growing the buffer as bytes come, so
+    // a small file costs a small buffer.
+    std::vector<uint8_t> head;
+    size_t got = 0;
+    while (got < multipart_threshold_) {
+      head.resize(std::min<uint64_t>(multipart_threshold_, std::max<size_t>(2 * got, 1 << 20)));
+      Result<size_t> n = ReadFull(source, head.data() + got, head.size() - got);
+      if (!n.ok()) return Count(OriginOp::kPut, n.status());
+      got += *n;
+      if (got < head.size()) break;  // the source ended
+    }
+    if (got < multipart_threshold_) return Put(key, head.data(), got);
     return Count(OriginOp::kPut,
                  UploadMultipart(client_, prefix_ + key, std::move(head), source, plan_));
   }

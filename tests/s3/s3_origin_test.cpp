@@ -167,6 +167,22 @@ TEST_CASE("S3 multipart upload of 41 MiB streams in parallel parts", "[s3][multi
   CHECK(Sha256::Of(back.data(), back.size()) == Sha256::Of(data.data(), data.size()));
 }
 
+TEST_CASE("S3 streams a file below the multipart threshold in one PUT", "[s3][multipart]") {
+  OriginOptions opts = TestOptions("small-stream");
+  opts.multipart_threshold = 8 << 20;
+  opts.part_size = 8 << 20;
+  auto origin = OpenTestS3(opts);
+  const std::string data = PatternBytes((3 << 20) + 7, 8);  // crosses the 1 MiB read-ahead steps
+  const std::string path = "/tmp/shoal-s3-small-" + std::to_string(::getpid());
+  std::ofstream(path, std::ios::binary) << data;
+  Status s = PutFile(*origin, "small.bin", path);
+  std::remove(path.c_str());
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(origin->counters().put.requests == 1);
+  CHECK(GetAll(*origin, "small.bin") == data);
+}
+
 TEST_CASE("S3 multipart upload is aborted when the source fails", "[s3][multipart]") {
   OriginOptions opts = TestOptions("multipart-abort");
   opts.multipart_threshold = 5 << 20;
