@@ -107,7 +107,6 @@ Status S3Client::Execute(const S3Call& call, HttpResponse* response) {
   S3ErrorContext ctx{call.method, Describe(call.key), config_.bucket, config_.endpoint.ToString(),
                      config_.credentials.access_key};
   uint64_t delivered = 0;
-  Status last;
   for (uint32_t attempt = 1;; ++attempt) {
     if (attempt > 1) {
       counters_.AddRetry(call.op);
@@ -128,7 +127,6 @@ Status S3Client::Execute(const S3Call& call, HttpResponse* response) {
       if (info.sink_failed) return s;
       const bool may_retry = info.retryable && (call.idempotent || !info.sent_any);
       if (may_retry && attempt < retry_.max_attempts()) {
-        last = s;
         continue;
       }
       if (!may_retry) return s.WithContext(ctx.operation + " " + ctx.object);
