@@ -135,8 +135,7 @@ TEST_CASE("S3 times out on a server that accepts and never answers", "[s3][retry
 
 TEST_CASE("S3 resumes a whole-object GET with an open-ended Range", "[s3][retry]") {
   FakeHttpServer server({"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabcde",
-                         Reply("206 Partial Content", "fghij",
-                               "Content-Range: bytes 5-9/10\r\n")});
+                         Reply("206 Partial Content", "fghij", "Content-Range: bytes 5-9/10\r\n")});
   auto origin = OpenFake(server, 3);
   StringSink sink;
   Status s = origin->Get("k", 0, Origin::kToEnd, sink);
