@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "fake_http_server.h"
 #include "shoal/s3_origin.h"
@@ -156,4 +157,33 @@ TEST_CASE("S3 skips to the asked range when a server ignores Range", "[s3][retry
   INFO(s.ToString());
   REQUIRE(s.ok());
   CHECK(sink.str() == "3456");
+}
+
+TEST_CASE("S3 reuses one keep-alive connection for sequential requests", "[s3][pool]") {
+  std::vector<std::string> replies(5, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nsame");
+  FakeHttpServer server(replies, /*keep_alive=*/true);
+  auto origin = OpenFake(server, 1);
+  for (int i = 0; i < 5; ++i) {
+    StringSink sink;
+    REQUIRE(origin->Get("k", 0, Origin::kToEnd, sink).ok());
+    CHECK(sink.str() == "same");
+  }
+  CHECK(server.connections() == 1);
+}
+
+TEST_CASE("S3 does not reuse a connection the server closed while idle", "[s3][pool]") {
+  // No "Connection: close": the client pools the connection, the server
+  // hangs up anyway. The next request must not fail or need a retry.
+  FakeHttpServer server({"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na",
+                         "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb"});
+  auto origin = OpenFake(server, 1);
+  StringSink first, second;
+  REQUIRE(origin->Get("k", 0, Origin::kToEnd, first).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the FIN arrive
+  Status s = origin->Get("k", 0, Origin::kToEnd, second);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(second.str() == "b");
+  CHECK(server.connections() == 2);
+  CHECK(origin->counters().get.retries == 0);
 }
