@@ -187,3 +187,18 @@ TEST_CASE("S3 does not reuse a connection the server closed while idle", "[s3][p
   CHECK(server.connections() == 2);
   CHECK(origin->counters().get.retries == 0);
 }
+
+TEST_CASE("S3 reports a refusal sent before the body was read", "[s3][retry]") {
+  // The server answers 403 after the request head and hangs up while the
+  // client is still sending 20 MiB: the client must report the 403, not a
+  // reset, and must not retry it.
+  FakeHttpServer server({Reply("403 Forbidden", S3Error("AccessDenied")),
+                         Reply("403 Forbidden", S3Error("AccessDenied"))});
+  auto origin = OpenFake(server, 3);
+  const std::string big(20 << 20, 'b');
+  Status s = origin->Put("k", reinterpret_cast<const uint8_t*>(big.data()), big.size());
+  INFO(s.ToString());
+  CHECK(s.code() == Status::Code::kPermissionDenied);
+  CHECK(s.message().find("AccessDenied") != std::string::npos);
+  CHECK(server.requests().size() == 1);
+}
