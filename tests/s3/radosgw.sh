@@ -41,7 +41,7 @@ ceph_cmd() { timeout 20 ceph -c "$dir/ceph.conf" "$@"; }
 
 rgw_answers() {
   local code
-  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$(cat "$dir/rgw_port")/")
+  code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$(cat "$dir/rgw_port")/")
   [[ "$code" == 200 || "$code" == 403 ]]
 }
 
@@ -176,7 +176,7 @@ CONF
     --access-key "$ACCESS_KEY" --secret-key "$SECRET_KEY" >/dev/null
   # Create the bucket with a plain SigV4 request, so start-up does not depend on any S3 client.
   local code
-  code=$(curl -s -o "$dir/log/mkbucket.out" -w '%{http_code}' --max-time 20 -X PUT \
+  code=$(curl -s --noproxy '*' -o "$dir/log/mkbucket.out" -w '%{http_code}' --max-time 20 -X PUT \
     --aws-sigv4 "aws:amz:$REGION:s3" --user "$ACCESS_KEY:$SECRET_KEY" \
     -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "http://127.0.0.1:$rgw_port/$BUCKET")
   [[ "$code" == 200 ]] || { log "bucket creation answered $code"; false; }
