@@ -26,7 +26,8 @@ using boost::system::error_code;
 
 namespace {
 
-constexpr size_t kReadChunk = 256 << 10;
+constexpr size_t kReadChunk = 256 << 10;  // body bytes handed to a sink per step
+constexpr size_t kSocketRead = 64 << 10;  // Beast's cap on one socket read
 constexpr size_t kMaxErrorBody = 64 << 10;
 constexpr size_t kMaxPlainBody = 32 << 20;
 
@@ -67,7 +68,7 @@ struct HttpConnection::Impl {
 
   // Beast sizes each socket read by the buffer's spare capacity (up to
   // 64 KiB); the default 512 bytes would cost a system call per 512 bytes.
-  Impl() { buffer.reserve(kReadChunk); }
+  Impl() { buffer.reserve(kSocketRead); }
 
   beast::tcp_stream& lowest() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
   const beast::tcp_stream& lowest() const {
@@ -174,11 +175,21 @@ struct HttpConnection::Impl {
       req.content_length(request.body_len);
     }
     http::request_serializer<http::buffer_body> sr{req};
+    error_code write_error;
     while (!sr.is_done()) {
       lowest().expires_after(io_timeout);
       Outcome o = Run([&](Recorder h) { http::async_write_some(stream, sr, h); });
       if (o.bytes > 0) info->sent_any = true;
-      if (o.ec) return TransportError("send to", o.ec, timeouts.io_ms, info);
+      if (!o.ec) continue;
+      // A server may refuse a request before reading its body (403, 413)
+      // and hang up; on plain HTTP its answer can still be read, and it
+      // says more than "connection reset". TLS state is unusable after a
+      // failed write.
+      if (o.ec == beast::error::timeout || !info->sent_any || endpoint.tls) {
+        return TransportError("send to", o.ec, timeouts.io_ms, info);
+      }
+      write_error = o.ec;
+      break;
     }
 
     http::response_parser<http::buffer_body> parser;
@@ -186,6 +197,7 @@ struct HttpConnection::Impl {
     if (is_head) parser.skip(true);
     lowest().expires_after(io_timeout);
     Outcome o = Run([&](Recorder h) { http::async_read_header(stream, buffer, parser, h); });
+    if (o.ec && write_error) return TransportError("send to", write_error, timeouts.io_ms, info);
     if (o.ec) return TransportError("read response from", o.ec, timeouts.io_ms, info);
     info->got_response = true;
     response->status = parser.get().result_int();
@@ -230,7 +242,7 @@ struct HttpConnection::Impl {
         return TransportError("read body from", o.ec, timeouts.io_ms, info);
       }
     }
-    keep_alive = parser.keep_alive();
+    keep_alive = parser.keep_alive() && !write_error;
     return Status::OK();
   }
 };

@@ -21,8 +21,8 @@ std::chrono::milliseconds RetryPolicy::Backoff(uint32_t retry) const {
 bool RetryPolicy::IsTransientHttp(int status, const std::string& s3_code) {
   if (status >= 500 && status <= 599 && s3_code != "NotImplemented") return true;
   if (status == 429) return true;
-  return s3_code == "SlowDown" || s3_code == "RequestTimeout" || s3_code == "InternalError" ||
-         s3_code == "RequestTimeTooSkewed";
+  // RequestTimeTooSkewed is not here: the same clock would sign the retry.
+  return s3_code == "SlowDown" || s3_code == "RequestTimeout" || s3_code == "InternalError";
 }
 
 }  // namespace shoal

@@ -76,7 +76,8 @@ OriginHttpRequest S3Client::Build(const S3Call& call, const std::string& payload
   sr.query = call.query;
   sr.headers = call.headers;
   sr.headers.emplace_back("host", conn_endpoint_.HostHeader());
-  if (call.sink != nullptr && (call.offset > 0 || call.length != UINT64_MAX)) {
+  if (call.sink != nullptr &&
+      (call.offset > 0 || call.length != UINT64_MAX || already_delivered > 0)) {
     const uint64_t start = call.offset + already_delivered;
     std::string range = "bytes=" + std::to_string(start) + "-";
     if (call.length != UINT64_MAX) range += std::to_string(call.offset + call.length - 1);
@@ -106,13 +107,12 @@ Status S3Client::Execute(const S3Call& call, OriginHttpResponse* response) {
   S3ErrorContext ctx{call.method, Describe(call.key), config_.bucket, config_.endpoint.ToString(),
                      config_.credentials.access_key};
   uint64_t delivered = 0;
-  Status last;
   for (uint32_t attempt = 1;; ++attempt) {
     if (attempt > 1) {
-      counters.AddRetry(call.op);
+      counters_.AddRetry(call.op);
       std::this_thread::sleep_for(retry_.Backoff(attempt - 1));
     }
-    counters.AddRequest(call.op);
+    counters_.AddRequest(call.op);
     OriginHttpRequest req = Build(call, payload, delivered);
     std::unique_ptr<HttpConnection> conn = pool_.Acquire();
     ExchangeInfo info;
@@ -121,13 +121,12 @@ Status S3Client::Execute(const S3Call& call, OriginHttpResponse* response) {
     Status s = conn->Exchange(req, call.sink ? &range : nullptr, response, &info);
     delivered += range.delivered();
     if (call.op == OriginOp::kGet || call.op == OriginOp::kList) {
-      counters.AddBytes(call.op, call.sink ? range.delivered() : response->body.size());
+      counters_.AddBytes(call.op, call.sink ? range.delivered() : response->body.size());
     }
     if (!s.ok()) {
       if (info.sink_failed) return s;
       const bool may_retry = info.retryable && (call.idempotent || !info.sent_any);
       if (may_retry && attempt < retry_.max_attempts()) {
-        last = s;
         continue;
       }
       if (!may_retry) return s.WithContext(ctx.operation + " " + ctx.object);
@@ -141,7 +140,7 @@ Status S3Client::Execute(const S3Call& call, OriginHttpResponse* response) {
             ctx.operation + " " + ctx.object + ": the range " + std::to_string(call.offset) + "+" +
             std::to_string(call.length) + " reaches past the end of the object");
       }
-      if (call.op == OriginOp::kPut) counters.AddBytes(call.op, call.body_len);
+      if (call.op == OriginOp::kPut) counters_.AddBytes(call.op, call.body_len);
       return Status::OK();
     }
     S3ErrorBody error = ParseS3Error(response->body);

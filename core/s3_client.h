@@ -70,6 +70,9 @@ class S3Client {
   // "s3://bucket/key", for messages.
   std::string Describe(const std::string& key) const;
   const std::string& bucket() const { return config_.bucket; }
+  // Requests, retries and bytes per operation; callers add their errors.
+  OriginCounterSet& counters() { return counters_; }
+  const OriginCounterSet& counters() const { return counters_; }
 
  private:
   std::string Path(const std::string& key) const;
@@ -83,9 +86,7 @@ class S3Client {
   const RetryPolicy retry_;
   // Thread-safe on their own.
   HttpConnectionPool pool_;
-
- public:
-  OriginCounterSet counters;
+  OriginCounterSet counters_;
 };
 
 }  // namespace shoal

@@ -32,6 +32,13 @@ Status S3ErrorToStatus(int http_status, const S3ErrorBody& e, const S3ErrorConte
     return Status::PermissionDenied(what + ": InvalidAccessKeyId: access key " + c.access_key +
                                     " is unknown to " + c.endpoint);
   }
+  if (e.code == "PermanentRedirect" || e.code == "AuthorizationHeaderMalformed" ||
+      e.code == "IllegalLocationConstraintException") {
+    return Status::InvalidArgument(what + ": " + e.code +
+                                   ": the bucket lives elsewhere; check the "
+                                   "region (AWS_REGION) and the endpoint" +
+                                   detail);
+  }
   if (http_status == 403) {
     return Status::PermissionDenied(what + ": " + code + ": access denied to access key " +
                                     c.access_key + detail);

@@ -201,9 +201,15 @@ Status UploadMultipart(S3Client& client, const std::string& key, std::vector<uin
     part.number = number;
     part.bytes.resize(size);
     size_t filled = std::min<size_t>(size, head.size() - head_pos);
-    std::memcpy(part.bytes.data(), head.data() + head_pos, filled);
-    head_pos += filled;
-    if (head_pos == head.size() && !head.empty()) std::vector<uint8_t>().swap(head), head_pos = 0;
+    if (filled > 0) {
+      std::memcpy(part.bytes.data(), head.data() + head_pos, filled);
+      head_pos += filled;
+      if (head_pos == head.size()) {  // release the read-ahead as soon as it is cut up
+        head.clear();
+        head.shrink_to_fit();
+        head_pos = 0;
+      }
+    }
     if (filled < size) {
       Result<size_t> n = ReadFull(source, part.bytes.data() + filled, size - filled);
       if (!n.ok()) {

@@ -56,10 +56,18 @@ class S3OriginImpl final : public S3Origin {
 
   Status PutStream(const std::string& key, ByteSource& source) override {
     SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kPut));
-    std::vector<uint8_t> head(multipart_threshold_);
-    Result<size_t> n = ReadFull(source, head.data(), head.size());
-    if (!n.ok()) return Count(OriginOp::kPut, n.status());
-    if (*n < head.size()) return Put(key, head.data(), *n);
+    // Read ahead up to the threshold, growing the buffer as bytes come, so
+    // a small file costs a small buffer.
+    std::vector<uint8_t> head;
+    size_t got = 0;
+    while (got < multipart_threshold_) {
+      head.resize(std::min<uint64_t>(multipart_threshold_, std::max<size_t>(2 * got, 1 << 20)));
+      Result<size_t> n = ReadFull(source, head.data() + got, head.size() - got);
+      if (!n.ok()) return Count(OriginOp::kPut, n.status());
+      got += *n;
+      if (got < head.size()) break;  // the source ended
+    }
+    if (got < multipart_threshold_) return Put(key, head.data(), got);
     return Count(OriginOp::kPut,
                  UploadMultipart(client_, prefix_ + key, std::move(head), source, plan_));
   }
@@ -115,9 +123,8 @@ class S3OriginImpl final : public S3Origin {
     call.method = "DELETE";
     call.key = prefix_ + key;
     OriginHttpResponse resp;
-    Status s = client_.Execute(call, &resp);
-    if (s.IsNotFound() && s.message().find("bucket") == std::string::npos) s = Status::OK();
-    return Count(OriginOp::kDelete, s);
+    // S3 answers 204 for a missing key too; a NotFound here is the bucket.
+    return Count(OriginOp::kDelete, client_.Execute(call, &resp));
   }
 
   Result<std::string> PresignGet(const std::string& key, uint32_t expires_seconds) override {
@@ -128,7 +135,7 @@ class S3OriginImpl final : public S3Origin {
     return client_.PresignedGetUrl(prefix_ + key, expires_seconds);
   }
 
-  OriginCounters counters() const override { return client_.counters.Snapshot(); }
+  OriginCounters counters() const override { return client_.counters().Snapshot(); }
   std::string Describe() const override { return client_.Describe(prefix_); }
 
  private:
@@ -140,7 +147,7 @@ class S3OriginImpl final : public S3Origin {
     return Status::OK();
   }
   Status Count(OriginOp op, Status s) {
-    if (!s.ok()) client_.counters.AddError(op);
+    if (!s.ok()) client_.counters().AddError(op);
     return s;
   }
 

@@ -47,7 +47,8 @@ class Origin {
   // Streams bytes [offset, offset + length) of `key` into `sink`, in order,
   // as they arrive. A retried transfer resumes where the sink left off, so
   // the sink never sees a byte twice. NotFound if the key does not exist;
-  // InvalidArgument if the range reaches past the end (unless kToEnd).
+  // InvalidArgument if the range reaches past the end (unless kToEnd). A
+  // zero length reads nothing and may not check that the key exists.
   virtual Status Get(const std::string& key, uint64_t offset, uint64_t length, ByteSink& sink) = 0;
 
   // Stores `len` bytes under `key`, replacing any object there. Readers see

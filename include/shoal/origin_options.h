@@ -54,6 +54,8 @@ struct OriginOptions {
   uint32_t backoff_max_ms = 5000;      // cap on any single wait
   uint32_t max_idle_connections = 64;  // keep-alive connections kept for reuse
 
+  // A streaming put holds at most about multipart_threshold + 2 * upload_parallelism * part_size
+  // bytes in memory (192 MiB with these defaults).
   uint64_t multipart_threshold = 64ull << 20;  // streaming puts above this use multipart (bytes)
   uint64_t part_size = 16ull << 20;            // multipart part size (bytes, >= 5 MiB)
   uint32_t upload_parallelism = 4;             // multipart parts in flight per put

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "fake_http_server.h"
 #include "shoal/s3_origin.h"
@@ -131,4 +132,73 @@ TEST_CASE("S3 times out on a server that accepts and never answers", "[s3][retry
   CHECK(s.message().find("gave up after 2 attempts") != std::string::npos);
   CHECK(took >= std::chrono::milliseconds(600));
   CHECK(took < std::chrono::seconds(3));
+}
+
+TEST_CASE("S3 resumes a whole-object GET with an open-ended Range", "[s3][retry]") {
+  FakeHttpServer server({"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabcde",
+                         Reply("206 Partial Content", "fghij", "Content-Range: bytes 5-9/10\r\n")});
+  auto origin = OpenFake(server, 3);
+  StringSink sink;
+  Status s = origin->Get("k", 0, Origin::kToEnd, sink);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(sink.str() == "abcdefghij");
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[0].find("range:") == std::string::npos);
+  CHECK(reqs[1].find("range: bytes=5-\r\n") != std::string::npos);
+}
+
+TEST_CASE("S3 skips to the asked range when a server ignores Range", "[s3][retry]") {
+  FakeHttpServer server({Reply("200 OK", "0123456789")});
+  auto origin = OpenFake(server, 1);
+  StringSink sink;
+  Status s = origin->Get("k", 3, 4, sink);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(sink.str() == "3456");
+}
+
+TEST_CASE("S3 reuses one keep-alive connection for sequential requests", "[s3][pool]") {
+  std::vector<std::string> replies(5, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nsame");
+  FakeHttpServer server(replies, /*keep_alive=*/true);
+  auto origin = OpenFake(server, 1);
+  for (int i = 0; i < 5; ++i) {
+    StringSink sink;
+    REQUIRE(origin->Get("k", 0, Origin::kToEnd, sink).ok());
+    CHECK(sink.str() == "same");
+  }
+  CHECK(server.connections() == 1);
+}
+
+TEST_CASE("S3 does not reuse a connection the server closed while idle", "[s3][pool]") {
+  // No "Connection: close": the client pools the connection, the server
+  // hangs up anyway. The next request must not fail or need a retry.
+  FakeHttpServer server({"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na",
+                         "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb"});
+  auto origin = OpenFake(server, 1);
+  StringSink first, second;
+  REQUIRE(origin->Get("k", 0, Origin::kToEnd, first).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the FIN arrive
+  Status s = origin->Get("k", 0, Origin::kToEnd, second);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(second.str() == "b");
+  CHECK(server.connections() == 2);
+  CHECK(origin->counters().get.retries == 0);
+}
+
+TEST_CASE("S3 reports a refusal sent before the body was read", "[s3][retry]") {
+  // The server answers 403 after the request head and hangs up while the
+  // client is still sending 20 MiB: the client must report the 403, not a
+  // reset, and must not retry it.
+  FakeHttpServer server({Reply("403 Forbidden", S3Error("AccessDenied")),
+                         Reply("403 Forbidden", S3Error("AccessDenied"))});
+  auto origin = OpenFake(server, 3);
+  const std::string big(20 << 20, 'b');
+  Status s = origin->Put("k", reinterpret_cast<const uint8_t*>(big.data()), big.size());
+  INFO(s.ToString());
+  CHECK(s.code() == Status::Code::kPermissionDenied);
+  CHECK(s.message().find("AccessDenied") != std::string::npos);
+  CHECK(server.requests().size() == 1);
 }

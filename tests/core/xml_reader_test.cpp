@@ -83,6 +83,9 @@ TEST_CASE("S3 errors become one-line statuses that say what to do", "[s3][xml]")
   CHECK(S3ErrorToStatus(404, S3ErrorBody{}, ctx).IsNotFound());
   CHECK(S3ErrorToStatus(503, S3ErrorBody{}, ctx).code() == Status::Code::kUnavailable);
   CHECK(S3ErrorToStatus(416, S3ErrorBody{}, ctx).code() == Status::Code::kInvalidArgument);
+  CHECK(S3ErrorToStatus(301, ParseS3Error("<Error><Code>PermanentRedirect</Code></Error>"), ctx)
+            .message()
+            .find("region") != std::string::npos);
   CHECK(ParseS3Error("not xml").code.empty());
 }
 

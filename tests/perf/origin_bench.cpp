@@ -77,7 +77,8 @@ class PatternSource : public ByteSource {
 int main(int argc, char** argv) {
   auto env = ReadEnv();
   if (argc < 3 || env.empty()) {
-    std::fprintf(stderr, "usage: SHOAL_S3_ENV=... %s put <size_mib> | get <in_flight> <range_mib>\n",
+    std::fprintf(stderr,
+                 "usage: SHOAL_S3_ENV=... %s put <size_mib> | get <in_flight> <range_mib>\n",
                  argv[0]);
     return 2;
   }
@@ -140,11 +141,12 @@ int main(int argc, char** argv) {
   const double cpu = CpuSeconds() - cpu0;
   const double gib = static_cast<double>(bytes) / (1ull << 30);
   auto c = (*origin)->counters();
-  std::printf("mode=%s bytes=%llu seconds=%.3f MiB_per_s=%.1f cpu_s=%.3f cpu_s_per_GiB=%.3f "
-              "requests=%llu retries=%llu\n",
-              mode.c_str(), static_cast<unsigned long long>(bytes), secs,
-              static_cast<double>(bytes) / (1 << 20) / secs, cpu, cpu / gib,
-              static_cast<unsigned long long>(mode == "put" ? c.put.requests : c.get.requests),
-              static_cast<unsigned long long>(mode == "put" ? c.put.retries : c.get.retries));
+  std::printf(
+      "mode=%s bytes=%llu seconds=%.3f MiB_per_s=%.1f cpu_s=%.3f cpu_s_per_GiB=%.3f "
+      "requests=%llu retries=%llu\n",
+      mode.c_str(), static_cast<unsigned long long>(bytes), secs,
+      static_cast<double>(bytes) / (1 << 20) / secs, cpu, cpu / gib,
+      static_cast<unsigned long long>(mode == "put" ? c.put.requests : c.get.requests),
+      static_cast<unsigned long long>(mode == "put" ? c.put.retries : c.get.retries));
   return 0;
 }

@@ -50,7 +50,7 @@ s3 =
 CONF
   rm -f "$work/out"
   local t
-  t=$( { AWS_CONFIG_FILE=$work/aws-config /usr/bin/time -f '%e %U %S' /usr/bin/aws \
+  t=$( { NO_PROXY='*' AWS_CONFIG_FILE=$work/aws-config /usr/bin/time -f '%e %U %S' /usr/bin/aws \
         --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --only-show-errors \
         "s3://$SHOAL_S3_BUCKET/bench/object" /dev/null; } 2>&1 | tail -1)
   echo "$t" | awk -v mib="$size_mib" '{printf "%.1f %.3f\n", mib/$1, ($2+$3)/(mib/1024)}'

@@ -42,19 +42,27 @@ ceph_cmd() { timeout 20 ceph -c "$dir/ceph.conf" "$@"; }
 
 rgw_answers() {
   local code
-  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$(cat "$dir/rgw_port")/")
+  code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$(cat "$dir/rgw_port")/")
   [[ "$code" == 200 || "$code" == 403 ]]
 }
 
+# True while process $1 runs. A zombie does not count: under a container
+# init that never reaps, a killed daemon stays a zombie.
+alive() {
+  local state
+  state=$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n "$state" && "$state" != Z && "$state" != X ]]
+}
+
 start_rgw() {
-  if [[ -f "$dir/rgw.pid" ]] && kill -0 "$(cat "$dir/rgw.pid")" 2>/dev/null; then
+  if [[ -f "$dir/rgw.pid" ]] && alive "$(cat "$dir/rgw.pid")"; then
     return 0  # already running
   fi
   setsid radosgw -f -c "$dir/ceph.conf" -n client.rgw.$RGW_ID \
     >"$dir/log/rgw.out" 2>&1 </dev/null &
   local pid=$!
   echo $pid >"$dir/rgw.pid"
-  rgw_alive_and_answers() { kill -0 "$pid" && rgw_answers; }
+  rgw_alive_and_answers() { alive "$pid" && rgw_answers; }
   if ! wait_for 60 rgw_alive_and_answers; then
     log "radosgw did not answer within 60 s; see $dir/log"
     return 1
@@ -67,7 +75,7 @@ kill_pidfile() {  # $1 = pid file, $2 = signal
   local pid; pid=$(cat "$f")
   kill -"$sig" "$pid" 2>/dev/null || true
   for _ in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || { rm -f "$f"; return 0; }
+    alive "$pid" || { rm -f "$f"; return 0; }
     sleep 0.1
   done
   kill -KILL "$pid" 2>/dev/null || true
@@ -169,7 +177,7 @@ CONF
     --access-key "$ACCESS_KEY" --secret-key "$SECRET_KEY" >/dev/null
   # Create the bucket with a plain SigV4 request, so start-up does not depend on any S3 client.
   local code
-  code=$(curl -s -o "$dir/log/mkbucket.out" -w '%{http_code}' --max-time 20 -X PUT \
+  code=$(curl -s --noproxy '*' -o "$dir/log/mkbucket.out" -w '%{http_code}' --max-time 20 -X PUT \
     --aws-sigv4 "aws:amz:$REGION:s3" --user "$ACCESS_KEY:$SECRET_KEY" \
     -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "http://127.0.0.1:$rgw_port/$BUCKET")
   [[ "$code" == 200 ]] || { log "bucket creation answered $code"; false; }

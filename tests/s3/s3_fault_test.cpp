@@ -1,11 +1,9 @@
 // S3Origin when radosgw dies under it: retries, a clear failure, recovery.
 // These tests kill and restart the fixture's radosgw (only its gateway
 // process; the mon and osd stay up).
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
-#include <thread>
 
 #include "s3_test_env.h"
 #include "shoal/origin.h"
@@ -83,33 +81,26 @@ TEST_CASE("S3 GET retries when radosgw is killed mid-transfer, then fails clearl
   CHECK(again.str() == data);
 }
 
-TEST_CASE("S3 GET resumes where it broke when radosgw comes back during the retries",
-          "[s3][fault]") {
+TEST_CASE("S3 GET resumes where it broke after radosgw restarts mid-transfer", "[s3][fault]") {
   RestartAtExit restart;
   OriginOptions opts = TestOptions("fault");
-  opts.max_attempts = 12;
-  opts.backoff_base_ms = 200;
-  opts.backoff_max_ms = 1000;
-  opts.connect_timeout_ms = 1000;
+  opts.max_attempts = 4;
+  opts.connect_timeout_ms = 2000;
   auto origin = OpenTestS3(opts);
   const std::string data = PatternBytes(40 << 20, 12);
   REQUIRE(origin->Put("phoenix", U8(data), data.size()).ok());
 
-  std::thread reviver;
-  std::atomic<int> revive_rc{-1};
-  HookSink sink(2 << 20, [&] {
+  // The gateway dies under the open response and is back before the client
+  // notices, so the retry is what resumes the transfer.
+  HookSink sink(2 << 20, [] {
     RadosgwControl("kill-rgw");
-    reviver = std::thread([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(800));
-      revive_rc = std::system(RgwCommand("start-rgw").c_str());
-    });
+    RadosgwControl("start-rgw");
   });
   Status s = origin->Get("phoenix", 0, data.size(), sink);
-  if (reviver.joinable()) reviver.join();
   INFO(s.ToString());
   REQUIRE(s.ok());
-  CHECK(revive_rc == 0);
   CHECK(origin->counters().get.retries >= 1);
+  CHECK(origin->counters().get.requests == 1 + origin->counters().get.retries);
   CHECK(sink.bytes().size() == data.size());
   CHECK(Sha256::Of(sink.bytes().data(), sink.bytes().size()) ==
         Sha256::Of(data.data(), data.size()));

@@ -167,6 +167,22 @@ TEST_CASE("S3 multipart upload of 41 MiB streams in parallel parts", "[s3][multi
   CHECK(Sha256::Of(back.data(), back.size()) == Sha256::Of(data.data(), data.size()));
 }
 
+TEST_CASE("S3 streams a file below the multipart threshold in one PUT", "[s3][multipart]") {
+  OriginOptions opts = TestOptions("small-stream");
+  opts.multipart_threshold = 8 << 20;
+  opts.part_size = 8 << 20;
+  auto origin = OpenTestS3(opts);
+  const std::string data = PatternBytes((3 << 20) + 7, 8);  // crosses the 1 MiB read-ahead steps
+  const std::string path = "/tmp/shoal-s3-small-" + std::to_string(::getpid());
+  std::ofstream(path, std::ios::binary) << data;
+  Status s = PutFile(*origin, "small.bin", path);
+  std::remove(path.c_str());
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(origin->counters().put.requests == 1);
+  CHECK(GetAll(*origin, "small.bin") == data);
+}
+
 TEST_CASE("S3 multipart upload is aborted when the source fails", "[s3][multipart]") {
   OriginOptions opts = TestOptions("multipart-abort");
   opts.multipart_threshold = 5 << 20;
@@ -188,6 +204,15 @@ TEST_CASE("S3 multipart upload is aborted when the source fails", "[s3][multipar
   CHECK(s.message().find("disk went away") != std::string::npos);
   CHECK(origin->Head("never").status().IsNotFound());
   CHECK(origin->counters().del.requests == 1);  // the abort
+  // And radosgw agrees that no upload is left in progress.
+  const S3Env& env = TestS3();
+  const std::string uploads =
+      Shell("AWS_ACCESS_KEY_ID=" + env["SHOAL_S3_ACCESS_KEY"] + " AWS_SECRET_ACCESS_KEY=" +
+            env["SHOAL_S3_SECRET_KEY"] + " AWS_DEFAULT_REGION=" + env["SHOAL_S3_REGION"] +
+            " NO_PROXY='*' /usr/bin/aws --endpoint-url " + env["SHOAL_S3_ENDPOINT"] +
+            " s3api list-multipart-uploads --bucket " + env["SHOAL_S3_BUCKET"] +
+            " --prefix multipart-abort/ --query 'length(Uploads || `[]`)' --output text 2>&1");
+  CHECK(uploads == "0\n");
 }
 
 TEST_CASE("S3 presigned GET URL works with curl, and a tampered one is refused", "[s3]") {
@@ -197,11 +222,12 @@ TEST_CASE("S3 presigned GET URL works with curl, and a tampered one is refused",
   auto url = origin->PresignGet("shared file+1", 600);
   REQUIRE(url.ok());
   CHECK(url->find("X-Amz-Signature=") != std::string::npos);
-  CHECK(Shell("curl -sS --max-time 20 '" + *url + "'") == data);
+  CHECK(Shell("curl -sS --noproxy '*' --max-time 20 '" + *url + "'") == data);
 
   std::string tampered = *url;
   tampered[tampered.size() - 1] = tampered.back() == '0' ? '1' : '0';
-  CHECK(Shell("curl -s -o /dev/null -w '%{http_code}' --max-time 20 '" + tampered + "'") == "403");
+  CHECK(Shell("curl -s --noproxy '*' -o /dev/null -w '%{http_code}' --max-time 20 '" + tampered +
+              "'") == "403");
 }
 
 TEST_CASE("S3 with a wrong secret fails at once with a clear error", "[s3]") {
@@ -212,13 +238,17 @@ TEST_CASE("S3 with a wrong secret fails at once with a clear error", "[s3]") {
   StringSink sink;
   Status s = origin->Get("anything", 0, 10, sink);
   Status p = origin->Put("anything", U8(std::string("x")), 1);
+  const std::string big = PatternBytes(20 << 20, 9);  // refused before its body is read?
+  Status big_put = origin->Put("anything", U8(big), big.size());
   const auto took = std::chrono::steady_clock::now() - start;
   CHECK(s.code() == Status::Code::kPermissionDenied);
   CHECK(s.message().find("SignatureDoesNotMatch") != std::string::npos);
   CHECK(s.message().find('\n') == std::string::npos);
   CHECK(p.code() == Status::Code::kPermissionDenied);
+  INFO(big_put.ToString());
+  CHECK(big_put.code() == Status::Code::kPermissionDenied);
   CHECK(origin->counters().get.requests == 1);
-  CHECK(origin->counters().put.requests == 1);
+  CHECK(origin->counters().put.requests == 2);
   CHECK(took < std::chrono::seconds(3));
 }
 
