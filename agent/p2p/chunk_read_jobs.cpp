@@ -24,8 +24,13 @@ constexpr auto kSpanIdle = std::chrono::seconds(2);
 lt::storage_error ChunkDiskIoImpl::ReadBlock(ChunkStorage& st, int worker, uint64_t piece,
                                              int offset, char* out, int len) {
   auto fail = [&](const Status& s) {
-    counters_->read_failures.fetch_add(1, std::memory_order_relaxed);
-    Log(LogLevel::kWarn, "p2p.disk.read_failed", {{"piece", piece}, {"error", s}});
+    uint64_t n = counters_->read_failures.fetch_add(1, std::memory_order_relaxed);
+    // A peer asks for a piece block by block: log the first failure and then
+    // one in a hundred, not sixteen lines per lost piece.
+    if (n % 100 == 0) {
+      Log(LogLevel::kWarn, "p2p.disk.read_failed",
+          {{"piece", piece}, {"error", s}, {"failures", n + 1}});
+    }
     return ToStorageError(s, lt::operation_t::file_read);
   };
   if (st.layout == nullptr || piece >= st.layout->num_pieces()) {

@@ -66,6 +66,10 @@ Status TorrentEngine::Impl::StartSession() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
   lt::session_params params(EngineSettings(options_));
+  // No default plugins: private torrents use no PEX, metadata comes with the
+  // torrent, and smart-ban would read a failed piece back, which the store
+  // has already dropped. A peer that sends a bad piece is banned anyway.
+  params.extensions.clear();
   ChunkStore* store = &store_;
   auto catalog = catalog_;
   auto counters = disk_counters_;
