@@ -42,7 +42,12 @@ ChunkDiskIoImpl::ChunkDiskIoImpl(lt::io_context& ioc, const lt::settings_interfa
       catalog_(catalog),
       counters_(std::move(counters)),
       spans_(static_cast<size_t>(options.threads)),
-      jobs_(options.threads, [this](int w) { DropIdleSpans(w); }) {
+      jobs_(options.threads, [this](int w) { DropIdleSpans(w); },
+            [this](std::vector<std::unique_ptr<DiskJob>> done) {
+              boost::asio::post(ioc_, [done = std::move(done)] {
+                for (const auto& d : done) d->Run();
+              });
+            }) {
   settings_updated();
 }
 
@@ -108,9 +113,9 @@ void ChunkDiskIoImpl::async_read(
       buf = nullptr;
     }
     lt::disk_buffer_holder holder(*this, buf, buf == nullptr ? 0 : r.length);
-    boost::asio::post(ioc_, [h = std::move(h), b = std::move(holder), err]() mutable {
+    DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), b = std::move(holder), err]() mutable {
       h(std::move(b), err);
-    });
+    }));
   }));
 }
 
@@ -138,7 +143,7 @@ bool ChunkDiskIoImpl::async_write(lt::storage_index_t storage, lt::peer_request 
                    WritePiece(*st, w, static_cast<uint64_t>(static_cast<int>(r.piece)), r.start,
                               data.get(), r.length);
                data.reset();
-               boost::asio::post(ioc_, [h = std::move(h), err] { h(err); });
+               DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), err] { h(err); }));
                WriteDone(r.length);
              }));
   return stall;
@@ -177,9 +182,9 @@ void ChunkDiskIoImpl::async_hash(
     } else {
       err = HashPiece(*st, w, static_cast<uint64_t>(static_cast<int>(piece)), v2);
     }
-    boost::asio::post(ioc_, [h = std::move(h), piece, err]() mutable {
+    DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), piece, err]() mutable {
       h(piece, lt::sha1_hash(), err);
-    });
+    }));
   }));
 }
 
@@ -193,9 +198,9 @@ void ChunkDiskIoImpl::async_hash2(
     lt::sha256_hash hash;
     lt::storage_error err =
         HashBlock(*st, w, static_cast<uint64_t>(static_cast<int>(piece)), offset, &hash);
-    boost::asio::post(ioc_, [h = std::move(h), piece, hash, err]() mutable {
+    DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), piece, hash, err]() mutable {
       h(piece, hash, err);
-    });
+    }));
   }));
 }
 
@@ -205,7 +210,7 @@ void ChunkDiskIoImpl::async_clear_piece(lt::storage_index_t storage, lt::piece_i
   jobs_.Push(static_cast<size_t>(w),
              MakeDiskJob([this, st = Get(storage), piece, w, h = std::move(handler)]() mutable {
                ClearPiece(*st, w, static_cast<uint64_t>(static_cast<int>(piece)));
-               boost::asio::post(ioc_, [h = std::move(h), piece]() mutable { h(piece); });
+               DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), piece]() mutable { h(piece); }));
              }));
 }
 

@@ -4,7 +4,20 @@
 
 namespace shoal {
 
-DiskJobQueue::DiskJobQueue(int workers, std::function<void(int)> idle) : idle_(std::move(idle)) {
+namespace {
+
+// The completions of the batch the current worker is running.
+thread_local std::vector<std::unique_ptr<DiskJob>>* tls_completions = nullptr;
+
+}  // namespace
+
+void DiskJobQueue::Complete(std::unique_ptr<DiskJob> done) {
+  // Only workers run jobs, and they always have a batch open.
+  tls_completions->push_back(std::move(done));
+}
+
+DiskJobQueue::DiskJobQueue(int workers, std::function<void(int)> idle, Deliver deliver)
+    : idle_(std::move(idle)), deliver_(std::move(deliver)) {
   for (int i = 0; i < workers; ++i) queues_.push_back(std::make_unique<Queue>());
   for (int i = 0; i < workers; ++i) {
     queues_[i]->thread = std::thread([this, i] { Loop(i); });
@@ -39,6 +52,8 @@ void DiskJobQueue::Stop() {
 void DiskJobQueue::Loop(int index) {
   Queue& q = *queues_[index];
   std::deque<std::unique_ptr<DiskJob>> batch;
+  std::vector<std::unique_ptr<DiskJob>> completions;
+  tls_completions = &completions;
   for (;;) {
     {
       std::unique_lock<std::mutex> l(q.mu);
@@ -52,8 +67,21 @@ void DiskJobQueue::Loop(int index) {
       if (q.jobs.empty() && q.stop) return;
       batch.swap(q.jobs);
     }
-    for (auto& job : batch) job->Run();
+    for (auto& job : batch) {
+      job->Run();
+      job.reset();
+      // Deliver in slices, so the network thread starts on the first
+      // completions while this worker is still busy with a long batch.
+      if (completions.size() >= 64) {
+        deliver_(std::move(completions));
+        completions.clear();
+      }
+    }
     batch.clear();
+    if (!completions.empty()) {
+      deliver_(std::move(completions));
+      completions.clear();
+    }
   }
 }
 

@@ -40,9 +40,13 @@ std::unique_ptr<DiskJob> MakeDiskJob(F&& f) {
 
 class DiskJobQueue {
  public:
+  // Hands a batch of completions to the thread that must run them.
+  using Deliver = std::function<void(std::vector<std::unique_ptr<DiskJob>>)>;
+
   // `idle` runs on each worker about once a second when it has had no job,
-  // with the worker's index, e.g. to close cached files.
-  DiskJobQueue(int workers, std::function<void(int)> idle);
+  // with the worker's index, e.g. to close cached files. `deliver` receives
+  // the completions that the jobs of one batch queued with Complete().
+  DiskJobQueue(int workers, std::function<void(int)> idle, Deliver deliver);
   ~DiskJobQueue();
   DiskJobQueue(const DiskJobQueue&) = delete;
   DiskJobQueue& operator=(const DiskJobQueue&) = delete;
@@ -50,6 +54,11 @@ class DiskJobQueue {
   int workers() const { return static_cast<int>(queues_.size()); }
   void Push(size_t key, std::unique_ptr<DiskJob> job);
   void Stop();
+
+  // Called by a job: queues `done` to be delivered with the other
+  // completions of the worker's current batch, so the network thread is
+  // woken once per batch rather than once per 16 KiB block.
+  static void Complete(std::unique_ptr<DiskJob> done);
 
  private:
   struct Queue {
@@ -63,6 +72,7 @@ class DiskJobQueue {
 
   std::vector<std::unique_ptr<Queue>> queues_;
   std::function<void(int)> idle_;
+  Deliver deliver_;
 };
 
 }  // namespace shoal
