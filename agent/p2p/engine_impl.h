@@ -1,0 +1,93 @@
+// TorrentEngine::Impl: the state behind TorrentEngine. torrent_engine.cpp
+// holds the public calls, engine_session.cpp the session's settings and
+// start, engine_maintenance.cpp the engine's own thread (alerts, counters,
+// evictions).
+#ifndef SHOAL_AGENT_P2P_ENGINE_IMPL_H_
+#define SHOAL_AGENT_P2P_ENGINE_IMPL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "libtorrent/add_torrent_params.hpp"
+#include "libtorrent/session.hpp"
+#include "libtorrent/torrent_handle.hpp"
+#include "libtorrent/torrent_info.hpp"
+#include "p2p/chunk_disk_io.h"
+#include "p2p/torrent_engine.h"
+#include "p2p/torrent_layout.h"
+
+namespace shoal {
+
+namespace lt = libtorrent;
+
+struct FileTorrent {
+  FileTorrentId id;
+  std::shared_ptr<const lt::torrent_info> info;
+  std::shared_ptr<const TorrentLayout> layout;
+  std::vector<std::string> trackers;
+  lt::torrent_handle handle;
+  uint64_t bytes_carried = 0;  // payload received by earlier incarnations (re-adds)
+};
+
+class TorrentEngine::Impl {
+ public:
+  Impl(const EngineOptions& options, ChunkStore& store);
+  ~Impl();
+
+  Status StartSession();
+  void Stop();
+
+  // Add parameters for `t` with the pieces the store holds now.
+  lt::add_torrent_params ParamsFor(const FileTorrent& t);
+  // Adds `t` to the session; retries while an earlier incarnation of the
+  // same torrent is still being removed.
+  Status AddToSession(FileTorrent& t);
+  // Waits until `h` has finished checking (instant with this disk I/O).
+  Status WaitReady(const lt::torrent_handle& h);
+  std::shared_ptr<FileTorrent> Find(const FileTorrentId& id);
+
+  // The engine's own thread: alerts, session counters, evictions.
+  void MaintenanceLoop();
+  void HandleAlerts();
+  void ApplyEvictions();
+  void Readd(FileTorrent& t);
+
+  // Constant after construction.
+  const EngineOptions options_;
+  ChunkStore& store_;
+  const std::shared_ptr<TorrentCatalog> catalog_ = std::make_shared<TorrentCatalog>();
+  const std::shared_ptr<DiskIoCounters> disk_counters_ = std::make_shared<DiskIoCounters>();
+  std::unique_ptr<lt::session> session_;  // set by StartSession, reset by Stop
+  int idx_sent_ = -1, idx_recv_ = -1, idx_peers_ = -1, idx_banned_ = -1;
+
+  mutable std::mutex mu_;
+  // Protected by mu_.
+  bool stopped_ = false;
+  std::map<FileTorrentId, std::shared_ptr<FileTorrent>> torrents_;
+  std::unordered_multimap<ChunkId, std::pair<FileTorrentId, uint64_t>> chunk_index_;
+  uint64_t stat_sent_ = 0, stat_recv_ = 0, stat_peers_ = 0, stat_banned_ = 0;
+  uint64_t hash_failures_ = 0;
+  uint64_t evictions_applied_ = 0;
+
+  // Chunks reported evicted, not yet applied. Its own lock, so the store's
+  // listener never waits on a session call.
+  std::mutex evict_mu_;
+  std::vector<ChunkId> evicted_;  // protected by evict_mu_
+
+  std::atomic<bool> stop_thread_{false};
+  std::thread thread_;
+};
+
+// The engine's libtorrent settings (see engine_session.cpp).
+lt::settings_pack EngineSettings(const EngineOptions& options);
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_P2P_ENGINE_IMPL_H_

@@ -1,0 +1,108 @@
+// The session's settings and start-up.
+#include <malloc.h>
+
+#include <chrono>
+#include <thread>
+
+#include "libtorrent/session_params.hpp"
+#include "libtorrent/session_stats.hpp"
+#include "libtorrent/settings_pack.hpp"
+#include "p2p/engine_impl.h"
+#include "shoal/log.h"
+
+namespace shoal {
+
+lt::settings_pack EngineSettings(const EngineOptions& o) {
+  namespace sp = lt;
+  lt::settings_pack p = lt::high_performance_seed();
+  // The tracker is the only peer source; peers speak plain TCP.
+  p.set_bool(sp::settings_pack::enable_dht, false);
+  p.set_bool(sp::settings_pack::enable_lsd, false);
+  p.set_bool(sp::settings_pack::enable_upnp, false);
+  p.set_bool(sp::settings_pack::enable_natpmp, false);
+  p.set_bool(sp::settings_pack::enable_incoming_utp, false);
+  p.set_bool(sp::settings_pack::enable_outgoing_utp, false);
+  p.set_bool(sp::settings_pack::enable_incoming_tcp, true);
+  p.set_bool(sp::settings_pack::enable_outgoing_tcp, true);
+  p.set_int(sp::settings_pack::in_enc_policy, sp::settings_pack::pe_disabled);
+  p.set_int(sp::settings_pack::out_enc_policy, sp::settings_pack::pe_disabled);
+  p.set_str(sp::settings_pack::listen_interfaces, o.listen);
+  p.set_str(sp::settings_pack::outgoing_interfaces, "");
+  // Many agents share one address in tests and behind NAT.
+  p.set_bool(sp::settings_pack::allow_multiple_connections_per_ip, true);
+  // A swarm forms in seconds, not minutes.
+  p.set_int(sp::settings_pack::min_announce_interval, o.min_announce_interval_s);
+  p.set_bool(sp::settings_pack::announce_to_all_trackers, true);
+  p.set_bool(sp::settings_pack::announce_to_all_tiers, true);
+  // Threads and buffers (see the benchmark in docs/benchmarks.md).
+  p.set_int(sp::settings_pack::aio_threads, 2);
+  p.set_int(sp::settings_pack::hashing_threads, 1);
+  int sock = o.socket_buffer_kib * 1024;
+  p.set_int(sp::settings_pack::send_socket_buffer_size, sock);
+  p.set_int(sp::settings_pack::recv_socket_buffer_size, sock);
+  p.set_int(sp::settings_pack::send_buffer_watermark, o.send_buffer_kib * 1024);
+  p.set_int(sp::settings_pack::send_buffer_low_watermark, o.send_buffer_kib * 1024 / 4);
+  p.set_int(sp::settings_pack::connections_limit, o.max_connections);
+  p.set_int(sp::settings_pack::unchoke_slots_limit, -1);
+  p.set_int(sp::settings_pack::active_downloads, -1);
+  p.set_int(sp::settings_pack::active_seeds, -1);
+  p.set_int(sp::settings_pack::active_limit, -1);
+  p.set_bool(sp::settings_pack::smooth_connects, false);
+  // A peer that sends data failing its hash is banned: on by default, kept
+  // explicit here.
+  p.set_bool(sp::settings_pack::use_parole_mode, true);
+  p.set_int(sp::settings_pack::alert_mask,
+            static_cast<int>(static_cast<std::uint32_t>(lt::alert_category::error |
+                                                        lt::alert_category::status |
+                                                        lt::alert_category::storage)));
+  p.set_int(sp::settings_pack::alert_queue_size, 10000);
+  return p;
+}
+
+Status TorrentEngine::Impl::StartSession() {
+  // glibc returns freed memory to the OS too eagerly for a process that
+  // allocates and frees 16 KiB blocks all day; the faults that follow cost
+  // more CPU than the hashing.
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+
+  lt::session_params params(EngineSettings(options_));
+  // No default plugins: private torrents use no PEX, metadata comes with the
+  // torrent, and smart-ban would read a failed piece back, which the store
+  // has already dropped. A peer that sends a bad piece is banned anyway.
+  params.extensions.clear();
+  ChunkStore* store = &store_;
+  auto catalog = catalog_;
+  auto counters = disk_counters_;
+  ChunkDiskIoOptions dopt;
+  dopt.threads = options_.disk_threads;
+  params.disk_io_constructor = [store, catalog, counters, dopt](
+                                   lt::io_context& ioc, lt::settings_interface const& s,
+                                   lt::counters&) {
+    return NewChunkDiskIo(ioc, s, *store, *catalog, dopt, counters);
+  };
+  try {
+    session_ = std::make_unique<lt::session>(std::move(params));
+  } catch (const std::exception& e) {
+    return Status::Unavailable(std::string("cannot start the peer-to-peer session: ") + e.what());
+  }
+  idx_sent_ = lt::find_metric_idx("net.sent_payload_bytes");
+  idx_recv_ = lt::find_metric_idx("net.recv_payload_bytes");
+  idx_peers_ = lt::find_metric_idx("peer.num_peers_connected");
+  idx_banned_ = lt::find_metric_idx("peer.num_banned_peers");
+
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (session_->listen_port() == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      session_.reset();
+      return Status::Unavailable("cannot listen for peers on " + options_.listen +
+                                 ": the address is in use or not local; choose another --listen");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  thread_ = std::thread([this] { MaintenanceLoop(); });
+  Log(LogLevel::kInfo, "p2p.engine.start",
+      {{"listen", options_.listen}, {"port", session_->listen_port()}});
+  return Status::OK();
+}
+
+}  // namespace shoal

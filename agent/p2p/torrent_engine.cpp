@@ -1,0 +1,313 @@
+// TorrentEngine's public calls.
+#include "p2p/torrent_engine.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "libtorrent/announce_entry.hpp"
+#include "libtorrent/torrent_status.hpp"
+#include "p2p/engine_impl.h"
+#include "p2p/torrent_metainfo.h"
+#include "shoal/log.h"
+
+namespace shoal {
+
+namespace {
+
+Status Stopped() { return Status::Unavailable("the peer-to-peer engine is stopped"); }
+
+Status Unknown(const FileTorrentId& id) {
+  return Status::NotFound("no torrent " + id.ToHex() + " in the engine; add its file first");
+}
+
+ShortInfoHash ShortKey(const FileTorrentId& id) {
+  ShortInfoHash k;
+  std::memcpy(k.data(), id.data(), k.size());
+  return k;
+}
+
+}  // namespace
+
+TorrentEngine::Impl::Impl(const EngineOptions& options, ChunkStore& store)
+    : options_(options), store_(store) {}
+
+TorrentEngine::Impl::~Impl() { Stop(); }
+
+void TorrentEngine::Impl::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  stop_thread_ = true;
+  if (thread_.joinable()) thread_.join();
+  // Destroying the session aborts it and waits for its threads, including
+  // the disk interface's workers.
+  session_.reset();
+  std::lock_guard<std::mutex> l(mu_);
+  torrents_.clear();
+  chunk_index_.clear();
+}
+
+std::shared_ptr<FileTorrent> TorrentEngine::Impl::Find(const FileTorrentId& id) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_) return nullptr;
+  auto it = torrents_.find(id);
+  return it == torrents_.end() ? nullptr : it->second;
+}
+
+lt::add_torrent_params TorrentEngine::Impl::ParamsFor(const FileTorrent& t) {
+  lt::add_torrent_params p;
+  p.ti = std::const_pointer_cast<lt::torrent_info>(t.info);
+  p.save_path = ".";  // unused: the disk interface keeps everything in the store
+  p.flags = {};       // not paused, not auto-managed, no seed mode
+  p.trackers = t.trackers;
+  p.have_pieces.resize(static_cast<int>(t.layout->num_pieces()), false);
+  for (uint64_t i = 0; i < t.layout->num_pieces(); ++i) {
+    if (store_.Contains(t.layout->chunks[i])) p.have_pieces.set_bit(lt::piece_index_t(static_cast<int>(i)));
+  }
+  return p;
+}
+
+Status TorrentEngine::Impl::AddToSession(FileTorrent& t) {
+  for (int attempt = 0;; ++attempt) {
+    lt::error_code ec;
+    lt::torrent_handle h = session_->add_torrent(ParamsFor(t), ec);
+    if (!ec) {
+      t.handle = h;
+      return WaitReady(h);
+    }
+    if (ec != lt::errors::duplicate_torrent || attempt >= 100) {
+      return Status::Unavailable("cannot add torrent " + t.id.ToHex() + ": " + ec.message());
+    }
+    // An earlier incarnation is still being removed.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+Status TorrentEngine::Impl::WaitReady(const lt::torrent_handle& h) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.add_timeout_ms);
+  for (;;) {
+    lt::torrent_status st = h.status({});
+    if (st.errc) return Status::IOError("torrent " + st.name + " failed: " + st.errc.message());
+    if (st.state != lt::torrent_status::checking_files &&
+        st.state != lt::torrent_status::checking_resume_data) {
+      return Status::OK();
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status::Unavailable("torrent " + st.name + " did not become ready in " +
+                                 std::to_string(options_.add_timeout_ms) + " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+Result<std::unique_ptr<TorrentEngine>> TorrentEngine::Start(const EngineOptions& options,
+                                                            ChunkStore& store) {
+  SHOAL_RETURN_IF_ERROR(options.Validate());
+  auto impl = std::make_unique<Impl>(options, store);
+  SHOAL_RETURN_IF_ERROR(impl->StartSession());
+  return std::unique_ptr<TorrentEngine>(new TorrentEngine(std::move(impl)));
+}
+
+TorrentEngine::TorrentEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+TorrentEngine::~TorrentEngine() { Stop(); }
+
+void TorrentEngine::Stop() { impl_->Stop(); }
+
+uint16_t TorrentEngine::listen_port() const {
+  std::lock_guard<std::mutex> l(impl_->mu_);
+  if (impl_->stopped_) return 0;
+  return impl_->session_->listen_port();
+}
+
+Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t piece_size,
+                                             const std::string& announce_url) {
+  auto meta = BuildTorrentMetainfo(file, piece_size);
+  if (!meta.ok()) return meta.status();
+  FileTorrentId id = meta->id;
+  if (auto existing = impl_->Find(id)) {
+    if (!announce_url.empty()) {
+      std::lock_guard<std::mutex> l(impl_->mu_);
+      bool known = false;
+      for (const auto& t : existing->trackers) known = known || t == announce_url;
+      if (!known) {
+        existing->trackers.push_back(announce_url);
+        existing->handle.add_tracker(lt::announce_entry(announce_url));
+      }
+    }
+    return id;
+  }
+  auto t = std::make_shared<FileTorrent>();
+  t->id = id;
+  lt::error_code ec;
+  auto info = std::make_shared<lt::torrent_info>(
+      lt::span<const char>(meta->torrent.data(), static_cast<std::ptrdiff_t>(meta->torrent.size())),
+      ec, lt::from_span);
+  if (ec) {
+    return Status::InvalidArgument("file '" + file.path + "': its torrent does not load: " +
+                                   ec.message());
+  }
+  if (std::memcmp(info->info_hashes().v2.data(), id.data(), FileTorrentId::kSize) != 0) {
+    return Status::Corruption("file '" + file.path +
+                              "': libtorrent computes another info-hash than the engine");
+  }
+  t->info = std::move(info);
+  auto layout = std::make_shared<TorrentLayout>();
+  layout->file_size = meta->file_size;
+  layout->piece_size = meta->piece_size;
+  layout->chunks = meta->chunks;
+  t->layout = layout;
+  if (!announce_url.empty()) t->trackers.push_back(announce_url);
+
+  std::lock_guard<std::mutex> l(impl_->mu_);
+  if (impl_->stopped_) return Stopped();
+  auto it = impl_->torrents_.find(id);
+  if (it != impl_->torrents_.end()) return id;  // added meanwhile
+  impl_->catalog_->Register(ShortKey(id), layout);
+  Status s = impl_->AddToSession(*t);
+  if (!s.ok()) {
+    if (t->handle.is_valid()) impl_->session_->remove_torrent(t->handle);
+    impl_->catalog_->Unregister(ShortKey(id));
+    return s;
+  }
+  for (uint64_t i = 0; i < layout->num_pieces(); ++i) {
+    impl_->chunk_index_.emplace(layout->chunks[i], std::make_pair(id, i));
+  }
+  impl_->torrents_[id] = t;
+  Log(LogLevel::kInfo, "p2p.torrent.add",
+      {{"torrent", id.ShortHex()}, {"path", file.path}, {"pieces", layout->num_pieces()}});
+  return id;
+}
+
+Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId& id) {
+  auto t = impl_->Find(id);
+  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  lt::torrent_handle h;
+  uint64_t carried;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    h = t->handle;
+    carried = t->bytes_carried;
+  }
+  lt::torrent_status st = h.status({});
+  if (st.errc) {
+    return Status::IOError("torrent " + id.ShortHex() + " stopped on an error: " +
+                           st.errc.message());
+  }
+  FileProgress p;
+  p.total_pieces = t->layout->num_pieces();
+  p.have_pieces = static_cast<uint64_t>(st.num_pieces);
+  p.bytes_from_peers = carried + static_cast<uint64_t>(st.total_payload_download);
+  p.peers = st.num_peers;
+  p.complete = p.have_pieces == p.total_pieces;
+  return p;
+}
+
+Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
+  auto t = impl_->Find(id);
+  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (piece >= t->layout->num_pieces()) {
+    return Status::InvalidArgument("piece " + std::to_string(piece) + " of torrent " +
+                                   id.ShortHex() + ", which has " +
+                                   std::to_string(t->layout->num_pieces()));
+  }
+  lt::torrent_handle h;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    h = t->handle;
+  }
+  lt::piece_index_t p(static_cast<int>(piece));
+  if (h.have_piece(p)) return Status::OK();
+  const ChunkId& chunk = t->layout->chunks[piece];
+  auto pin = impl_->store_.Pin(chunk);
+  if (!pin.ok()) return pin.status().WithContext("piece " + std::to_string(piece) + " arrived");
+  // libtorrent takes the piece as if a peer had sent it and hash-checks it;
+  // the disk interface sees the chunk is stored and writes nothing.
+  std::vector<char> data(static_cast<size_t>(t->layout->PieceBytes(piece)));
+  auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(data.data()), data.size());
+  if (!got.ok()) return got.status();
+  if (*got != data.size()) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
+  h.add_piece(p, std::move(data));
+  return Status::OK();
+}
+
+Result<std::vector<uint64_t>> TorrentEngine::UnavailablePieces(const FileTorrentId& id) {
+  auto t = impl_->Find(id);
+  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  lt::torrent_handle h;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    h = t->handle;
+  }
+  lt::torrent_status st = h.status(lt::torrent_handle::query_pieces);
+  std::vector<int> avail;
+  h.piece_availability(avail);
+  std::vector<uint64_t> out;
+  for (int i = 0; i < st.pieces.size(); ++i) {
+    if (st.pieces.get_bit(lt::piece_index_t(i))) continue;
+    if (i < static_cast<int>(avail.size()) && avail[static_cast<size_t>(i)] > 0) continue;
+    out.push_back(static_cast<uint64_t>(i));
+  }
+  return out;
+}
+
+Status TorrentEngine::ConnectPeer(const FileTorrentId& id, const std::string& ip, uint16_t port) {
+  auto t = impl_->Find(id);
+  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  boost::system::error_code ec;
+  auto addr = boost::asio::ip::make_address(ip, ec);
+  if (ec || port == 0) {
+    return Status::InvalidArgument("peer address '" + ip + ":" + std::to_string(port) +
+                                   "' is not an IP address and port");
+  }
+  std::lock_guard<std::mutex> l(impl_->mu_);
+  t->handle.connect_peer(lt::tcp::endpoint(addr, port));
+  return Status::OK();
+}
+
+Status TorrentEngine::Remove(const FileTorrentId& id) {
+  std::lock_guard<std::mutex> l(impl_->mu_);
+  if (impl_->stopped_) return Stopped();
+  auto it = impl_->torrents_.find(id);
+  if (it == impl_->torrents_.end()) return Unknown(id);
+  std::shared_ptr<FileTorrent> t = it->second;
+  impl_->torrents_.erase(it);
+  for (uint64_t i = 0; i < t->layout->num_pieces(); ++i) {
+    auto range = impl_->chunk_index_.equal_range(t->layout->chunks[i]);
+    for (auto e = range.first; e != range.second;) {
+      e = e->second.first == id ? impl_->chunk_index_.erase(e) : std::next(e);
+    }
+  }
+  impl_->session_->remove_torrent(t->handle);
+  impl_->catalog_->Unregister(ShortKey(id));
+  Log(LogLevel::kInfo, "p2p.torrent.remove", {{"torrent", id.ShortHex()}});
+  return Status::OK();
+}
+
+void TorrentEngine::ChunkEvicted(const ChunkId& id) {
+  std::lock_guard<std::mutex> l(impl_->evict_mu_);
+  impl_->evicted_.push_back(id);
+}
+
+EngineStats TorrentEngine::Stats() const {
+  EngineStats s;
+  DiskIoStats d = impl_->disk_counters_->Snapshot();
+  std::lock_guard<std::mutex> l(impl_->mu_);
+  s.bytes_up = impl_->stat_sent_;
+  s.bytes_down = impl_->stat_recv_;
+  s.peers = impl_->stat_peers_;
+  s.peers_banned = impl_->stat_banned_;
+  s.hash_failures = impl_->hash_failures_;
+  s.torrents = impl_->torrents_.size();
+  s.pieces_committed = d.pieces_committed;
+  s.blocks_served = d.blocks_read;
+  s.read_failures = d.read_failures;
+  s.write_failures = d.write_failures;
+  s.evictions_applied = impl_->evictions_applied_;
+  return s;
+}
+
+}  // namespace shoal

@@ -1,0 +1,102 @@
+// TorrentEngine: one libtorrent session whose disk I/O is the ChunkStore.
+//
+// Each unique file is one private, v2-only torrent (see torrent_metainfo.h).
+// The engine seeds every piece whose chunk the store holds and downloads the
+// rest from peers; a downloaded piece becomes a chunk once, whichever torrent
+// it came in. Peers come from the tracker named by each file's announce URL,
+// or from ConnectPeer.
+//
+// Evictions: the store reports each chunk that leaves it through its
+// EvictionListener. Forward those to ChunkEvicted (an EvictionRelay does this
+// safely across the engine's lifetime); every torrent holding that chunk then
+// stops advertising the piece (it is removed and added again with the pieces
+// the store still has, after eviction_batch_ms), so no peer is promised a
+// piece that is gone. A read that races an eviction fails, and the peer is
+// told the piece is not here.
+//
+// Thread-safety: every method may be called from any thread. The store must
+// outlive the engine. Stop() (or destruction) ends the session.
+#ifndef SHOAL_AGENT_P2P_TORRENT_ENGINE_H_
+#define SHOAL_AGENT_P2P_TORRENT_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "p2p/engine_options.h"
+#include "p2p/file_torrent_id.h"
+#include "shoal/chunk_store.h"
+#include "shoal/manifest.h"
+#include "shoal/status.h"
+
+namespace shoal {
+
+class TorrentEngine {
+ public:
+  // Starts the session and listens. InvalidArgument for bad options;
+  // Unavailable if the listen address cannot be bound.
+  static Result<std::unique_ptr<TorrentEngine>> Start(const EngineOptions& options,
+                                                      ChunkStore& store);
+  ~TorrentEngine();
+  TorrentEngine(const TorrentEngine&) = delete;
+  TorrentEngine& operator=(const TorrentEngine&) = delete;
+
+  // The port peers connect to.
+  uint16_t listen_port() const;
+
+  // Adds the torrent of one file, or finds it if it is already here (the
+  // announce URL is then added to its trackers). Pieces the store holds are
+  // seeded at once and never downloaded; the rest are downloaded. Returns
+  // when the torrent is ready. InvalidArgument for an empty file or a piece
+  // layer that does not fit.
+  Result<FileTorrentId> AddFile(const FileEntry& file, uint32_t piece_size,
+                                const std::string& announce_url);
+
+  struct FileProgress {
+    uint64_t total_pieces = 0;
+    uint64_t have_pieces = 0;
+    uint64_t bytes_from_peers = 0;  // payload received, in whole 16 KiB blocks (the last padded)
+    int peers = 0;                  // connected peers
+    bool complete = false;          // every piece is in the store
+  };
+  // NotFound for an unknown torrent.
+  Result<FileProgress> Progress(const FileTorrentId& id);
+
+  // Tells the engine that piece `piece`'s chunk arrived by another route
+  // (e.g. the origin) and is in the store: the torrent takes it as had, and
+  // seeds it. NotFound if the torrent is unknown or the store lacks the
+  // chunk; InvalidArgument for a piece out of range.
+  Status ChunkArrived(const FileTorrentId& id, uint64_t piece);
+
+  // Pieces that no connected peer has and this agent lacks: the candidates
+  // for fetching from the origin.
+  Result<std::vector<uint64_t>> UnavailablePieces(const FileTorrentId& id);
+
+  // Connects the torrent to a peer directly (tests, or peers learnt
+  // elsewhere). InvalidArgument for a bad address.
+  Status ConnectPeer(const FileTorrentId& id, const std::string& ip, uint16_t port);
+
+  // Removes the torrent; its chunks stay in the store.
+  Status Remove(const FileTorrentId& id);
+
+  // Tells the engine a chunk has left the store. Cheap and non-blocking: the
+  // torrents are updated later on the engine's own thread.
+  void ChunkEvicted(const ChunkId& id);
+
+  EngineStats Stats() const;
+
+  // Ends the session. Idempotent; afterwards every call fails with
+  // Unavailable.
+  void Stop();
+
+  class Impl;
+
+ private:
+  explicit TorrentEngine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_P2P_TORRENT_ENGINE_H_

@@ -1,0 +1,137 @@
+// Several agents on loopback: pieces already held, bad data from a peer,
+// chunks that arrive by another route, and chunks that leave the store.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "p2p_test_support.h"
+
+namespace shoal {
+namespace testing {
+
+namespace {
+
+// Polls `cond` every 20 ms; false if it is still false after `timeout`.
+template <typename F>
+bool Eventually(F cond, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+uint64_t Have(Agent& a, const FileTorrentId& id) {
+  auto p = a.engine->Progress(id);
+  return p.ok() ? p->have_pieces : 0;
+}
+
+// Flips bytes in the middle of the chunk's file, behind the store's back.
+void CorruptChunkFile(Agent& a, const ChunkId& id) {
+  std::string hex = id.ToHex();
+  std::string path = a.dir.path() + "/cache/chunks/" + hex.substr(0, 2) + "/" + hex.substr(2, 2) +
+                     "/" + hex;
+  int fd = ::open(path.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  char junk[64];
+  for (char& c : junk) c = 0x5a;
+  REQUIRE(::pwrite(fd, junk, sizeof(junk), 20000) == static_cast<ssize_t>(sizeof(junk)));
+  ::close(fd);
+}
+
+}  // namespace
+
+TEST_CASE("pieces the leecher's store already holds are never downloaded", "[p2p]") {
+  TestFile f = MakeFile(11, (10u << 18) + 12345, 256 * 1024);  // 11 pieces
+  Agent seeder, leecher;
+  seeder.Seed(f);
+  seeder.Add(f);
+  leecher.Seed(f, 0, 6);
+  FileTorrentId id = leecher.Add(f);
+  REQUIRE(Have(leecher, id) == 6);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", seeder.port()).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  auto p = leecher.engine->Progress(id);
+  REQUIRE(p.ok());
+  CHECK(p->bytes_from_peers == f.WireBytes(6));
+  CHECK(leecher.engine->Stats().pieces_committed == f.chunks.size() - 6);
+  CHECK(leecher.Materialized(f) == f.data);
+}
+
+TEST_CASE("a peer serving a corrupt chunk is caught and the file completes from a good one",
+          "[p2p]") {
+  TestFile f = MakeFile(12, 6 * 256 * 1024, 256 * 1024);
+  Agent bad, good, leecher;
+  bad.Seed(f);
+  good.Seed(f);
+  CorruptChunkFile(bad, f.chunks[3]);
+  bad.Add(f);
+  good.Add(f);
+  FileTorrentId id = leecher.Add(f);
+
+  // Only the bad peer first: every piece but one arrives, piece 3 fails.
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", bad.port()).ok());
+  REQUIRE(Eventually([&] { return leecher.engine->Stats().hash_failures > 0; }));
+  CHECK_FALSE(leecher.store->Contains(f.chunks[3]));
+  REQUIRE(Eventually([&] { return leecher.engine->Stats().peers_banned > 0; }));
+
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", good.port()).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  CHECK(leecher.Materialized(f) == f.data);
+  for (const ChunkId& c : f.chunks) CHECK(leecher.store->Verify(c).ok());
+  CHECK(leecher.store->Stats().chunks == f.chunks.size());
+}
+
+TEST_CASE("a chunk that arrives by another route is seeded to other peers", "[p2p]") {
+  TestFile f = MakeFile(13, 5 * 256 * 1024 + 999, 256 * 1024);  // 6 pieces
+  Agent middle, third;
+  FileTorrentId id = middle.Add(f);
+  CHECK(Have(middle, id) == 0);
+  // As if fetched from the origin.
+  REQUIRE(middle.store->Put(f.chunks[4], f.data.data() + 4 * f.piece_size, f.PieceBytes(4)).ok());
+  REQUIRE(middle.engine->ChunkArrived(id, 4).ok());
+  REQUIRE(Eventually([&] { return Have(middle, id) == 1; }));
+  CHECK(middle.engine->Stats().pieces_committed == 0);  // nothing was written twice
+
+  third.Add(f);
+  REQUIRE(third.engine->ConnectPeer(id, "127.0.0.1", middle.port()).ok());
+  REQUIRE(Eventually([&] { return third.store->Contains(f.chunks[4]); }));
+  CHECK(Have(third, id) == 1);
+  // Every other piece is one no connected peer has: the origin's to fetch.
+  auto missing = third.engine->UnavailablePieces(id);
+  REQUIRE(missing.ok());
+  CHECK(*missing == std::vector<uint64_t>{0, 1, 2, 3, 5});
+
+  CHECK(middle.engine->ChunkArrived(id, 2).IsNotFound());  // not in the store
+  CHECK(middle.engine->ChunkArrived(id, 6).code() == Status::Code::kInvalidArgument);
+}
+
+TEST_CASE("a seeder stops advertising a piece whose chunk was evicted", "[p2p]") {
+  TestFile f = MakeFile(14, 8 * 256 * 1024, 256 * 1024);
+  Agent seeder, leecher;
+  seeder.Seed(f);
+  FileTorrentId id = seeder.Add(f);
+  REQUIRE(Have(seeder, id) == 8);
+  REQUIRE(seeder.store->Evict(f.chunks[5]).ok());
+  REQUIRE(Eventually([&] { return Have(seeder, id) == 7; }));
+  CHECK(seeder.engine->Stats().evictions_applied == 1);
+
+  leecher.Add(f);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", seeder.port()).ok());
+  REQUIRE(Eventually([&] { return Have(leecher, id) == 7; }));
+  auto missing = leecher.engine->UnavailablePieces(id);
+  REQUIRE(missing.ok());
+  CHECK(*missing == std::vector<uint64_t>{5});
+  CHECK(seeder.engine->Stats().read_failures == 0);
+
+  // The origin's copy completes the file.
+  REQUIRE(leecher.store->Put(f.chunks[5], f.data.data() + 5 * f.piece_size, f.PieceBytes(5)).ok());
+  REQUIRE(leecher.engine->ChunkArrived(id, 5).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  CHECK(leecher.Materialized(f) == f.data);
+}
+
+}  // namespace testing
+}  // namespace shoal

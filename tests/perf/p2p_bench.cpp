@@ -1,0 +1,236 @@
+// Peer-to-peer benchmark: one process seeds a generated file from its chunk
+// store, another downloads it through its own TorrentEngine. Run by
+// p2p_bench.sh, which starts both and reports; not a test.
+//
+//   p2p_bench seed  --dir D --size BYTES --piece BYTES --entry FILE --port-file FILE --done FILE
+//   p2p_bench leech --dir D --entry FILE --peer PORT --done FILE
+//
+// Each process prints one JSON line: the CPU it used (user + system, all
+// threads) during the transfer only, and its peak and final anonymous RSS.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "p2p/torrent_engine.h"
+#include "shoal/chunk_hash.h"
+#include "shoal/chunk_store.h"
+#include "shoal/piece_hasher.h"
+
+using namespace shoal;
+
+namespace {
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "p2p_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// The bytes of piece `i`: a fast deterministic stream, so the leecher can
+// check what it got without a copy of the file.
+void FillPiece(uint64_t i, uint8_t* out, size_t len) {
+  uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull;
+  size_t w = 0;
+  for (; w + 8 <= len; w += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(out + w, &x, 8);
+  }
+  for (; w < len; ++w) out[w] = static_cast<uint8_t>(w);
+}
+
+double CpuSeconds(double* sys = nullptr) {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  if (sys != nullptr) *sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
+}
+
+// A field of /proc/self/status, in KiB.
+long StatusKib(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  size_t n = std::strlen(field);
+  while (std::getline(in, line)) {
+    if (line.compare(0, n, field) == 0 && line.size() > n && line[n] == ':') {
+      return std::stol(line.substr(n + 1));
+    }
+  }
+  return -1;
+}
+
+// Samples anonymous RSS every 50 ms, since VmHWM also counts file pages.
+struct RssSampler {
+  std::atomic<bool> stop{false};
+  std::atomic<long> peak_anon_kib{0};
+  std::thread thread{[this] {
+    while (!stop) {
+      long a = StatusKib("RssAnon");
+      if (a > peak_anon_kib) peak_anon_kib = a;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }};
+  ~RssSampler() {
+    stop = true;
+    thread.join();
+  }
+};
+
+std::map<std::string, std::string> Flags(int argc, char** argv) {
+  std::map<std::string, std::string> f;
+  for (int i = 2; i + 1 < argc; i += 2) f[argv[i]] = argv[i + 1];
+  return f;
+}
+
+std::unique_ptr<ChunkStore> OpenStore(const std::string& dir) {
+  StoreOptions so;
+  so.dir = dir;
+  so.capacity_bytes = 64ull << 30;
+  so.sync = false;  // tmpfs in the benchmark; fsync cost is the store's own benchmark
+  auto s = ChunkStore::Open(so);
+  if (!s.ok()) Die(s.status().ToString());
+  return std::move(*s);
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  std::ofstream(tmp) << text;
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+void WaitForFile(const std::string& path) {
+  while (::access(path.c_str(), F_OK) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+// Entry file: size, piece size, then one hex chunk ID per line.
+std::string EncodeEntry(uint64_t size, uint32_t piece, const std::vector<ChunkId>& ids) {
+  std::ostringstream o;
+  o << size << " " << piece << "\n";
+  for (const auto& id : ids) o << id.ToHex() << "\n";
+  return o.str();
+}
+
+FileEntry DecodeEntry(const std::string& path, uint32_t* piece) {
+  std::ifstream in(path);
+  FileEntry e;
+  e.path = "bench.bin";
+  in >> e.size >> *piece;
+  std::string hex;
+  std::vector<ChunkId> ids;
+  while (in >> hex) ids.push_back(*ChunkId::ParseHex(hex));
+  if (ids.size() == 1) {
+    e.pieces_root = PiecesRoot::From(ids[0]);
+  } else {
+    e.piece_layer = ids;
+    e.pieces_root = PiecesRootFromLayer(ids, *piece);
+  }
+  return e;
+}
+
+int Seed(std::map<std::string, std::string>& f) {
+  uint64_t size = std::stoull(f["--size"]);
+  uint32_t piece = static_cast<uint32_t>(std::stoul(f["--piece"]));
+  auto store = OpenStore(f["--dir"]);
+  uint64_t pieces = (size + piece - 1) / piece;
+  std::vector<ChunkId> ids;
+  std::vector<uint8_t> buf(piece);
+  for (uint64_t i = 0; i < pieces; ++i) {
+    size_t len = static_cast<size_t>(std::min<uint64_t>(piece, size - i * piece));
+    FillPiece(i, buf.data(), len);
+    ChunkId id = ComputeChunkId(buf.data(), len, pieces == 1 ? NextPowerOfTwo(BlockCount(len)) : piece / kBlockSize);
+    Status s = store->Put(id, buf.data(), len);
+    if (!s.ok()) Die(s.ToString());
+    ids.push_back(id);
+  }
+  std::vector<uint8_t>().swap(buf);
+  WriteFileAtomically(f["--entry"], EncodeEntry(size, piece, ids));
+  uint32_t ps = 0;
+  FileEntry e = DecodeEntry(f["--entry"], &ps);
+  auto engine = TorrentEngine::Start(EngineOptions(), *store);
+  if (!engine.ok()) Die(engine.status().ToString());
+  auto id = (*engine)->AddFile(e, piece, "");
+  if (!id.ok()) Die(id.status().ToString());
+  RssSampler rss;
+  double cpu0 = CpuSeconds();
+  WriteFileAtomically(f["--port-file"], std::to_string((*engine)->listen_port()));
+  WaitForFile(f["--done"]);
+  double cpu = CpuSeconds() - cpu0;
+  EngineStats st = (*engine)->Stats();
+  std::printf("{\"role\":\"seed\",\"cpu_s\":%.3f,\"peak_anon_rss_kib\":%ld,\"hwm_kib\":%ld,"
+              "\"bytes_up\":%llu}\n",
+              cpu, rss.peak_anon_kib.load(), StatusKib("VmHWM"),
+              static_cast<unsigned long long>(st.bytes_up));
+  return 0;
+}
+
+int Leech(std::map<std::string, std::string>& f) {
+  uint32_t piece = 0;
+  FileEntry e = DecodeEntry(f["--entry"], &piece);
+  auto store = OpenStore(f["--dir"]);
+  RssSampler rss;
+  double cpu0 = CpuSeconds();
+  auto engine = TorrentEngine::Start(EngineOptions(), *store);
+  if (!engine.ok()) Die(engine.status().ToString());
+  auto id = (*engine)->AddFile(e, piece, "");
+  if (!id.ok()) Die(id.status().ToString());
+  auto t0 = std::chrono::steady_clock::now();
+  Status c = (*engine)->ConnectPeer(*id, "127.0.0.1", static_cast<uint16_t>(std::stoi(f["--peer"])));
+  if (!c.ok()) Die(c.ToString());
+  TorrentEngine::FileProgress p;
+  for (;;) {
+    auto r = (*engine)->Progress(*id);
+    if (!r.ok()) Die(r.status().ToString());
+    p = *r;
+    if (p.complete) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double sys = 0;
+  double cpu = CpuSeconds(&sys) - cpu0;
+  WriteFileAtomically(f["--done"], "done");
+  EngineStats st = (*engine)->Stats();
+  long peak = rss.peak_anon_kib.load();
+  (*engine)->Stop();
+  // Check every byte, outside the timing.
+  std::vector<uint8_t> want(piece), got(piece);
+  std::vector<ChunkId> ids = e.ChunkIds();
+  if (f.count("--no-verify")) ids.clear();
+  for (uint64_t i = 0; i < ids.size(); ++i) {
+    size_t len = static_cast<size_t>(std::min<uint64_t>(piece, e.size - i * piece));
+    FillPiece(i, want.data(), len);
+    auto n = store->Read(ids[i], 0, got.data(), len);
+    if (!n.ok() || *n != len || std::memcmp(want.data(), got.data(), len) != 0) {
+      Die("piece " + std::to_string(i) + " differs after the transfer");
+    }
+  }
+  std::printf("{\"role\":\"leech\",\"seconds\":%.3f,\"bytes\":%llu,\"mb_per_s\":%.1f,"
+              "\"cpu_s\":%.3f,\"sys_s\":%.3f,\"peak_anon_rss_kib\":%ld,\"hwm_kib\":%ld,"
+              "\"hash_failures\":%llu,\"verified\":%s}\n",
+              secs, static_cast<unsigned long long>(e.size), e.size / secs / 1e6, cpu, sys, peak,
+              StatusKib("VmHWM"), static_cast<unsigned long long>(st.hash_failures),
+              ids.empty() ? "false" : "true");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) Die("usage: p2p_bench seed|leech --flag value ...");
+  auto f = Flags(argc, argv);
+  std::string mode = argv[1];
+  if (mode == "seed") return Seed(f);
+  if (mode == "leech") return Leech(f);
+  Die("unknown mode " + mode);
+}

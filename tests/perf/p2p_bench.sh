@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Peer-to-peer benchmark: move a generated file between two TorrentEngines in
+# separate processes over loopback, at two piece sizes.
+#
+#   tests/perf/p2p_bench.sh [BUILD_DIR] [SIZE_MIB] [PIECE_MIB...]
+#
+# Both chunk stores live in /dev/shm, so the disk is out of the picture (as
+# in the calibration this compares with). For each piece size it prints
+# wall-clock MB/s, CPU seconds per GiB for both processes together during
+# the transfer, that CPU as a multiple of the SHA-256 floor F measured in the
+# same run by `openssl speed -evp sha256 -bytes 16384`, and each process's
+# peak anonymous RSS (file pages of the page cache and tmpfs not counted).
+set -euo pipefail
+build=${1:-build}
+size_mib=${2:-2048}
+shift 2 2>/dev/null || true
+pieces=("$@")
+[[ ${#pieces[@]} -gt 0 ]] || pieces=(16 4)
+bench="$build/tests/perf/p2p_bench"
+[[ -x "$bench" ]] || { echo "p2p_bench: build first ($bench missing)" >&2; exit 1; }
+work=$(mktemp -d /dev/shm/shoal-p2p-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+size=$((size_mib * 1048576))
+
+# F: core-seconds per GiB for SHA-256 over 16 KiB blocks.
+sha_kbs=$(openssl speed -seconds 3 -evp sha256 -bytes 16384 2>/dev/null | grep -iE '^(sha256|sha2-256|evp)' | tail -1 | awk '{print $NF}' | tr -d k)
+floor=$(awk -v k="$sha_kbs" 'BEGIN { printf "%.3f", 1073741824 / (k * 1000) }')
+echo "SHA-256 16 KiB: ${sha_kbs} kB/s per core, F = ${floor} core-s/GiB"
+echo
+echo "| piece | MB/s | CPU core-s/GiB (seed + leech) | CPU / F | seeder peak anon RSS | leecher peak anon RSS |"
+echo "|---|---|---|---|---|---|"
+for p in "${pieces[@]}"; do
+  run="$work/p$p"
+  mkdir -p "$run"
+  "$bench" seed --dir "$run/seed" --size "$size" --piece $((p * 1048576)) \
+    --entry "$run/entry" --port-file "$run/port" --done "$run/done" > "$run/seed.json" 2> "$run/seed.log" &
+  seed_pid=$!
+  while [[ ! -f "$run/port" ]]; do
+    kill -0 "$seed_pid" 2>/dev/null || { cat "$run/seed.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  "$bench" leech --dir "$run/leech" --entry "$run/entry" --peer "$(cat "$run/port")" \
+    --done "$run/done" > "$run/leech.json" 2> "$run/leech.log"
+  wait "$seed_pid"
+  python3 - "$run/seed.json" "$run/leech.json" "$p" "$floor" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); l = json.load(open(sys.argv[2]))
+p, floor = sys.argv[3], float(sys.argv[4])
+gib = l["bytes"] / 2**30
+cpu = (s["cpu_s"] + l["cpu_s"]) / gib
+print(f"| {p} MiB | {l['mb_per_s']:.0f} | {cpu:.2f} ({s['cpu_s']/gib:.2f} + {l['cpu_s']/gib:.2f}) "
+      f"| {cpu/floor:.1f} F | {s['peak_anon_rss_kib']/1024:.0f} MiB | {l['peak_anon_rss_kib']/1024:.0f} MiB |")
+PY
+  rm -rf "$run"
+done
