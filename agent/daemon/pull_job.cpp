@@ -44,6 +44,7 @@ struct FileTask {
   uint64_t from_peers = 0;
   std::map<uint64_t, Clock::time_point> unavailable_since;
   std::map<uint64_t, bool> fetching;
+  std::map<uint64_t, Clock::time_point> announced;  // last ChunkArrived for a piece
 };
 
 // Origin fetches for one pull, `parallelism` at a time.
@@ -217,6 +218,9 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
         if (prog->complete) {
           t.complete = true;
         } else {
+          Log(LogLevel::kDebug, "pull.file_waiting",
+              {{"path", t.file->path}, {"have", prog->have_pieces}, {"total", prog->total_pieces},
+               {"peers", prog->peers}});
           all_done = false;
           state.have_bytes += std::min<uint64_t>(t.file->size, prog->have_pieces * m.piece_size);
           if (fetches) {
@@ -226,6 +230,17 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
             for (uint64_t p : *missing) {
               auto it = t.unavailable_since.find(p);
               still[p] = it == t.unavailable_since.end() ? Clock::now() : it->second;
+              if (ctx.store.Contains(t.chunks[p])) {
+                // Stored (by another pull, or a fetch whose hand-over libtorrent
+                // dropped while busy): hand it over again, at most once a second.
+                auto last = t.announced.find(p);
+                if (last == t.announced.end() || MsSince(last->second) >= 1000) {
+                  t.announced[p] = Clock::now();
+                  Status s = ctx.engine.ChunkArrived(t.torrent, p);
+                  if (!s.ok()) return s;
+                }
+                continue;
+              }
               if (!t.fetching[p] && MsSince(still[p]) >= ctx.options.origin_fallback_ms) {
                 t.fetching[p] = true;
                 fetches->Add(i, p, t.chunks[p], PieceBytes(*t.file, m.piece_size, p));
@@ -247,6 +262,8 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
         result.bytes_from_origin += d.bytes;
         ctx.counters.bytes_from_origin += d.bytes;
         ctx.counters.origin_chunks++;
+        tasks[d.task].fetching[d.piece] = false;
+        tasks[d.task].announced[d.piece] = Clock::now();
         Status s = ctx.engine.ChunkArrived(tasks[d.task].torrent, d.piece);
         if (!s.ok()) return s;
       }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "libtorrent/announce_entry.hpp"
+#include "libtorrent/torrent_info.hpp"
 #include "libtorrent/torrent_status.hpp"
 #include "p2p/engine_impl.h"
 #include "p2p/torrent_metainfo.h"
@@ -226,10 +227,16 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   if (!pin.ok()) return pin.status().WithContext("piece " + std::to_string(piece) + " arrived");
   // libtorrent takes the piece as if a peer had sent it and hash-checks it;
   // the disk interface sees the chunk is stored and writes nothing.
-  std::vector<char> data(static_cast<size_t>(t->layout->PieceBytes(piece)));
-  auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(data.data()), data.size());
+  // add_piece drops data whose size is not libtorrent's own idea of the
+  // piece's size, which for a v2 torrent's last piece may include padding:
+  // size the buffer by the torrent, and leave the padding zero.
+  std::shared_ptr<const lt::torrent_info> ti = h.torrent_file();
+  if (ti == nullptr) return Status::Unavailable("torrent " + id.ShortHex() + " has no metadata yet");
+  const uint64_t chunk_bytes = t->layout->PieceBytes(piece);
+  std::vector<char> data(std::max<size_t>(static_cast<size_t>(ti->piece_size(p)), chunk_bytes));
+  auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(data.data()), chunk_bytes);
   if (!got.ok()) return got.status();
-  if (*got != data.size()) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
+  if (*got != chunk_bytes) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
   h.add_piece(p, std::move(data));
   return Status::OK();
 }
