@@ -35,4 +35,8 @@ interface LocalAgent {
   # namespace) and materialises it at `dest`, an absolute path, atomically.
   pull @0 (ref :Text, token :Text, dest :Text, listener :PullListener) -> (summary :PullSummary);
   status @1 () -> (stats :T.AgentStats, agentId :Text, epoch :UInt64);
+  # Takes a published version's files from `dir` on this node into the cache
+  # (each chunk verified against the manifest) and seeds them, so peers need
+  # not read the origin. `dir` must hold the files the version was built from.
+  seed @2 (ref :Text, token :Text, dir :Text) -> (chunks :UInt64, bytes :UInt64);
 }

@@ -5,6 +5,8 @@
 // only at the commit, once every chunk is in the origin; a publish that dies
 // before it leaves nothing visible, and running it again skips what arrived.
 #include <CLI/CLI.hpp>
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
 
 #include <sys/stat.h>
 
@@ -12,6 +14,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <filesystem>
 #include <thread>
 
 #include "cli/chunk_uploader.h"
@@ -20,7 +23,9 @@
 #include "cli/progress_bar.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"
+#include "kj_status.h"
 #include "shoal/model_ref.h"
+#include "shoal/proto/agent.capnp.h"
 
 namespace shoal {
 namespace {
@@ -36,7 +41,31 @@ struct PublishArgs {
   bool follow_symlinks = false;
   ClientFlags client;
   OriginOptions origin;
+  std::string agent_socket = "/run/shoald.sock";
+  bool no_seed = false;
 };
+
+// Asks this node's agent to seed the published files, so peers read them
+// from here rather than from the origin.
+Status SeedThroughAgent(const std::string& socket, const std::string& ref, const std::string& token,
+                        const std::string& dir, uint64_t* chunks) {
+  std::error_code ec;
+  std::string abs = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  auto io = kj::setupAsyncIo();
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
+    auto addr = io.provider->getNetwork().parseAddress("unix:" + socket).wait(io.waitScope);
+    auto stream = addr->connect().wait(io.waitScope);
+    capnp::TwoPartyClient client(*stream);
+    auto req = client.bootstrap().castAs<proto::LocalAgent>().seedRequest();
+    req.setRef(ref);
+    req.setToken(token);
+    req.setDir(abs);
+    *chunks = req.send().wait(io.waitScope).getChunks();
+  })) {
+    return StatusFromException(*e, "agent at " + socket);
+  }
+  return Status::OK();
+}
 
 // Reports uploaded chunks to the tracker in batches, from this thread, while
 // workers upload.
@@ -162,6 +191,22 @@ Status RunPublish(PublishArgs& a) {
               FormatBytes(stats.uploaded_bytes).c_str(),
               static_cast<unsigned long long>(all.size() - stats.uploaded_chunks.load()), all.size());
   if (!tags.empty()) std::printf("  tags:%s\n", tags.c_str());
+  if (!a.no_seed) {
+    tracker->reset();  // one kj event loop per thread: close the tracker's first
+    struct stat sock;
+    if (::stat(a.agent_socket.c_str(), &sock) != 0) {
+      std::printf("  not seeding: no agent at %s (pass --agent, or --no-seed)\n", a.agent_socket.c_str());
+    } else {
+      uint64_t seeded = 0;
+      Status s = SeedThroughAgent(a.agent_socket, m.ns + "/" + m.name + ":" + committed->id.ToHex(),
+                                  a.client.token, a.dir, &seeded);
+      if (s.ok()) {
+        std::printf("  seeding from this node's agent (%llu chunks cached)\n", static_cast<unsigned long long>(seeded));
+      } else {
+        std::printf("  not seeding: %s\n", s.ToString().c_str());
+      }
+    }
+  }
   OriginCounters oc = (*origin)->counters();
   std::printf("  origin: %llu PUT requests, %llu bytes sent; %llu HEAD requests\n",
               static_cast<unsigned long long>(oc.put.requests), static_cast<unsigned long long>(oc.put.bytes),
@@ -182,6 +227,10 @@ void RegisterPublish(CLI::App& app, CommandRunner* run) {
   cmd->add_option("--piece-size", a->piece_size, "bytes per chunk, a power of two")->capture_default_str();
   cmd->add_option("--parallel", a->parallelism, "chunk uploads in flight")->capture_default_str();
   cmd->add_flag("--follow-symlinks", a->follow_symlinks, "publish the targets of symbolic links");
+  cmd->add_option("--agent", a->agent_socket, "this node's agent socket; it seeds what was published")
+      ->envname("SHOAL_AGENT_SOCKET")
+      ->capture_default_str();
+  cmd->add_flag("--no-seed", a->no_seed, "do not hand the files to the local agent");
   AddClientFlags(cmd, &a->client);
   AddOriginFlags(cmd, &a->origin);
   cmd->callback([a, run] { *run = [a] { return RunPublish(*a); }; });

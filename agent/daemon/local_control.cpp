@@ -32,6 +32,11 @@ class PullThreads {
   std::vector<std::thread> threads_;
 };
 
+// Touched only on the event loop's thread.
+struct ListenerSlot {
+  kj::Maybe<proto::PullListener::Client> client;
+};
+
 class LocalAgentImpl final : public proto::LocalAgent::Server {
  public:
   LocalAgentImpl(LocalControlDeps& deps, PullThreads& threads) : deps_(deps), threads_(threads) {}
@@ -47,17 +52,24 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     auto paf = kj::newPromiseAndCrossThreadFulfiller<Result<PullResult>>();
     auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<Result<PullResult>>>>(kj::mv(paf.fulfiller));
     const kj::Executor& executor = kj::getCurrentThreadExecutor();
-    auto listener_ptr = std::make_shared<proto::PullListener::Client>(kj::mv(listener));
+    // The listener capability lives and dies on this event loop's thread: the
+    // job reaches it only through executeSync, and finds it gone once the
+    // caller hangs up or the call ends.
+    auto slot = std::make_shared<ListenerSlot>();
+    slot->client = kj::mv(listener);
     shoal::PullContext job = deps_.pulls;
     job.announce_url = deps_.link.announce_url();
-    threads_.Start([job, ref, token, dest, fulfiller, &executor, listener_ptr]() mutable {
+    threads_.Start([job, ref, token, dest, fulfiller, &executor, slot]() mutable {
       auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
       auto progress = [&](const PullState& s) {
         auto now = std::chrono::steady_clock::now();
         if (now - last < std::chrono::milliseconds(200)) return;
         last = now;
         executor.executeSync([&] {
-          auto req = listener_ptr->progressRequest();
+          proto::PullListener::Client* client = nullptr;
+          KJ_IF_MAYBE(c, slot->client) { client = c; }
+          if (client == nullptr) return;
+          auto req = client->progressRequest();
           auto st = req.initState();
           st.setTotalBytes(s.total_bytes);
           st.setHaveBytes(s.have_bytes);
@@ -76,7 +88,8 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
       }
       (*fulfiller)->fulfill(std::move(r));
     });
-    return paf.promise.then([c](Result<PullResult> r) mutable {
+    auto forget = kj::defer([slot] { slot->client = nullptr; });
+    return paf.promise.attach(kj::mv(forget)).then([c](Result<PullResult> r) mutable {
       ThrowIfError(r.status());
       auto out = c.getResults().initSummary();
       out.setVersionId(kj::arrayPtr(r->version.data(), VersionId::kSize));
@@ -86,6 +99,26 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
       out.setBytesCached(r->bytes_cached);
       out.setSeconds(r->seconds);
       out.setFileCount(r->file_count);
+    });
+  }
+
+  kj::Promise<void> seed(SeedContext c) override {
+    auto p = c.getParams();
+    std::string ref = p.getRef(), token = p.getToken(), dir = p.getDir();
+    if (!deps_.link.registered()) {
+      ThrowIfError(Status::Unavailable("this agent is not registered with its tracker yet; check --tracker and --token"));
+    }
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<Result<SeedResult>>();
+    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<Result<SeedResult>>>>(kj::mv(paf.fulfiller));
+    shoal::PullContext job = deps_.pulls;
+    job.announce_url = deps_.link.announce_url();
+    threads_.Start([job, ref, token, dir, fulfiller]() mutable {
+      (*fulfiller)->fulfill(RunSeed(job, ref, token, dir));
+    });
+    return paf.promise.then([c](Result<SeedResult> r) mutable {
+      ThrowIfError(r.status());
+      c.getResults().setChunks(r->chunks);
+      c.getResults().setBytes(r->bytes);
     });
   }
 

@@ -61,6 +61,17 @@ struct PullContext {
   PullCounters& counters;
 };
 
+struct SeedResult {
+  uint64_t chunks = 0;  // chunks added to the cache
+  uint64_t bytes = 0;
+};
+
+// Reads version `ref`'s files from `dir` into the store, each chunk verified
+// against the signed manifest, and adds their torrents so this agent seeds
+// them. A file that differs from the manifest fails with Corruption.
+Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref, const std::string& token,
+                           const std::string& dir);
+
 // REQUIRES: `dest` is an absolute path whose parent folder exists.
 Result<PullResult> RunPull(PullContext& ctx, const std::string& ref, const std::string& token,
                            const std::string& dest, const std::function<void(const PullState&)>& progress);

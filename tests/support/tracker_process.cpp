@@ -30,9 +30,10 @@ void TrackerProcess::Start() {
   std::filesystem::create_directories(data_dir_);
   std::string port_file = data_dir_ + "/ports";
   std::filesystem::remove(port_file);
+  // A restart keeps the ports, as a real tracker's fixed address would.
   std::vector<std::string> argv = {TrackerBinary(), "serve", "--data-dir", data_dir_, "--rpc-listen",
-                                   "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--port-file",
-                                   port_file};
+                                   "127.0.0.1:" + std::to_string(rpc_port_), "--http-listen",
+                                   "127.0.0.1:" + std::to_string(http_port_), "--port-file", port_file};
   argv.insert(argv.end(), args_.begin(), args_.end());
   std::string log_path = data_dir_ + "/tracker.log";
   pid_ = ::fork();

@@ -18,7 +18,8 @@ class TrackerProcess {
   TrackerProcess(const TrackerProcess&) = delete;
   TrackerProcess& operator=(const TrackerProcess&) = delete;
 
-  // Starts the process and waits (up to 15 s) until it listens. Throws on failure.
+  // Starts the process and waits (up to 15 s) until it listens; the first
+  // start picks free ports, later ones reuse them. Throws on failure.
   void Start();
   // SIGKILL, as a crash would, and reaps it.
   void Kill();

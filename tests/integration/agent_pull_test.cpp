@@ -1,0 +1,205 @@
+// Pulls across real agents: a real tracker, real shoald processes talking
+// BitTorrent on 127.0.0.1, a folder origin, and the real shoal CLI.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "support/agent_process.h"
+#include "support/subprocess.h"
+#include "support/tracker_process.h"
+
+using namespace shoal::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMiB = 1 << 20;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool SameTree(const std::string& a, const std::string& b) {
+  for (const auto& e : fs::recursive_directory_iterator(a)) {
+    if (!e.is_regular_file()) continue;
+    std::string rel = fs::relative(e.path(), a).string();
+    if (!fs::exists(b + "/" + rel) || Slurp(e.path().string()) != Slurp(b + "/" + rel)) return false;
+  }
+  return true;
+}
+
+struct Cluster {
+  TempDir tmp;
+  std::string origin = tmp / "origin";
+  TrackerProcess tracker{tmp / "tracker", {"--origin", "file://" + (tmp / "origin"), "--announce-interval", "1s"}};
+  std::string agent_token, writer, reader;
+  std::vector<std::unique_ptr<AgentProcess>> agents;
+
+  explicit Cluster(int n) {
+    fs::create_directories(origin);
+    tracker.Start();
+    agent_token = tracker.MintToken("*", "read", "agents");
+    writer = tracker.MintToken("team-a", "write", "trainer");
+    reader = tracker.MintToken("team-a", "read", "pod");
+    for (int i = 0; i < n; ++i) {
+      agents.push_back(std::make_unique<AgentProcess>(
+          tmp / "agents", "agent" + std::to_string(i),
+          std::vector<std::string>{"--tracker", tracker.rpc_address(), "--token", agent_token, "--origin",
+                                   "file://" + origin, "--origin-fallback-ms", "700", "--cache-size", "1GiB"}));
+      agents.back()->Start();
+    }
+  }
+  ProcessResult Shoal(const std::string& token, std::vector<std::string> args) {
+    args.insert(args.begin(), CliBinary());
+    return RunProcess(args, {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + token,
+                             "SHOAL_ORIGIN=file://" + origin});
+  }
+  ProcessResult Publish(const std::string& dir, const std::string& name, int seeder) {
+    std::vector<std::string> args = {"publish", dir, "--name", name, "--tag", "latest", "--piece-size", "1048576"};
+    if (seeder >= 0) {
+      args.push_back("--agent");
+      args.push_back(agents[static_cast<size_t>(seeder)]->socket());
+    } else {
+      args.push_back("--no-seed");
+    }
+    return Shoal(writer, args);
+  }
+  pid_t StartPull(int agent, const std::string& ref, const std::string& dest) {
+    return StartProcess({CliBinary(), "pull", ref, "--to", dest, "--agent", agents[static_cast<size_t>(agent)]->socket()},
+                        {"SHOAL_TOKEN=" + reader}, dest + ".log");
+  }
+  double OriginBytes() {
+    double total = 0;
+    for (auto& a : agents) total += a->Metric("shoal_agent_origin_bytes_total");
+    return total;
+  }
+};
+
+std::string MakeCheckpoint(const std::string& dir, unsigned seed) {
+  WriteRandomFile(dir + "/model-00001.safetensors", 9 * kMiB + 12345, seed);
+  WriteRandomFile(dir + "/model-00002.safetensors", 7 * kMiB, seed + 1);
+  WriteRandomFile(dir + "/config.json", 1500, seed + 2);
+  WriteRandomFile(dir + "/tokenizer/tokenizer.json", 300000, seed + 3);
+  return dir;
+}
+
+const double kUnique = 9.0 * kMiB + 12345 + 7 * kMiB + 1500 + 300000;
+
+}  // namespace
+
+TEST_CASE("agents pulling at once get identical bytes from the seeding publisher, not the origin",
+          "[agent]") {
+  Cluster c(4);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 1);
+  auto pub = c.Publish(ckpt, "team-a/llama", 0);
+  INFO(pub.out << pub.err);
+  REQUIRE(pub.exit_code == 0);
+  CHECK_THAT(pub.out, Catch::Contains("seeding from this node's agent"));
+
+  std::vector<pid_t> pulls;
+  for (int i = 1; i <= 3; ++i) pulls.push_back(c.StartPull(i, "team-a/llama:latest", c.tmp / ("out" + std::to_string(i))));
+  for (size_t i = 0; i < pulls.size(); ++i) {
+    INFO(Slurp(c.tmp / ("out" + std::to_string(i + 1)) + ".log"));
+    REQUIRE(WaitProcess(pulls[i]) == 0);
+  }
+  for (int i = 1; i <= 3; ++i) CHECK(SameTree(ckpt, c.tmp / ("out" + std::to_string(i))));
+  CHECK(c.OriginBytes() <= 1.05 * kUnique);
+  CHECK(c.OriginBytes() == 0);  // the publisher's agent seeded everything
+  CHECK(c.agents[0]->Metric("shoal_agent_peer_bytes_total{direction=\"out\"}") > 0);
+  // Materialised files are read-only.
+  CHECK((fs::status(c.tmp / "out1/config.json").permissions() & fs::perms::owner_write) == fs::perms::none);
+
+  // A second pull of the same model is served from the cache.
+  auto again = c.Shoal(c.reader, {"pull", "team-a/llama:latest", "--to", c.tmp / "out1b", "--agent", c.agents[1]->socket()});
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.out, Catch::Contains("0 B from peers, 0 B from the origin"));
+}
+
+TEST_CASE("with no peer holding a chunk, an agent reads it from the origin once", "[agent]") {
+  Cluster c(2);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 11);
+  REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
+  pid_t first = c.StartPull(0, "team-a/m:latest", c.tmp / "a");
+  REQUIRE(WaitProcess(first) == 0);
+  CHECK(c.agents[0]->Metric("shoal_agent_origin_bytes_total") == Approx(kUnique));
+  pid_t second = c.StartPull(1, "team-a/m:latest", c.tmp / "b");
+  REQUIRE(WaitProcess(second) == 0);
+  CHECK(c.agents[1]->Metric("shoal_agent_origin_bytes_total") == 0);
+  CHECK(SameTree(ckpt, c.tmp / "a"));
+  CHECK(SameTree(ckpt, c.tmp / "b"));
+}
+
+TEST_CASE("a new version that changes one file moves only that file's chunks", "[agent]") {
+  Cluster c(2);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 21);
+  REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
+  REQUIRE(WaitProcess(c.StartPull(1, "team-a/m:latest", c.tmp / "v1")) == 0);
+  WriteRandomFile(ckpt + "/model-00002.safetensors", 7 * kMiB, 999);
+  REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
+  auto v2 = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "v2", "--agent", c.agents[1]->socket()});
+  INFO(v2.err);
+  REQUIRE(v2.exit_code == 0);
+  CHECK_THAT(v2.out, Catch::Contains("7.0 MiB from peers, 0 B from the origin"));
+  CHECK(SameTree(ckpt, c.tmp / "v2"));
+}
+
+TEST_CASE("a corrupt seeder is caught by the hash check and the pull still completes", "[agent]") {
+  Cluster c(2);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 31);
+  REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
+  // Damage every chunk file the seeder holds.
+  int damaged = 0;
+  for (const auto& e : fs::recursive_directory_iterator(c.agents[0]->cache_dir() + "/chunks")) {
+    if (!e.is_regular_file() || e.file_size() < 2) continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(e.file_size() / 2));
+    f.put('\x5a').put('\xa5');
+    ++damaged;
+  }
+  REQUIRE(damaged >= 17);
+  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent", c.agents[1]->socket()});
+  INFO(pull.err << c.agents[1]->log());
+  REQUIRE(pull.exit_code == 0);
+  CHECK(SameTree(ckpt, c.tmp / "out"));
+  // The bad pieces were noticed, one side or the other, and the good bytes came from the origin.
+  CHECK(c.agents[1]->Metric("shoal_agent_hash_failures_total") + c.agents[0]->Metric("shoal_agent_cache_corrupt_total") > 0);
+  CHECK(c.agents[1]->Metric("shoal_agent_origin_bytes_total") > 0);
+}
+
+TEST_CASE("a dead peer and a dead tracker do not stop a pull", "[agent]") {
+  Cluster c(3);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 41);
+  REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
+  c.agents[0]->Kill();  // the only seeder dies; the tracker still lists it for a while
+  pid_t pull = c.StartPull(1, "team-a/m:latest", c.tmp / "out1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  c.tracker.Kill();  // mid-pull
+  REQUIRE(WaitProcess(pull) == 0);
+  CHECK(SameTree(ckpt, c.tmp / "out1"));
+  c.tracker.Start();
+  // The agents find the restarted tracker again, and the next pull works.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (c.agents[2]->Metric("shoal_agent_tracker_registered") != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  pid_t next = c.StartPull(2, "team-a/m:latest", c.tmp / "out2");
+  int rc = WaitProcess(next);
+  INFO(Slurp(c.tmp / "out2.log") << c.agents[2]->log());
+  REQUIRE(rc == 0);
+  CHECK(SameTree(ckpt, c.tmp / "out2"));
+}
+
+TEST_CASE("a pull with a token for another namespace is refused", "[agent][auth]") {
+  Cluster c(1);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 51);
+  REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
+  std::string other = c.tracker.MintToken("team-b", "read", "pod-b");
+  auto r = RunProcess({CliBinary(), "pull", "team-a/m:latest", "--to", c.tmp / "x", "--agent", c.agents[0]->socket()},
+                      {"SHOAL_TOKEN=" + other});
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.err, Catch::Contains("may not read namespace 'team-a'"));
+  CHECK_FALSE(fs::exists(c.tmp / "x"));
+}
