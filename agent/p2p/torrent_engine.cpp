@@ -43,7 +43,9 @@ void TorrentEngine::Impl::Stop() {
   stop_thread_ = true;
   if (thread_.joinable()) thread_.join();
   // Destroying the session aborts it and waits for its threads, including
-  // the disk interface's workers.
+  // the disk interface's workers. add_mu_ waits out an AddFile or Remove in
+  // flight, which uses the session.
+  std::lock_guard<std::mutex> add(add_mu_);
   session_.reset();
   std::lock_guard<std::mutex> l(mu_);
   torrents_.clear();
@@ -89,7 +91,11 @@ Status TorrentEngine::Impl::AddToSession(FileTorrent& t) {
 Status TorrentEngine::Impl::WaitReady(const lt::torrent_handle& h) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.add_timeout_ms);
   for (;;) {
-    lt::torrent_status st = h.status({});
+    lt::torrent_status st;
+    SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent status", [&] {
+      st = h.status({});
+      return Status::OK();
+    }));
     if (st.errc) return Status::IOError("torrent " + st.name + " failed: " + st.errc.message());
     if (st.state != lt::torrent_status::checking_files &&
         st.state != lt::torrent_status::checking_resume_data) {
@@ -128,16 +134,22 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
   auto meta = BuildTorrentMetainfo(file, piece_size);
   if (!meta.ok()) return meta.status();
   FileTorrentId id = meta->id;
+  std::lock_guard<std::mutex> add(impl_->add_mu_);
   if (auto existing = impl_->Find(id)) {
-    if (!announce_url.empty()) {
+    if (announce_url.empty()) return id;
+    lt::torrent_handle h;
+    {
       std::lock_guard<std::mutex> l(impl_->mu_);
-      bool known = false;
-      for (const auto& t : existing->trackers) known = known || t == announce_url;
-      if (!known) {
-        existing->trackers.push_back(announce_url);
-        existing->handle.add_tracker(lt::announce_entry(announce_url));
+      for (const auto& u : existing->trackers) {
+        if (u == announce_url) return id;
       }
+      existing->trackers.push_back(announce_url);
+      h = existing->handle;
     }
+    SHOAL_RETURN_IF_ERROR(CallLibtorrent("add tracker", [&] {
+      h.add_tracker(lt::announce_entry(announce_url));
+      return Status::OK();
+    }));
     return id;
   }
   auto t = std::make_shared<FileTorrent>();
@@ -162,21 +174,24 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
   t->layout = layout;
   if (!announce_url.empty()) t->trackers.push_back(announce_url);
 
-  std::lock_guard<std::mutex> l(impl_->mu_);
-  if (impl_->stopped_) return Stopped();
-  auto it = impl_->torrents_.find(id);
-  if (it != impl_->torrents_.end()) return id;  // added meanwhile
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    if (impl_->stopped_) return Stopped();
+  }
   impl_->catalog_->Register(ShortKey(id), layout);
-  Status s = impl_->AddToSession(*t);
+  Status s = CallLibtorrent("add torrent", [&] { return impl_->AddToSession(*t); });
   if (!s.ok()) {
     if (t->handle.is_valid()) impl_->session_->remove_torrent(t->handle);
     impl_->catalog_->Unregister(ShortKey(id));
     return s;
   }
-  for (uint64_t i = 0; i < layout->num_pieces(); ++i) {
-    impl_->chunk_index_.emplace(layout->chunks[i], std::make_pair(id, i));
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    for (uint64_t i = 0; i < layout->num_pieces(); ++i) {
+      impl_->chunk_index_.emplace(layout->chunks[i], std::make_pair(id, i));
+    }
+    impl_->torrents_[id] = t;
   }
-  impl_->torrents_[id] = t;
   Log(LogLevel::kInfo, "p2p.torrent.add",
       {{"torrent", id.ShortHex()}, {"path", file.path}, {"pieces", layout->num_pieces()}});
   return id;
@@ -192,7 +207,11 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
     h = t->handle;
     carried = t->bytes_carried;
   }
-  lt::torrent_status st = h.status({});
+  lt::torrent_status st;
+  SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent status", [&] {
+    st = h.status({});
+    return Status::OK();
+  }));
   if (st.errc) {
     return Status::IOError("torrent " + id.ShortHex() + " stopped on an error: " +
                            st.errc.message());
@@ -220,7 +239,12 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
     h = t->handle;
   }
   lt::piece_index_t p(static_cast<int>(piece));
-  if (h.have_piece(p)) return Status::OK();
+  bool have = false;
+  SHOAL_RETURN_IF_ERROR(CallLibtorrent("have piece", [&] {
+    have = h.have_piece(p);
+    return Status::OK();
+  }));
+  if (have) return Status::OK();
   const ChunkId& chunk = t->layout->chunks[piece];
   auto pin = impl_->store_.Pin(chunk);
   if (!pin.ok()) return pin.status().WithContext("piece " + std::to_string(piece) + " arrived");
@@ -230,8 +254,10 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(data.data()), data.size());
   if (!got.ok()) return got.status();
   if (*got != data.size()) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
-  h.add_piece(p, std::move(data));
-  return Status::OK();
+  return CallLibtorrent("add piece", [&] {
+    h.add_piece(p, std::move(data));
+    return Status::OK();
+  });
 }
 
 Result<std::vector<uint64_t>> TorrentEngine::UnavailablePieces(const FileTorrentId& id) {
@@ -242,9 +268,13 @@ Result<std::vector<uint64_t>> TorrentEngine::UnavailablePieces(const FileTorrent
     std::lock_guard<std::mutex> l(impl_->mu_);
     h = t->handle;
   }
-  lt::torrent_status st = h.status(lt::torrent_handle::query_pieces);
+  lt::torrent_status st;
   std::vector<int> avail;
-  h.piece_availability(avail);
+  SHOAL_RETURN_IF_ERROR(CallLibtorrent("piece availability", [&] {
+    st = h.status(lt::torrent_handle::query_pieces);
+    h.piece_availability(avail);
+    return Status::OK();
+  }));
   std::vector<uint64_t> out;
   for (int i = 0; i < st.pieces.size(); ++i) {
     if (st.pieces.get_bit(lt::piece_index_t(i))) continue;
@@ -263,12 +293,19 @@ Status TorrentEngine::ConnectPeer(const FileTorrentId& id, const std::string& ip
     return Status::InvalidArgument("peer address '" + ip + ":" + std::to_string(port) +
                                    "' is not an IP address and port");
   }
-  std::lock_guard<std::mutex> l(impl_->mu_);
-  t->handle.connect_peer(lt::tcp::endpoint(addr, port));
-  return Status::OK();
+  lt::torrent_handle h;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    h = t->handle;
+  }
+  return CallLibtorrent("connect peer", [&] {
+    h.connect_peer(lt::tcp::endpoint(addr, port));
+    return Status::OK();
+  });
 }
 
 Status TorrentEngine::Remove(const FileTorrentId& id) {
+  std::lock_guard<std::mutex> add(impl_->add_mu_);
   std::lock_guard<std::mutex> l(impl_->mu_);
   if (impl_->stopped_) return Stopped();
   auto it = impl_->torrents_.find(id);
