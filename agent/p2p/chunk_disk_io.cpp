@@ -124,8 +124,19 @@ bool ChunkDiskIoImpl::async_write(lt::storage_index_t storage, lt::peer_request 
                                   std::function<void(lt::storage_error const&)> handler,
                                   lt::disk_job_flags_t) {
   // The buffer is libtorrent's and valid only during this call.
-  std::unique_ptr<char[]> copy(new char[static_cast<size_t>(r.length)]);
-  std::memcpy(copy.get(), buf, static_cast<size_t>(r.length));
+  // Blocks are at most 16 KiB; anything else is not from a peer and gets
+  // its own buffer.
+  bool pooled = static_cast<size_t>(r.length) <= BlockPool::kBlockBytes;
+  char* raw = pooled ? blocks_.Get() : new char[static_cast<size_t>(r.length)];
+  std::memcpy(raw, buf, static_cast<size_t>(r.length));
+  auto release = [this, pooled](char* b) {
+    if (pooled) {
+      blocks_.Put(b);
+    } else {
+      delete[] b;
+    }
+  };
+  std::unique_ptr<char, decltype(release)> copy(raw, release);
   bool stall = false;
   {
     std::lock_guard<std::mutex> l(write_mu_);

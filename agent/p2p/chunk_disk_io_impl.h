@@ -15,6 +15,7 @@
 #include "libtorrent/disk_observer.hpp"
 #include "libtorrent/error_code.hpp"
 #include "libtorrent/sha1_hash.hpp"
+#include "p2p/block_pool.h"
 #include "p2p/chunk_disk_io.h"
 #include "p2p/disk_job_queue.h"
 
@@ -141,6 +142,7 @@ class ChunkDiskIoImpl final : public lt::disk_interface, public lt::buffer_alloc
   std::vector<std::shared_ptr<lt::disk_observer>> stalled_;         // protected by write_mu_
 
   std::vector<SpanCache> spans_;  // one per worker, used only by that worker
+  BlockPool blocks_{1024};        // copies of written blocks; up to 16 MiB idle
 
   DiskJobQueue jobs_;  // last: its workers stop before the rest is destroyed
 };
