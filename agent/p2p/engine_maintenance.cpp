@@ -61,17 +61,22 @@ void TorrentEngine::Impl::HandleAlerts() {
           {{"torrent", h->torrent_name()}, {"piece", static_cast<int>(h->piece_index)}});
     } else if (auto* e = lt::alert_cast<lt::file_error_alert>(a)) {
       Log(LogLevel::kWarn, "p2p.disk.error",
-          {{"torrent", e->torrent_name()}, {"error", e->error.message()},
+          {{"torrent", e->torrent_name()},
+           {"error", e->error.message()},
            {"op", lt::operation_name(e->op)}});
     } else if (auto* te = lt::alert_cast<lt::torrent_error_alert>(a)) {
       Log(LogLevel::kError, "p2p.torrent.error",
           {{"torrent", te->torrent_name()}, {"error", te->error.message()}});
     } else if (auto* lf = lt::alert_cast<lt::listen_failed_alert>(a)) {
       Log(LogLevel::kError, "p2p.listen_failed",
-          {{"address", lf->address.to_string()}, {"port", lf->port}, {"error", lf->error.message()}});
+          {{"address", lf->address.to_string()},
+           {"port", lf->port},
+           {"error", lf->error.message()}});
     } else if (auto* tr = lt::alert_cast<lt::tracker_error_alert>(a)) {
       Log(LogLevel::kDebug, "p2p.tracker.error",
-          {{"torrent", tr->torrent_name()}, {"url", tr->tracker_url()}, {"error", tr->error.message()}});
+          {{"torrent", tr->torrent_name()},
+           {"url", tr->tracker_url()},
+           {"error", tr->error.message()}});
     }
   }
 }

@@ -67,7 +67,8 @@ lt::add_torrent_params TorrentEngine::Impl::ParamsFor(const FileTorrent& t) {
   p.trackers = t.trackers;
   p.have_pieces.resize(static_cast<int>(t.layout->num_pieces()), false);
   for (uint64_t i = 0; i < t.layout->num_pieces(); ++i) {
-    if (store_.Contains(t.layout->chunks[i])) p.have_pieces.set_bit(lt::piece_index_t(static_cast<int>(i)));
+    if (store_.Contains(t.layout->chunks[i]))
+      p.have_pieces.set_bit(lt::piece_index_t(static_cast<int>(i)));
   }
   return p;
 }
@@ -89,7 +90,8 @@ Status TorrentEngine::Impl::AddToSession(FileTorrent& t) {
 }
 
 Status TorrentEngine::Impl::WaitReady(const lt::torrent_handle& h) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.add_timeout_ms);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.add_timeout_ms);
   for (;;) {
     lt::torrent_status st;
     SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent status", [&] {
@@ -159,8 +161,8 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
       lt::span<const char>(meta->torrent.data(), static_cast<std::ptrdiff_t>(meta->torrent.size())),
       ec, lt::from_span);
   if (ec) {
-    return Status::InvalidArgument("file '" + file.path + "': its torrent does not load: " +
-                                   ec.message());
+    return Status::InvalidArgument("file '" + file.path +
+                                   "': its torrent does not load: " + ec.message());
   }
   if (std::memcmp(info->info_hashes().v2.data(), id.data(), FileTorrentId::kSize) != 0) {
     return Status::Corruption("file '" + file.path +
@@ -213,8 +215,8 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
     return Status::OK();
   }));
   if (st.errc) {
-    return Status::IOError("torrent " + id.ShortHex() + " stopped on an error: " +
-                           st.errc.message());
+    return Status::IOError("torrent " + id.ShortHex() +
+                           " stopped on an error: " + st.errc.message());
   }
   FileProgress p;
   p.total_pieces = t->layout->num_pieces();

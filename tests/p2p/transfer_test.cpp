@@ -55,8 +55,7 @@ TEST_CASE("a file smaller than one piece moves as its single chunk", "[p2p]") {
   CHECK(leecher.Materialized(f) == f.data);
 }
 
-TEST_CASE("a torrent's info-hash depends only on the file's content and the piece size",
-          "[p2p]") {
+TEST_CASE("a torrent's info-hash depends only on the file's content and the piece size", "[p2p]") {
   TestFile a = MakeFile(3, 700 * 1024, 256 * 1024, "model-a/weights.bin");
   TestFile b = MakeFile(3, 700 * 1024, 256 * 1024, "other/model-b/renamed.bin");
   b.entry.mode = 0600;
