@@ -52,6 +52,8 @@ class TorrentEngine::Impl {
   // Waits until `h` has finished checking (instant with this disk I/O).
   Status WaitReady(const lt::torrent_handle& h);
   std::shared_ptr<FileTorrent> Find(const FileTorrentId& id);
+  // Why Find returned null: Unavailable once stopped, else NotFound.
+  Status Missing(const FileTorrentId& id);
 
   // The engine's own thread: alerts, session counters, evictions.
   void MaintenanceLoop();

@@ -52,6 +52,11 @@ void TorrentEngine::Impl::Stop() {
   chunk_index_.clear();
 }
 
+Status TorrentEngine::Impl::Missing(const FileTorrentId& id) {
+  std::lock_guard<std::mutex> l(mu_);
+  return stopped_ ? Stopped() : Unknown(id);
+}
+
 std::shared_ptr<FileTorrent> TorrentEngine::Impl::Find(const FileTorrentId& id) {
   std::lock_guard<std::mutex> l(mu_);
   if (stopped_) return nullptr;
@@ -201,7 +206,7 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
 
 Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId& id) {
   auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (t == nullptr) return impl_->Missing(id);
   lt::torrent_handle h;
   uint64_t carried;
   {
@@ -229,7 +234,7 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
 
 Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (t == nullptr) return impl_->Missing(id);
   if (piece >= t->layout->num_pieces()) {
     return Status::InvalidArgument("piece " + std::to_string(piece) + " of torrent " +
                                    id.ShortHex() + ", which has " +
@@ -264,7 +269,7 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
 
 Result<std::vector<uint64_t>> TorrentEngine::UnavailablePieces(const FileTorrentId& id) {
   auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (t == nullptr) return impl_->Missing(id);
   lt::torrent_handle h;
   {
     std::lock_guard<std::mutex> l(impl_->mu_);
@@ -288,7 +293,7 @@ Result<std::vector<uint64_t>> TorrentEngine::UnavailablePieces(const FileTorrent
 
 Status TorrentEngine::ConnectPeer(const FileTorrentId& id, const std::string& ip, uint16_t port) {
   auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (t == nullptr) return impl_->Missing(id);
   boost::system::error_code ec;
   auto addr = boost::asio::ip::make_address(ip, ec);
   if (ec || port == 0) {

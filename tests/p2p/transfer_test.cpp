@@ -101,5 +101,41 @@ TEST_CASE("a bad file entry is refused with a clear error", "[p2p]") {
   CHECK(agent.engine->Progress(FileTorrentId()).status().IsNotFound());
 }
 
+TEST_CASE("a removed torrent can be added again and a stopped engine refuses calls", "[p2p]") {
+  TestFile f = MakeFile(7, 3 * 256 * 1024, 256 * 1024);
+  Agent seeder, leecher;
+  seeder.Seed(f);
+  FileTorrentId id = seeder.Add(f);
+  REQUIRE(seeder.engine->Remove(id).ok());
+  CHECK(seeder.engine->Stats().torrents == 0);
+  CHECK(seeder.engine->Progress(id).status().IsNotFound());
+  CHECK(seeder.engine->Remove(id).IsNotFound());
+  for (const ChunkId& c : f.chunks) CHECK(seeder.store->Contains(c));  // chunks stay
+
+  CHECK(seeder.Add(f) == id);
+  leecher.Add(f);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", seeder.port()).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  CHECK(leecher.engine->ConnectPeer(id, "not-an-ip", 1).code() == Status::Code::kInvalidArgument);
+
+  leecher.relay->Detach();
+  leecher.engine->Stop();
+  CHECK(leecher.engine->Progress(id).status().code() == Status::Code::kUnavailable);
+  CHECK(leecher.engine->AddFile(f.entry, f.piece_size, "").status().code() ==
+        Status::Code::kUnavailable);
+  CHECK(leecher.engine->listen_port() == 0);
+}
+
+TEST_CASE("engine options are validated", "[p2p]") {
+  EngineOptions o;
+  CHECK(o.Validate().ok());
+  o.listen = "127.0.0.1";
+  CHECK(o.Validate().code() == Status::Code::kInvalidArgument);
+  o.listen = "[::1]:6881";
+  CHECK(o.Validate().ok());
+  o.disk_threads = 0;
+  CHECK(o.Validate().code() == Status::Code::kInvalidArgument);
+}
+
 }  // namespace testing
 }  // namespace shoal
