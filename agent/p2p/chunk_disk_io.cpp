@@ -42,12 +42,13 @@ ChunkDiskIoImpl::ChunkDiskIoImpl(lt::io_context& ioc, const lt::settings_interfa
       catalog_(catalog),
       counters_(std::move(counters)),
       spans_(static_cast<size_t>(options.threads)),
-      jobs_(options.threads, [this](int w) { DropIdleSpans(w); },
-            [this](std::vector<std::unique_ptr<DiskJob>> done) {
-              boost::asio::post(ioc_, [done = std::move(done)] {
-                for (const auto& d : done) d->Run();
-              });
-            }) {
+      jobs_(
+          options.threads, [this](int w) { DropIdleSpans(w); },
+          [this](std::vector<std::unique_ptr<DiskJob>> done) {
+            boost::asio::post(ioc_, [done = std::move(done)] {
+              for (const auto& d : done) d->Run();
+            });
+          }) {
   settings_updated();
 }
 
@@ -97,26 +98,25 @@ void ChunkDiskIoImpl::async_read(
     std::function<void(lt::disk_buffer_holder, lt::storage_error const&)> handler,
     lt::disk_job_flags_t) {
   int w = WorkerOf(r.piece);
-  jobs_.Push(static_cast<size_t>(w), MakeDiskJob([this, st = Get(storage), r, w,
-                                                  h = std::move(handler)]() mutable {
-    char* buf = static_cast<char*>(std::malloc(static_cast<size_t>(r.length)));
-    lt::storage_error err;
-    if (buf == nullptr) {
-      err = lt::storage_error(lt::error_code(ENOMEM, boost::system::generic_category()),
-                              lt::operation_t::alloc_cache_piece);
-    } else {
-      err = ReadBlock(*st, w, static_cast<uint64_t>(static_cast<int>(r.piece)), r.start, buf,
-                      r.length);
-    }
-    if (err && buf != nullptr) {
-      std::free(buf);
-      buf = nullptr;
-    }
-    lt::disk_buffer_holder holder(*this, buf, buf == nullptr ? 0 : r.length);
-    DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), b = std::move(holder), err]() mutable {
-      h(std::move(b), err);
-    }));
-  }));
+  jobs_.Push(static_cast<size_t>(w),
+             MakeDiskJob([this, st = Get(storage), r, w, h = std::move(handler)]() mutable {
+               char* buf = static_cast<char*>(std::malloc(static_cast<size_t>(r.length)));
+               lt::storage_error err;
+               if (buf == nullptr) {
+                 err = lt::storage_error(lt::error_code(ENOMEM, boost::system::generic_category()),
+                                         lt::operation_t::alloc_cache_piece);
+               } else {
+                 err = ReadBlock(*st, w, static_cast<uint64_t>(static_cast<int>(r.piece)), r.start,
+                                 buf, r.length);
+               }
+               if (err && buf != nullptr) {
+                 std::free(buf);
+                 buf = nullptr;
+               }
+               lt::disk_buffer_holder holder(*this, buf, buf == nullptr ? 0 : r.length);
+               DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), b = std::move(holder),
+                                                   err]() mutable { h(std::move(b), err); }));
+             }));
 }
 
 bool ChunkDiskIoImpl::async_write(lt::storage_index_t storage, lt::peer_request const& r,
@@ -124,8 +124,19 @@ bool ChunkDiskIoImpl::async_write(lt::storage_index_t storage, lt::peer_request 
                                   std::function<void(lt::storage_error const&)> handler,
                                   lt::disk_job_flags_t) {
   // The buffer is libtorrent's and valid only during this call.
-  std::unique_ptr<char[]> copy(new char[static_cast<size_t>(r.length)]);
-  std::memcpy(copy.get(), buf, static_cast<size_t>(r.length));
+  // Blocks are at most 16 KiB; anything else is not from a peer and gets
+  // its own buffer.
+  bool pooled = static_cast<size_t>(r.length) <= BlockPool::kBlockBytes;
+  char* raw = pooled ? blocks_.Get() : new char[static_cast<size_t>(r.length)];
+  std::memcpy(raw, buf, static_cast<size_t>(r.length));
+  auto release = [this, pooled](char* b) {
+    if (pooled) {
+      blocks_.Put(b);
+    } else {
+      delete[] b;
+    }
+  };
+  std::unique_ptr<char, decltype(release)> copy(raw, release);
   bool stall = false;
   {
     std::lock_guard<std::mutex> l(write_mu_);
@@ -136,16 +147,15 @@ bool ChunkDiskIoImpl::async_write(lt::storage_index_t storage, lt::peer_request 
     }
   }
   int w = WorkerOf(r.piece);
-  jobs_.Push(static_cast<size_t>(w),
-             MakeDiskJob([this, st = Get(storage), r, w, data = std::move(copy),
-                          h = std::move(handler)]() mutable {
-               lt::storage_error err =
-                   WritePiece(*st, w, static_cast<uint64_t>(static_cast<int>(r.piece)), r.start,
-                              data.get(), r.length);
-               data.reset();
-               DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), err] { h(err); }));
-               WriteDone(r.length);
-             }));
+  jobs_.Push(
+      static_cast<size_t>(w), MakeDiskJob([this, st = Get(storage), r, w, data = std::move(copy),
+                                           h = std::move(handler)]() mutable {
+        lt::storage_error err = WritePiece(*st, w, static_cast<uint64_t>(static_cast<int>(r.piece)),
+                                           r.start, data.get(), r.length);
+        data.reset();
+        DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), err] { h(err); }));
+        WriteDone(r.length);
+      }));
   return stall;
 }
 
@@ -171,21 +181,20 @@ void ChunkDiskIoImpl::async_hash(
   int w = WorkerOf(piece);
   // `v2` points into a vector the handler owns: the handler is only ever
   // moved, never copied, until it has run.
-  jobs_.Push(static_cast<size_t>(w), MakeDiskJob([this, st = Get(storage), piece, v2, flags, w,
-                                                  h = std::move(handler)]() mutable {
-    lt::storage_error err;
-    if (flags & lt::disk_interface::v1_hash) {
-      err = lt::storage_error(
-          lt::error_code(boost::system::errc::operation_not_supported,
-                         boost::system::generic_category()),
-          lt::operation_t::file_read);
-    } else {
-      err = HashPiece(*st, w, static_cast<uint64_t>(static_cast<int>(piece)), v2);
-    }
-    DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), piece, err]() mutable {
-      h(piece, lt::sha1_hash(), err);
-    }));
-  }));
+  jobs_.Push(
+      static_cast<size_t>(w),
+      MakeDiskJob([this, st = Get(storage), piece, v2, flags, w, h = std::move(handler)]() mutable {
+        lt::storage_error err;
+        if (flags & lt::disk_interface::v1_hash) {
+          err = lt::storage_error(lt::error_code(boost::system::errc::operation_not_supported,
+                                                 boost::system::generic_category()),
+                                  lt::operation_t::file_read);
+        } else {
+          err = HashPiece(*st, w, static_cast<uint64_t>(static_cast<int>(piece)), v2);
+        }
+        DiskJobQueue::Complete(MakeDiskJob(
+            [h = std::move(h), piece, err]() mutable { h(piece, lt::sha1_hash(), err); }));
+      }));
 }
 
 void ChunkDiskIoImpl::async_hash2(
@@ -193,25 +202,26 @@ void ChunkDiskIoImpl::async_hash2(
     std::function<void(lt::piece_index_t, lt::sha256_hash const&, lt::storage_error const&)>
         handler) {
   int w = WorkerOf(piece);
-  jobs_.Push(static_cast<size_t>(w), MakeDiskJob([this, st = Get(storage), piece, offset, w,
-                                                  h = std::move(handler)]() mutable {
-    lt::sha256_hash hash;
-    lt::storage_error err =
-        HashBlock(*st, w, static_cast<uint64_t>(static_cast<int>(piece)), offset, &hash);
-    DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), piece, hash, err]() mutable {
-      h(piece, hash, err);
-    }));
-  }));
+  jobs_.Push(
+      static_cast<size_t>(w),
+      MakeDiskJob([this, st = Get(storage), piece, offset, w, h = std::move(handler)]() mutable {
+        lt::sha256_hash hash;
+        lt::storage_error err =
+            HashBlock(*st, w, static_cast<uint64_t>(static_cast<int>(piece)), offset, &hash);
+        DiskJobQueue::Complete(
+            MakeDiskJob([h = std::move(h), piece, hash, err]() mutable { h(piece, hash, err); }));
+      }));
 }
 
 void ChunkDiskIoImpl::async_clear_piece(lt::storage_index_t storage, lt::piece_index_t piece,
                                         std::function<void(lt::piece_index_t)> handler) {
   int w = WorkerOf(piece);
-  jobs_.Push(static_cast<size_t>(w),
-             MakeDiskJob([this, st = Get(storage), piece, w, h = std::move(handler)]() mutable {
-               ClearPiece(*st, w, static_cast<uint64_t>(static_cast<int>(piece)));
-               DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), piece]() mutable { h(piece); }));
-             }));
+  jobs_.Push(
+      static_cast<size_t>(w),
+      MakeDiskJob([this, st = Get(storage), piece, w, h = std::move(handler)]() mutable {
+        ClearPiece(*st, w, static_cast<uint64_t>(static_cast<int>(piece)));
+        DiskJobQueue::Complete(MakeDiskJob([h = std::move(h), piece]() mutable { h(piece); }));
+      }));
 }
 
 void ChunkDiskIoImpl::async_check_files(
@@ -220,9 +230,8 @@ void ChunkDiskIoImpl::async_check_files(
     std::function<void(lt::status_t, lt::storage_error const&)> handler) {
   // The engine passes the store's pieces in have_pieces; with no error
   // libtorrent trusts them, and a chunk evicted since is caught on read.
-  boost::asio::post(ioc_, [h = std::move(handler)]() mutable {
-    h(lt::status_t::no_error, lt::storage_error());
-  });
+  boost::asio::post(
+      ioc_, [h = std::move(handler)]() mutable { h(lt::status_t::no_error, lt::storage_error()); });
 }
 
 void ChunkDiskIoImpl::async_move_storage(
@@ -260,7 +269,8 @@ void ChunkDiskIoImpl::async_delete_files(lt::storage_index_t, lt::remove_flags_t
 void ChunkDiskIoImpl::async_set_file_priority(
     lt::storage_index_t, lt::aux::vector<lt::download_priority_t, lt::file_index_t> prio,
     std::function<void(lt::storage_error const&,
-                       lt::aux::vector<lt::download_priority_t, lt::file_index_t>)> handler) {
+                       lt::aux::vector<lt::download_priority_t, lt::file_index_t>)>
+        handler) {
   boost::asio::post(ioc_, [h = std::move(handler), p = std::move(prio)]() mutable {
     h(lt::storage_error(), std::move(p));
   });

@@ -61,8 +61,8 @@ struct ChunkDiskIoOptions {
 
 // Builds the disk interface. `store` and `catalog` must outlive it.
 std::unique_ptr<libtorrent::disk_interface> NewChunkDiskIo(
-    libtorrent::io_context& ioc, const libtorrent::settings_interface& settings,
-    ChunkStore& store, const TorrentCatalog& catalog, const ChunkDiskIoOptions& options,
+    libtorrent::io_context& ioc, const libtorrent::settings_interface& settings, ChunkStore& store,
+    const TorrentCatalog& catalog, const ChunkDiskIoOptions& options,
     std::shared_ptr<DiskIoCounters> counters);
 
 }  // namespace shoal

@@ -15,6 +15,7 @@
 #include "libtorrent/disk_observer.hpp"
 #include "libtorrent/error_code.hpp"
 #include "libtorrent/sha1_hash.hpp"
+#include "p2p/block_pool.h"
 #include "p2p/chunk_disk_io.h"
 #include "p2p/disk_job_queue.h"
 
@@ -62,33 +63,36 @@ class ChunkDiskIoImpl final : public lt::disk_interface, public lt::buffer_alloc
                    std::shared_ptr<lt::disk_observer> o,
                    std::function<void(lt::storage_error const&)> handler,
                    lt::disk_job_flags_t flags) override;
-  void async_hash(lt::storage_index_t storage, lt::piece_index_t piece,
-                  lt::span<lt::sha256_hash> v2, lt::disk_job_flags_t flags,
-                  std::function<void(lt::piece_index_t, lt::sha1_hash const&,
-                                     lt::storage_error const&)> handler) override;
-  void async_hash2(lt::storage_index_t storage, lt::piece_index_t piece, int offset,
-                   lt::disk_job_flags_t flags,
-                   std::function<void(lt::piece_index_t, lt::sha256_hash const&,
-                                      lt::storage_error const&)> handler) override;
-  void async_move_storage(lt::storage_index_t storage, std::string p, lt::move_flags_t flags,
-                          std::function<void(lt::status_t, std::string const&,
-                                             lt::storage_error const&)> handler) override;
+  void async_hash(
+      lt::storage_index_t storage, lt::piece_index_t piece, lt::span<lt::sha256_hash> v2,
+      lt::disk_job_flags_t flags,
+      std::function<void(lt::piece_index_t, lt::sha1_hash const&, lt::storage_error const&)>
+          handler) override;
+  void async_hash2(
+      lt::storage_index_t storage, lt::piece_index_t piece, int offset, lt::disk_job_flags_t flags,
+      std::function<void(lt::piece_index_t, lt::sha256_hash const&, lt::storage_error const&)>
+          handler) override;
+  void async_move_storage(
+      lt::storage_index_t storage, std::string p, lt::move_flags_t flags,
+      std::function<void(lt::status_t, std::string const&, lt::storage_error const&)> handler)
+      override;
   void async_release_files(lt::storage_index_t storage, std::function<void()> handler) override;
   void async_check_files(
       lt::storage_index_t storage, lt::add_torrent_params const* resume_data,
       lt::aux::vector<std::string, lt::file_index_t> links,
       std::function<void(lt::status_t, lt::storage_error const&)> handler) override;
   void async_stop_torrent(lt::storage_index_t storage, std::function<void()> handler) override;
-  void async_rename_file(lt::storage_index_t storage, lt::file_index_t index, std::string name,
-                         std::function<void(std::string const&, lt::file_index_t,
-                                            lt::storage_error const&)> handler) override;
+  void async_rename_file(
+      lt::storage_index_t storage, lt::file_index_t index, std::string name,
+      std::function<void(std::string const&, lt::file_index_t, lt::storage_error const&)> handler)
+      override;
   void async_delete_files(lt::storage_index_t storage, lt::remove_flags_t options,
                           std::function<void(lt::storage_error const&)> handler) override;
   void async_set_file_priority(
       lt::storage_index_t storage, lt::aux::vector<lt::download_priority_t, lt::file_index_t> prio,
       std::function<void(lt::storage_error const&,
-                         lt::aux::vector<lt::download_priority_t, lt::file_index_t>)> handler)
-      override;
+                         lt::aux::vector<lt::download_priority_t, lt::file_index_t>)>
+          handler) override;
   void async_clear_piece(lt::storage_index_t storage, lt::piece_index_t index,
                          std::function<void(lt::piece_index_t)> handler) override;
   void update_stats_counters(lt::counters& c) const override;
@@ -136,11 +140,12 @@ class ChunkDiskIoImpl final : public lt::disk_interface, public lt::buffer_alloc
   // Backpressure: bytes of writes queued but not yet done, and the peers
   // waiting for that to fall.
   std::mutex write_mu_;
-  int64_t queued_write_bytes_ = 0;                                  // protected by write_mu_
-  int64_t write_limit_ = 16 << 20;                                  // protected by write_mu_
-  std::vector<std::shared_ptr<lt::disk_observer>> stalled_;         // protected by write_mu_
+  int64_t queued_write_bytes_ = 0;                           // protected by write_mu_
+  int64_t write_limit_ = 16 << 20;                           // protected by write_mu_
+  std::vector<std::shared_ptr<lt::disk_observer>> stalled_;  // protected by write_mu_
 
   std::vector<SpanCache> spans_;  // one per worker, used only by that worker
+  BlockPool blocks_{1024};        // copies of written blocks; up to 16 MiB idle
 
   DiskJobQueue jobs_;  // last: its workers stop before the rest is destroyed
 };

@@ -26,7 +26,8 @@ lt::storage_error ChunkDiskIoImpl::WritePiece(ChunkStorage& st, int worker, uint
                                               int offset, const char* data, int len) {
   if (st.layout == nullptr) return NoLayout();
   const TorrentLayout& layout = *st.layout;
-  if (piece >= layout.num_pieces()) return ToStorageError(Status::InvalidArgument("piece"), lt::operation_t::file_write);
+  if (piece >= layout.num_pieces())
+    return ToStorageError(Status::InvalidArgument("piece"), lt::operation_t::file_write);
   // Blocks past the file's end belong to libtorrent's pad file: zeros that
   // are not part of the chunk.
   uint64_t piece_bytes = layout.PieceBytes(piece);
@@ -61,8 +62,8 @@ lt::storage_error ChunkDiskIoImpl::WritePiece(ChunkStorage& st, int worker, uint
     counters_->blocks_skipped.fetch_add(1, std::memory_order_relaxed);
     return lt::storage_error();
   }
-  Status s = ps.writer->WriteAt(static_cast<uint64_t>(offset), reinterpret_cast<const uint8_t*>(data),
-                                static_cast<size_t>(len));
+  Status s = ps.writer->WriteAt(static_cast<uint64_t>(offset),
+                                reinterpret_cast<const uint8_t*>(data), static_cast<size_t>(len));
   if (!s.ok()) {
     counters_->write_failures.fetch_add(1, std::memory_order_relaxed);
     Log(LogLevel::kWarn, "p2p.disk.write_failed",
@@ -105,7 +106,8 @@ lt::storage_error ChunkDiskIoImpl::HashPiece(ChunkStorage& st, int worker, uint6
         counters_->pieces_rejected.fetch_add(1, std::memory_order_relaxed);
       } else {
         counters_->write_failures.fetch_add(1, std::memory_order_relaxed);
-        Log(LogLevel::kWarn, "p2p.disk.commit_failed", {{"chunk", w.id().ShortHex()}, {"error", s}});
+        Log(LogLevel::kWarn, "p2p.disk.commit_failed",
+            {{"chunk", w.id().ShortHex()}, {"error", s}});
         err = ToStorageError(s, lt::operation_t::file_write);
       }
     }

@@ -52,6 +52,8 @@ class TorrentEngine::Impl {
   // Waits until `h` has finished checking (instant with this disk I/O).
   Status WaitReady(const lt::torrent_handle& h);
   std::shared_ptr<FileTorrent> Find(const FileTorrentId& id);
+  // Why Find returned null: Unavailable once stopped, else NotFound.
+  Status Missing(const FileTorrentId& id);
 
   // The engine's own thread: alerts, session counters, evictions.
   void MaintenanceLoop();
@@ -67,8 +69,14 @@ class TorrentEngine::Impl {
   std::unique_ptr<lt::session> session_;  // set by StartSession, reset by Stop
   int idx_sent_ = -1, idx_recv_ = -1, idx_peers_ = -1, idx_banned_ = -1;
 
+  // Serializes what adds or removes torrents in the session (AddFile,
+  // Remove, re-adds after evictions), which may wait on libtorrent; taken
+  // before mu_, never while holding it.
+  std::mutex add_mu_;
+
   mutable std::mutex mu_;
-  // Protected by mu_.
+  // Protected by mu_; held only briefly, never across a libtorrent call that
+  // waits.
   bool stopped_ = false;
   std::map<FileTorrentId, std::shared_ptr<FileTorrent>> torrents_;
   std::unordered_multimap<ChunkId, std::pair<FileTorrentId, uint64_t>> chunk_index_;
@@ -84,6 +92,17 @@ class TorrentEngine::Impl {
   std::atomic<bool> stop_thread_{false};
   std::thread thread_;
 };
+
+// Runs `f`, turning an exception from libtorrent (a torrent removed under
+// a handle, an aborted session) into Unavailable.
+template <typename F>
+Status CallLibtorrent(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return Status::Unavailable(std::string(what) + ": " + e.what());
+  }
+}
 
 // The engine's libtorrent settings (see engine_session.cpp).
 lt::settings_pack EngineSettings(const EngineOptions& options);

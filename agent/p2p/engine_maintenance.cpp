@@ -61,17 +61,22 @@ void TorrentEngine::Impl::HandleAlerts() {
           {{"torrent", h->torrent_name()}, {"piece", static_cast<int>(h->piece_index)}});
     } else if (auto* e = lt::alert_cast<lt::file_error_alert>(a)) {
       Log(LogLevel::kWarn, "p2p.disk.error",
-          {{"torrent", e->torrent_name()}, {"error", e->error.message()},
+          {{"torrent", e->torrent_name()},
+           {"error", e->error.message()},
            {"op", lt::operation_name(e->op)}});
     } else if (auto* te = lt::alert_cast<lt::torrent_error_alert>(a)) {
       Log(LogLevel::kError, "p2p.torrent.error",
           {{"torrent", te->torrent_name()}, {"error", te->error.message()}});
     } else if (auto* lf = lt::alert_cast<lt::listen_failed_alert>(a)) {
       Log(LogLevel::kError, "p2p.listen_failed",
-          {{"address", lf->address.to_string()}, {"port", lf->port}, {"error", lf->error.message()}});
+          {{"address", lf->address.to_string()},
+           {"port", lf->port},
+           {"error", lf->error.message()}});
     } else if (auto* tr = lt::alert_cast<lt::tracker_error_alert>(a)) {
       Log(LogLevel::kDebug, "p2p.tracker.error",
-          {{"torrent", tr->torrent_name()}, {"url", tr->tracker_url()}, {"error", tr->error.message()}});
+          {{"torrent", tr->torrent_name()},
+           {"url", tr->tracker_url()},
+           {"error", tr->error.message()}});
     }
   }
 }
@@ -82,23 +87,33 @@ void TorrentEngine::Impl::ApplyEvictions() {
     std::lock_guard<std::mutex> l(evict_mu_);
     evicted.swap(evicted_);
   }
-  std::lock_guard<std::mutex> l(mu_);
-  if (stopped_) return;
-  // Torrents that advertise a piece whose chunk is gone.
-  std::set<FileTorrentId> affected;
-  for (const ChunkId& c : evicted) {
-    if (store_.Contains(c)) continue;  // came back meanwhile
-    auto range = chunk_index_.equal_range(c);
-    for (auto e = range.first; e != range.second; ++e) {
-      auto t = torrents_.find(e->second.first);
-      if (t == torrents_.end()) continue;
-      if (t->second->handle.have_piece(lt::piece_index_t(static_cast<int>(e->second.second)))) {
-        affected.insert(e->second.first);
+  std::lock_guard<std::mutex> add(add_mu_);
+  // Torrents that hold a piece whose chunk is gone, with their handles.
+  std::vector<std::pair<std::shared_ptr<FileTorrent>, uint64_t>> candidates;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopped_) return;
+    for (const ChunkId& c : evicted) {
+      auto range = chunk_index_.equal_range(c);
+      for (auto e = range.first; e != range.second; ++e) {
+        auto t = torrents_.find(e->second.first);
+        if (t != torrents_.end()) candidates.emplace_back(t->second, e->second.second);
       }
     }
   }
-  for (const FileTorrentId& id : affected) {
-    Readd(*torrents_[id]);
+  std::set<FileTorrent*> done;
+  for (auto& [t, piece] : candidates) {
+    if (done.count(t.get()) != 0) continue;
+    if (store_.Contains(t->layout->chunks[piece])) continue;  // came back meanwhile
+    bool have = false;
+    CallLibtorrent("have piece", [&] {
+      have = t->handle.have_piece(lt::piece_index_t(static_cast<int>(piece)));
+      return Status::OK();
+    });
+    if (!have) continue;
+    done.insert(t.get());
+    Readd(*t);
+    std::lock_guard<std::mutex> l(mu_);
     ++evictions_applied_;
   }
 }
@@ -106,10 +121,24 @@ void TorrentEngine::Impl::ApplyEvictions() {
 void TorrentEngine::Impl::Readd(FileTorrent& t) {
   // libtorrent cannot un-have a piece, so the torrent starts over with the
   // pieces the store still holds. Its peers reconnect through the tracker.
-  lt::torrent_status st = t.handle.status({});
-  t.bytes_carried += static_cast<uint64_t>(st.total_payload_download);
-  session_->remove_torrent(t.handle);
-  Status s = AddToSession(t);
+  // REQUIRES: add_mu_ held.
+  lt::torrent_handle old;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    old = t.handle;
+  }
+  FileTorrent next = t;
+  Status s = CallLibtorrent("re-add torrent", [&] {
+    lt::torrent_status st = old.status({});
+    next.bytes_carried += static_cast<uint64_t>(st.total_payload_download);
+    session_->remove_torrent(old);
+    return AddToSession(next);
+  });
+  if (s.ok()) {
+    std::lock_guard<std::mutex> l(mu_);
+    t.handle = next.handle;
+    t.bytes_carried = next.bytes_carried;
+  }
   Log(s.ok() ? LogLevel::kInfo : LogLevel::kError, "p2p.torrent.readd",
       {{"torrent", t.id.ShortHex()}, {"reason", "chunk evicted"}, {"status", s}});
 }

@@ -14,13 +14,13 @@ struct EngineOptions {
   // Where peers connect: "IP:PORT", port 0 for any free port. IPv6 as
   // "[::1]:0".
   std::string listen = "127.0.0.1:0";
-  int disk_threads = 2;              // disk interface worker threads, 1..16
-  int send_buffer_kib = 4096;        // per-peer send watermark, KiB, 16..262144
-  int socket_buffer_kib = 4096;      // socket send and receive buffers, KiB, 0 = OS default
-  int min_announce_interval_s = 5;   // lowest tracker re-announce interval, seconds, 1..3600
-  int max_connections = 500;         // peer connections for the whole session
-  int eviction_batch_ms = 200;       // evicted chunks are gathered this long before torrents update
-  int add_timeout_ms = 30000;        // how long AddFile waits for a torrent to become ready
+  int disk_threads = 2;             // disk interface worker threads, 1..16
+  int send_buffer_kib = 4096;       // per-peer send watermark, KiB, 16..262144
+  int socket_buffer_kib = 4096;     // socket send and receive buffers, KiB, 0 = OS default
+  int min_announce_interval_s = 5;  // lowest tracker re-announce interval, seconds, 1..3600
+  int max_connections = 500;        // peer connections for the whole session
+  int eviction_batch_ms = 200;      // evicted chunks are gathered this long before torrents update
+  int add_timeout_ms = 30000;       // how long AddFile waits for a torrent to become ready
 
   // OK, or InvalidArgument naming the first bad field and its range.
   Status Validate() const;

@@ -51,10 +51,10 @@ lt::settings_pack EngineSettings(const EngineOptions& o) {
   // A peer that sends data failing its hash is banned: on by default, kept
   // explicit here.
   p.set_bool(sp::settings_pack::use_parole_mode, true);
-  p.set_int(sp::settings_pack::alert_mask,
-            static_cast<int>(static_cast<std::uint32_t>(lt::alert_category::error |
-                                                        lt::alert_category::status |
-                                                        lt::alert_category::storage)));
+  p.set_int(
+      sp::settings_pack::alert_mask,
+      static_cast<int>(static_cast<std::uint32_t>(
+          lt::alert_category::error | lt::alert_category::status | lt::alert_category::storage)));
   p.set_int(sp::settings_pack::alert_queue_size, 10000);
   return p;
 }
@@ -75,9 +75,9 @@ Status TorrentEngine::Impl::StartSession() {
   auto counters = disk_counters_;
   ChunkDiskIoOptions dopt;
   dopt.threads = options_.disk_threads;
-  params.disk_io_constructor = [store, catalog, counters, dopt](
-                                   lt::io_context& ioc, lt::settings_interface const& s,
-                                   lt::counters&) {
+  params.disk_io_constructor = [store, catalog, counters, dopt](lt::io_context& ioc,
+                                                                lt::settings_interface const& s,
+                                                                lt::counters&) {
     return NewChunkDiskIo(ioc, s, *store, *catalog, dopt, counters);
   };
   try {

@@ -8,7 +8,9 @@
 
 namespace shoal {
 
-struct FileTorrentIdTag { static constexpr const char* kName = "file torrent id"; };
+struct FileTorrentIdTag {
+  static constexpr const char* kName = "file torrent id";
+};
 using FileTorrentId = Hash256<FileTorrentIdTag>;
 
 }  // namespace shoal

@@ -44,11 +44,18 @@ void TorrentEngine::Impl::Stop() {
   stop_thread_ = true;
   if (thread_.joinable()) thread_.join();
   // Destroying the session aborts it and waits for its threads, including
-  // the disk interface's workers.
+  // the disk interface's workers. add_mu_ waits out an AddFile or Remove in
+  // flight, which uses the session.
+  std::lock_guard<std::mutex> add(add_mu_);
   session_.reset();
   std::lock_guard<std::mutex> l(mu_);
   torrents_.clear();
   chunk_index_.clear();
+}
+
+Status TorrentEngine::Impl::Missing(const FileTorrentId& id) {
+  std::lock_guard<std::mutex> l(mu_);
+  return stopped_ ? Stopped() : Unknown(id);
 }
 
 std::shared_ptr<FileTorrent> TorrentEngine::Impl::Find(const FileTorrentId& id) {
@@ -66,7 +73,8 @@ lt::add_torrent_params TorrentEngine::Impl::ParamsFor(const FileTorrent& t) {
   p.trackers = t.trackers;
   p.have_pieces.resize(static_cast<int>(t.layout->num_pieces()), false);
   for (uint64_t i = 0; i < t.layout->num_pieces(); ++i) {
-    if (store_.Contains(t.layout->chunks[i])) p.have_pieces.set_bit(lt::piece_index_t(static_cast<int>(i)));
+    if (store_.Contains(t.layout->chunks[i]))
+      p.have_pieces.set_bit(lt::piece_index_t(static_cast<int>(i)));
   }
   return p;
 }
@@ -88,9 +96,14 @@ Status TorrentEngine::Impl::AddToSession(FileTorrent& t) {
 }
 
 Status TorrentEngine::Impl::WaitReady(const lt::torrent_handle& h) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.add_timeout_ms);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.add_timeout_ms);
   for (;;) {
-    lt::torrent_status st = h.status({});
+    lt::torrent_status st;
+    SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent status", [&] {
+      st = h.status({});
+      return Status::OK();
+    }));
     if (st.errc) return Status::IOError("torrent " + st.name + " failed: " + st.errc.message());
     if (st.state != lt::torrent_status::checking_files &&
         st.state != lt::torrent_status::checking_resume_data) {
@@ -129,16 +142,22 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
   auto meta = BuildTorrentMetainfo(file, piece_size);
   if (!meta.ok()) return meta.status();
   FileTorrentId id = meta->id;
+  std::lock_guard<std::mutex> add(impl_->add_mu_);
   if (auto existing = impl_->Find(id)) {
-    if (!announce_url.empty()) {
+    if (announce_url.empty()) return id;
+    lt::torrent_handle h;
+    {
       std::lock_guard<std::mutex> l(impl_->mu_);
-      bool known = false;
-      for (const auto& t : existing->trackers) known = known || t == announce_url;
-      if (!known) {
-        existing->trackers.push_back(announce_url);
-        existing->handle.add_tracker(lt::announce_entry(announce_url));
+      for (const auto& u : existing->trackers) {
+        if (u == announce_url) return id;
       }
+      existing->trackers.push_back(announce_url);
+      h = existing->handle;
     }
+    SHOAL_RETURN_IF_ERROR(CallLibtorrent("add tracker", [&] {
+      h.add_tracker(lt::announce_entry(announce_url));
+      return Status::OK();
+    }));
     return id;
   }
   auto t = std::make_shared<FileTorrent>();
@@ -148,8 +167,8 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
       lt::span<const char>(meta->torrent.data(), static_cast<std::ptrdiff_t>(meta->torrent.size())),
       ec, lt::from_span);
   if (ec) {
-    return Status::InvalidArgument("file '" + file.path + "': its torrent does not load: " +
-                                   ec.message());
+    return Status::InvalidArgument("file '" + file.path +
+                                   "': its torrent does not load: " + ec.message());
   }
   if (std::memcmp(info->info_hashes().v2.data(), id.data(), FileTorrentId::kSize) != 0) {
     return Status::Corruption("file '" + file.path +
@@ -163,21 +182,24 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
   t->layout = layout;
   if (!announce_url.empty()) t->trackers.push_back(announce_url);
 
-  std::lock_guard<std::mutex> l(impl_->mu_);
-  if (impl_->stopped_) return Stopped();
-  auto it = impl_->torrents_.find(id);
-  if (it != impl_->torrents_.end()) return id;  // added meanwhile
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    if (impl_->stopped_) return Stopped();
+  }
   impl_->catalog_->Register(ShortKey(id), layout);
-  Status s = impl_->AddToSession(*t);
+  Status s = CallLibtorrent("add torrent", [&] { return impl_->AddToSession(*t); });
   if (!s.ok()) {
     if (t->handle.is_valid()) impl_->session_->remove_torrent(t->handle);
     impl_->catalog_->Unregister(ShortKey(id));
     return s;
   }
-  for (uint64_t i = 0; i < layout->num_pieces(); ++i) {
-    impl_->chunk_index_.emplace(layout->chunks[i], std::make_pair(id, i));
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    for (uint64_t i = 0; i < layout->num_pieces(); ++i) {
+      impl_->chunk_index_.emplace(layout->chunks[i], std::make_pair(id, i));
+    }
+    impl_->torrents_[id] = t;
   }
-  impl_->torrents_[id] = t;
   Log(LogLevel::kInfo, "p2p.torrent.add",
       {{"torrent", id.ShortHex()}, {"path", file.path}, {"pieces", layout->num_pieces()}});
   return id;
@@ -185,7 +207,7 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
 
 Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId& id) {
   auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (t == nullptr) return impl_->Missing(id);
   lt::torrent_handle h;
   uint64_t carried;
   {
@@ -193,10 +215,14 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
     h = t->handle;
     carried = t->bytes_carried;
   }
-  lt::torrent_status st = h.status({});
+  lt::torrent_status st;
+  SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent status", [&] {
+    st = h.status({});
+    return Status::OK();
+  }));
   if (st.errc) {
-    return Status::IOError("torrent " + id.ShortHex() + " stopped on an error: " +
-                           st.errc.message());
+    return Status::IOError("torrent " + id.ShortHex() +
+                           " stopped on an error: " + st.errc.message());
   }
   FileProgress p;
   p.total_pieces = t->layout->num_pieces();
@@ -209,7 +235,7 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
 
 Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (t == nullptr) return impl_->Missing(id);
   if (piece >= t->layout->num_pieces()) {
     return Status::InvalidArgument("piece " + std::to_string(piece) + " of torrent " +
                                    id.ShortHex() + ", which has " +
@@ -221,7 +247,12 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
     h = t->handle;
   }
   lt::piece_index_t p(static_cast<int>(piece));
-  if (h.have_piece(p)) return Status::OK();
+  bool have = false;
+  SHOAL_RETURN_IF_ERROR(CallLibtorrent("have piece", [&] {
+    have = h.have_piece(p);
+    return Status::OK();
+  }));
+  if (have) return Status::OK();
   const ChunkId& chunk = t->layout->chunks[piece];
   auto pin = impl_->store_.Pin(chunk);
   if (!pin.ok()) return pin.status().WithContext("piece " + std::to_string(piece) + " arrived");
@@ -237,21 +268,27 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(data.data()), chunk_bytes);
   if (!got.ok()) return got.status();
   if (*got != chunk_bytes) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
-  h.add_piece(p, std::move(data));
-  return Status::OK();
+  return CallLibtorrent("add piece", [&] {
+    h.add_piece(p, std::move(data));
+    return Status::OK();
+  });
 }
 
 Result<std::vector<uint64_t>> TorrentEngine::UnavailablePieces(const FileTorrentId& id) {
   auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (t == nullptr) return impl_->Missing(id);
   lt::torrent_handle h;
   {
     std::lock_guard<std::mutex> l(impl_->mu_);
     h = t->handle;
   }
-  lt::torrent_status st = h.status(lt::torrent_handle::query_pieces);
+  lt::torrent_status st;
   std::vector<int> avail;
-  h.piece_availability(avail);
+  SHOAL_RETURN_IF_ERROR(CallLibtorrent("piece availability", [&] {
+    st = h.status(lt::torrent_handle::query_pieces);
+    h.piece_availability(avail);
+    return Status::OK();
+  }));
   std::vector<uint64_t> out;
   for (int i = 0; i < st.pieces.size(); ++i) {
     if (st.pieces.get_bit(lt::piece_index_t(i))) continue;
@@ -263,19 +300,26 @@ Result<std::vector<uint64_t>> TorrentEngine::UnavailablePieces(const FileTorrent
 
 Status TorrentEngine::ConnectPeer(const FileTorrentId& id, const std::string& ip, uint16_t port) {
   auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->stopped_ ? Stopped() : Unknown(id);
+  if (t == nullptr) return impl_->Missing(id);
   boost::system::error_code ec;
   auto addr = boost::asio::ip::make_address(ip, ec);
   if (ec || port == 0) {
     return Status::InvalidArgument("peer address '" + ip + ":" + std::to_string(port) +
                                    "' is not an IP address and port");
   }
-  std::lock_guard<std::mutex> l(impl_->mu_);
-  t->handle.connect_peer(lt::tcp::endpoint(addr, port));
-  return Status::OK();
+  lt::torrent_handle h;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    h = t->handle;
+  }
+  return CallLibtorrent("connect peer", [&] {
+    h.connect_peer(lt::tcp::endpoint(addr, port));
+    return Status::OK();
+  });
 }
 
 Status TorrentEngine::Remove(const FileTorrentId& id) {
+  std::lock_guard<std::mutex> add(impl_->add_mu_);
   std::lock_guard<std::mutex> l(impl_->mu_);
   if (impl_->stopped_) return Stopped();
   auto it = impl_->torrents_.find(id);

@@ -60,7 +60,9 @@ class TorrentEngine {
     int peers = 0;                  // connected peers
     bool complete = false;          // every piece is in the store
   };
-  // NotFound for an unknown torrent.
+  // NotFound for an unknown torrent; IOError if the torrent stopped on a
+  // disk error; Unavailable for a moment while the torrent is re-added after
+  // an eviction (ask again).
   Result<FileProgress> Progress(const FileTorrentId& id);
 
   // Tells the engine that piece `piece`'s chunk arrived by another route

@@ -22,12 +22,12 @@
 namespace shoal {
 
 struct TorrentMetainfo {
-  FileTorrentId id;              // SHA-256 of `info`
-  std::string info;              // the bencoded info dictionary
-  std::string torrent;           // the whole bencoded .torrent
-  uint64_t file_size = 0;        // bytes
-  uint32_t piece_size = 0;       // bytes
-  std::vector<ChunkId> chunks;   // one per piece, in order
+  FileTorrentId id;             // SHA-256 of `info`
+  std::string info;             // the bencoded info dictionary
+  std::string torrent;          // the whole bencoded .torrent
+  uint64_t file_size = 0;       // bytes
+  uint32_t piece_size = 0;      // bytes
+  std::vector<ChunkId> chunks;  // one per piece, in order
 };
 
 // InvalidArgument for an empty file, a bad piece size, or a piece layer

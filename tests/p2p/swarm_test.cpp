@@ -31,8 +31,8 @@ uint64_t Have(Agent& a, const FileTorrentId& id) {
 // Flips bytes in the middle of the chunk's file, behind the store's back.
 void CorruptChunkFile(Agent& a, const ChunkId& id) {
   std::string hex = id.ToHex();
-  std::string path = a.dir.path() + "/cache/chunks/" + hex.substr(0, 2) + "/" + hex.substr(2, 2) +
-                     "/" + hex;
+  std::string path =
+      a.dir.path() + "/cache/chunks/" + hex.substr(0, 2) + "/" + hex.substr(2, 2) + "/" + hex;
   int fd = ::open(path.c_str(), O_RDWR);
   REQUIRE(fd >= 0);
   char junk[64];

@@ -55,8 +55,7 @@ TEST_CASE("a file smaller than one piece moves as its single chunk", "[p2p]") {
   CHECK(leecher.Materialized(f) == f.data);
 }
 
-TEST_CASE("a torrent's info-hash depends only on the file's content and the piece size",
-          "[p2p]") {
+TEST_CASE("a torrent's info-hash depends only on the file's content and the piece size", "[p2p]") {
   TestFile a = MakeFile(3, 700 * 1024, 256 * 1024, "model-a/weights.bin");
   TestFile b = MakeFile(3, 700 * 1024, 256 * 1024, "other/model-b/renamed.bin");
   b.entry.mode = 0600;
@@ -100,6 +99,42 @@ TEST_CASE("a bad file entry is refused with a clear error", "[p2p]") {
   r = agent.engine->AddFile(cut, 256 * 1024, "");
   CHECK(r.status().code() == Status::Code::kInvalidArgument);
   CHECK(agent.engine->Progress(FileTorrentId()).status().IsNotFound());
+}
+
+TEST_CASE("a removed torrent can be added again and a stopped engine refuses calls", "[p2p]") {
+  TestFile f = MakeFile(7, 3 * 256 * 1024, 256 * 1024);
+  Agent seeder, leecher;
+  seeder.Seed(f);
+  FileTorrentId id = seeder.Add(f);
+  REQUIRE(seeder.engine->Remove(id).ok());
+  CHECK(seeder.engine->Stats().torrents == 0);
+  CHECK(seeder.engine->Progress(id).status().IsNotFound());
+  CHECK(seeder.engine->Remove(id).IsNotFound());
+  for (const ChunkId& c : f.chunks) CHECK(seeder.store->Contains(c));  // chunks stay
+
+  CHECK(seeder.Add(f) == id);
+  leecher.Add(f);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", seeder.port()).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  CHECK(leecher.engine->ConnectPeer(id, "not-an-ip", 1).code() == Status::Code::kInvalidArgument);
+
+  leecher.relay->Detach();
+  leecher.engine->Stop();
+  CHECK(leecher.engine->Progress(id).status().code() == Status::Code::kUnavailable);
+  CHECK(leecher.engine->AddFile(f.entry, f.piece_size, "").status().code() ==
+        Status::Code::kUnavailable);
+  CHECK(leecher.engine->listen_port() == 0);
+}
+
+TEST_CASE("engine options are validated", "[p2p]") {
+  EngineOptions o;
+  CHECK(o.Validate().ok());
+  o.listen = "127.0.0.1";
+  CHECK(o.Validate().code() == Status::Code::kInvalidArgument);
+  o.listen = "[::1]:6881";
+  CHECK(o.Validate().ok());
+  o.disk_threads = 0;
+  CHECK(o.Validate().code() == Status::Code::kInvalidArgument);
 }
 
 }  // namespace testing

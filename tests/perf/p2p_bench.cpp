@@ -111,7 +111,8 @@ void WriteFileAtomically(const std::string& path, const std::string& text) {
 }
 
 void WaitForFile(const std::string& path) {
-  while (::access(path.c_str(), F_OK) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (::access(path.c_str(), F_OK) != 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 // Entry file: size, piece size, then one hex chunk ID per line.
@@ -149,7 +150,8 @@ int Seed(std::map<std::string, std::string>& f) {
   for (uint64_t i = 0; i < pieces; ++i) {
     size_t len = static_cast<size_t>(std::min<uint64_t>(piece, size - i * piece));
     FillPiece(i, buf.data(), len);
-    ChunkId id = ComputeChunkId(buf.data(), len, pieces == 1 ? NextPowerOfTwo(BlockCount(len)) : piece / kBlockSize);
+    ChunkId id = ComputeChunkId(buf.data(), len,
+                                pieces == 1 ? NextPowerOfTwo(BlockCount(len)) : piece / kBlockSize);
     Status s = store->Put(id, buf.data(), len);
     if (!s.ok()) Die(s.ToString());
     ids.push_back(id);
@@ -168,10 +170,11 @@ int Seed(std::map<std::string, std::string>& f) {
   WaitForFile(f["--done"]);
   double cpu = CpuSeconds() - cpu0;
   EngineStats st = (*engine)->Stats();
-  std::printf("{\"role\":\"seed\",\"cpu_s\":%.3f,\"peak_anon_rss_kib\":%ld,\"hwm_kib\":%ld,"
-              "\"bytes_up\":%llu}\n",
-              cpu, rss.peak_anon_kib.load(), StatusKib("VmHWM"),
-              static_cast<unsigned long long>(st.bytes_up));
+  std::printf(
+      "{\"role\":\"seed\",\"cpu_s\":%.3f,\"peak_anon_rss_kib\":%ld,\"hwm_kib\":%ld,"
+      "\"bytes_up\":%llu}\n",
+      cpu, rss.peak_anon_kib.load(), StatusKib("VmHWM"),
+      static_cast<unsigned long long>(st.bytes_up));
   return 0;
 }
 
@@ -186,7 +189,8 @@ int Leech(std::map<std::string, std::string>& f) {
   auto id = (*engine)->AddFile(e, piece, "");
   if (!id.ok()) Die(id.status().ToString());
   auto t0 = std::chrono::steady_clock::now();
-  Status c = (*engine)->ConnectPeer(*id, "127.0.0.1", static_cast<uint16_t>(std::stoi(f["--peer"])));
+  Status c =
+      (*engine)->ConnectPeer(*id, "127.0.0.1", static_cast<uint16_t>(std::stoi(f["--peer"])));
   if (!c.ok()) Die(c.ToString());
   TorrentEngine::FileProgress p;
   for (;;) {
@@ -215,12 +219,13 @@ int Leech(std::map<std::string, std::string>& f) {
       Die("piece " + std::to_string(i) + " differs after the transfer");
     }
   }
-  std::printf("{\"role\":\"leech\",\"seconds\":%.3f,\"bytes\":%llu,\"mb_per_s\":%.1f,"
-              "\"cpu_s\":%.3f,\"sys_s\":%.3f,\"peak_anon_rss_kib\":%ld,\"hwm_kib\":%ld,"
-              "\"hash_failures\":%llu,\"verified\":%s}\n",
-              secs, static_cast<unsigned long long>(e.size), e.size / secs / 1e6, cpu, sys, peak,
-              StatusKib("VmHWM"), static_cast<unsigned long long>(st.hash_failures),
-              ids.empty() ? "false" : "true");
+  std::printf(
+      "{\"role\":\"leech\",\"seconds\":%.3f,\"bytes\":%llu,\"mb_per_s\":%.1f,"
+      "\"cpu_s\":%.3f,\"sys_s\":%.3f,\"peak_anon_rss_kib\":%ld,\"hwm_kib\":%ld,"
+      "\"hash_failures\":%llu,\"verified\":%s}\n",
+      secs, static_cast<unsigned long long>(e.size), e.size / secs / 1e6, cpu, sys, peak,
+      StatusKib("VmHWM"), static_cast<unsigned long long>(st.hash_failures),
+      ids.empty() ? "false" : "true");
   return 0;
 }
 
