@@ -1,0 +1,160 @@
+// Hostile calls straight to the tracker's Cap'n Proto RPC, past the CLI's
+// own checks, and the retention rule.
+#include <catch2/catch.hpp>
+
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "kj_status.h"
+#include "shoal/manifest.h"
+#include "shoal/manifest_codec.h"
+#include "shoal/piece_hasher.h"
+#include "shoal/proto/manifest.capnp.h"
+#include "shoal/proto/tracker.capnp.h"
+#include "support/subprocess.h"
+#include "support/tracker_process.h"
+
+using namespace shoal;
+using namespace shoal::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A raw RPC session with one token.
+struct RawClient {
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  kj::Own<kj::AsyncIoStream> stream;
+  kj::Own<capnp::TwoPartyClient> rpc;
+  proto::Registry::Client registry = nullptr;
+
+  RawClient(const std::string& address, const std::string& token) {
+    stream = io.provider->getNetwork().parseAddress(address).wait(io.waitScope)->connect().wait(io.waitScope);
+    rpc = kj::heap<capnp::TwoPartyClient>(*stream);
+    auto req = rpc->bootstrap().castAs<proto::Gateway>().authenticateRequest();
+    req.setToken(token);
+    registry = req.send().wait(io.waitScope).getRegistry();
+  }
+
+  // The error a commit of these bytes gets, or "" on success.
+  std::string Commit(const std::string& bytes) {
+    std::string error;
+    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
+      auto req = registry.commitRequest();
+      req.setManifest(kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
+      req.send().wait(io.waitScope);
+    })) {
+      error = StatusFromException(*e, "tracker").ToString();
+    }
+    return error;
+  }
+};
+
+Manifest OneFileManifest(const std::string& path, const std::string& creator) {
+  std::string data(40000, 'x');
+  FileHashes h = HashBuffer(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 16384);
+  Manifest m;
+  m.ns = "team-a";
+  m.name = "m";
+  m.created_by = creator;
+  m.piece_size = 16384;
+  FileEntry f;
+  f.path = path;
+  f.size = data.size();
+  f.pieces_root = h.pieces_root;
+  f.piece_layer = h.piece_layer;
+  m.files.push_back(f);
+  return m;
+}
+
+// Canonical bytes of a manifest that skips ValidateManifest, as a hostile
+// client would send them.
+std::string RawBytes(const std::function<void(proto::Manifest::Builder)>& fill) {
+  capnp::MallocMessageBuilder b;
+  auto root = b.initRoot<proto::Manifest>();
+  root.setFormatVersion(1);
+  root.setNamespace("team-a");
+  root.setName("m");
+  root.setCreatedBy("trainer");
+  root.setPieceSize(16384);
+  fill(root);
+  auto words = capnp::canonicalize(root.asReader());
+  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()), words.asBytes().size());
+}
+
+}  // namespace
+
+TEST_CASE("manifests that fail validation are refused when sent straight to the RPC", "[tracker][hostile]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin")});
+  tracker.Start();
+  RawClient c(tracker.rpc_address(), tracker.MintToken("team-a", "write", "trainer"));
+
+  CHECK_THAT(c.Commit("not a manifest at all!!"), Catch::Contains("manifest refused"));
+  CHECK_THAT(c.Commit(std::string(4096, '\0')), Catch::Contains("manifest refused"));
+  CHECK_THAT(c.Commit(RawBytes([](proto::Manifest::Builder r) {
+               auto f = r.initFiles(1)[0];
+               f.setPath("../../etc/passwd");
+               f.setSize(0);
+             })),
+             Catch::Contains("contains '..'"));
+  CHECK_THAT(c.Commit(RawBytes([](proto::Manifest::Builder r) { r.setPieceSize(1000); })),
+             Catch::Contains("power of two"));
+  CHECK_THAT(c.Commit(RawBytes([](proto::Manifest::Builder r) {
+               auto f = r.initFiles(1)[0];
+               f.setPath("a");
+               f.setSize(100000);
+               f.initPiecesRoot(32)[0] = 1;
+               f.initPieceLayer(64);
+             })),
+             Catch::Contains("piece hashes, but its size"));
+  // Valid, but another subject's name on it.
+  CHECK_THAT(c.Commit(*EncodeManifest(OneFileManifest("a.bin", "someone-else"))),
+             Catch::Contains("the token is for 'trainer'"));
+  // Valid, but its chunks were never uploaded.
+  CHECK_THAT(c.Commit(*EncodeManifest(OneFileManifest("a.bin", "trainer"))),
+             Catch::Contains("are not in file://"));
+  // A tag on a version that does not exist.
+  std::string error;
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
+    auto req = c.registry.setTagRequest();
+    req.setNamespace("team-a");
+    req.setName("m");
+    req.setTag("prod");
+    req.initVersionId(32);
+    req.send().wait(c.io.waitScope);
+  })) {
+    error = StatusFromException(*e, "tracker").ToString();
+  }
+  CHECK_THAT(error, Catch::Contains("not found: version"));
+  // Nothing became visible.
+  auto ls = RunProcess({CliBinary(), "ls", "team-a", "--tracker", tracker.rpc_address(), "--token",
+                        tracker.MintToken("team-a", "read", "pod")});
+  CHECK_THAT(ls.out, Catch::Contains("no models"));
+}
+
+TEST_CASE("retention keeps the newest versions and every tagged one", "[tracker][retention]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin"), "--keep-versions", "2"});
+  tracker.Start();
+  std::string token = tracker.MintToken("team-a", "write", "trainer");
+  auto shoal = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), CliBinary());
+    return RunProcess(args, {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + token,
+                             "SHOAL_ORIGIN=file://" + (tmp / "origin")});
+  };
+  for (int i = 0; i < 4; ++i) {
+    WriteRandomFile(tmp / "ckpt/w.bin", 5000, static_cast<unsigned>(i));
+    std::vector<std::string> args = {"publish", tmp / "ckpt", "--name", "team-a/m", "--no-seed"};
+    if (i == 0) args.insert(args.end(), {"--tag", "golden"});
+    REQUIRE(shoal(args).exit_code == 0);
+  }
+  auto ls = shoal({"ls", "team-a/m"});
+  REQUIRE(ls.exit_code == 0);
+  CHECK(std::count(ls.out.begin(), ls.out.end(), '\n') == 1 + 3);  // header, 2 newest, golden
+  CHECK_THAT(ls.out, Catch::Contains("golden"));
+}
