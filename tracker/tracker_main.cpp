@@ -16,6 +16,7 @@
 #include "registry_store.h"
 #include "rpc_listener.h"
 #include "shoal/duration.h"
+#include "shoal/host_port.h"
 #include "shoal/log.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
@@ -25,21 +26,6 @@
 
 namespace shoal::tracker {
 namespace {
-
-// "127.0.0.1:7401" -> address and port. IPv6 literals in brackets.
-Status SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon + 1 == text.size()) {
-    return Status::InvalidArgument("address '" + text + "' must be host:port");
-  }
-  *host = text.substr(0, colon);
-  if (host->size() > 1 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  char* end = nullptr;
-  unsigned long p = std::strtoul(text.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || p > 65535) return Status::InvalidArgument("address '" + text + "' has a bad port");
-  *port = static_cast<uint16_t>(p);
-  return Status::OK();
-}
 
 struct ServeFlags {
   TrackerOptions opts;

@@ -123,15 +123,7 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
   }
 
   kj::Promise<void> status(StatusContext c) override {
-    AgentStatsSnapshot s = deps_.stats();
-    auto out = c.getResults().initStats();
-    out.setCachedBytes(s.cached_bytes);
-    out.setCachedChunks(s.cached_chunks);
-    out.setBytesFromPeers(s.bytes_from_peers);
-    out.setBytesFromOrigin(s.bytes_from_origin);
-    out.setBytesToPeers(s.bytes_to_peers);
-    out.setTorrents(s.torrents);
-    out.setPeers(s.peers);
+    FillAgentStats(deps_.stats(), c.getResults().initStats());
     c.getResults().setAgentId(deps_.link.agent_id());
     c.getResults().setEpoch(deps_.link.epoch());
     return kj::READY_NOW;

@@ -18,6 +18,7 @@
 #include "p2p/torrent_engine.h"
 #include "shoal/byte_size.h"
 #include "shoal/chunk_store.h"
+#include "shoal/host_port.h"
 #include "shoal/log.h"
 #include "shoal/origin.h"
 #include "shoal/service/http_server.h"
@@ -27,18 +28,6 @@
 
 namespace shoal {
 namespace {
-
-Status SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) return Status::InvalidArgument("address '" + text + "' must be host:port");
-  *host = text.substr(0, colon);
-  if (host->size() > 1 && host->front() == '[') *host = host->substr(1, host->size() - 2);
-  char* end = nullptr;
-  unsigned long p = std::strtoul(text.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || p > 65535) return Status::InvalidArgument("address '" + text + "' has a bad port");
-  *port = static_cast<uint16_t>(p);
-  return Status::OK();
-}
 
 void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engine, PullCounters& pulls,
                 Origin* origin, TrackerLink& link) {

@@ -8,23 +8,13 @@
 namespace shoal {
 namespace {
 
-void FillStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out) {
-  out.setCachedBytes(s.cached_bytes);
-  out.setCachedChunks(s.cached_chunks);
-  out.setBytesFromPeers(s.bytes_from_peers);
-  out.setBytesFromOrigin(s.bytes_from_origin);
-  out.setBytesToPeers(s.bytes_to_peers);
-  out.setTorrents(s.torrents);
-  out.setPeers(s.peers);
-}
-
 class AgentControlImpl final : public proto::AgentControl::Server {
  public:
   explicit AgentControlImpl(std::function<AgentStatsSnapshot()> stats) : stats_(std::move(stats)) {}
 
  protected:
   kj::Promise<void> status(StatusContext c) override {
-    FillStats(stats_(), c.getResults().initStats());
+    FillAgentStats(stats_(), c.getResults().initStats());
     return kj::READY_NOW;
   }
 
@@ -45,6 +35,16 @@ std::string NodeName(const AgentOptions& o) {
 }
 
 }  // namespace
+
+void FillAgentStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out) {
+  out.setCachedBytes(s.cached_bytes);
+  out.setCachedChunks(s.cached_chunks);
+  out.setBytesFromPeers(s.bytes_from_peers);
+  out.setBytesFromOrigin(s.bytes_from_origin);
+  out.setBytesToPeers(s.bytes_to_peers);
+  out.setTorrents(s.torrents);
+  out.setPeers(s.peers);
+}
 
 TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
                          std::function<AgentStatsSnapshot()> stats)
@@ -127,7 +127,7 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
 kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms) {
   return io_.provider->getTimer().afterDelay(interval_ms * kj::MILLISECONDS).then([this, session, interval_ms]() mutable {
     auto req = session.heartbeatRequest();
-    FillStats(stats_(), req.initStats());
+    FillAgentStats(stats_(), req.initStats());
     return req.send().then([this, session, interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
       epoch_ = r.getEpoch();
       return HeartbeatLoop(session, interval_ms);

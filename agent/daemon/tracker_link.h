@@ -27,6 +27,9 @@ struct AgentStatsSnapshot {
   uint32_t torrents = 0, peers = 0;
 };
 
+// Copies a snapshot into the wire form.
+void FillAgentStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out);
+
 class TrackerLink {
  public:
   TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
