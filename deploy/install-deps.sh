@@ -13,6 +13,7 @@ build_pkgs=(
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev
   libssl-dev libleveldb-dev libsnappy-dev
   libcli11-dev catch2
+  curl  # the local demo reads the agents' /metrics
 )
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common
