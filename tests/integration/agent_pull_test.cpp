@@ -203,3 +203,18 @@ TEST_CASE("a pull with a token for another namespace is refused", "[agent][auth]
   CHECK_THAT(r.err, Catch::Contains("may not read namespace 'team-a'"));
   CHECK_FALSE(fs::exists(c.tmp / "x"));
 }
+
+TEST_CASE("a killed agent restarts with its verified chunks and does not fetch them again", "[agent]") {
+  Cluster c(1);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 61);
+  REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
+  REQUIRE(WaitProcess(c.StartPull(0, "team-a/m:latest", c.tmp / "a")) == 0);
+  c.agents[0]->Kill();
+  c.agents[0]->Start();
+  auto again = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "b", "--agent", c.agents[0]->socket()});
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.out, Catch::Contains("0 B from peers, 0 B from the origin"));
+  CHECK(c.agents[0]->Metric("shoal_agent_origin_bytes_total") == 0);  // counters restart with the process
+  CHECK(SameTree(ckpt, c.tmp / "b"));
+}
