@@ -1,0 +1,117 @@
+// Agents with a real S3 origin (radosgw, started by the ctest fixture): the
+// origin's own usage log must agree that a cluster pull reads each chunk at
+// most about once.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "../s3/s3_test_env.h"
+#include "support/agent_process.h"
+#include "support/subprocess.h"
+#include "support/tracker_process.h"
+
+using namespace shoal::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Bytes radosgw's GETs have served so far, from its usage log, once two
+// reads a second and a half apart agree (the log flushes every second).
+uint64_t RgwBytesSent() {
+  auto read = [] {
+    std::string cmd = "radosgw-admin -c '" + shoal_test::TestS3()["SHOAL_S3_DIR"] +
+                      "/ceph.conf' usage show --uid=test --show-log-entries=false 2>/dev/null | "
+                      "/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                      "print(sum(c[\"bytes_sent\"] for s in d.get(\"summary\",[]) for c in "
+                      "s[\"categories\"] if c[\"category\"] == \"get_obj\"))'";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    unsigned long long v = 0;
+    if (p != nullptr) {
+      if (std::fscanf(p, "%llu", &v) != 1) v = 0;
+      ::pclose(p);
+    }
+    return static_cast<uint64_t>(v);
+  };
+  uint64_t prev = read();
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    uint64_t now = read();
+    if (now == prev) return now;
+    prev = now;
+  }
+  return prev;
+}
+
+bool SameTree(const std::string& a, const std::string& b) {
+  for (const auto& e : fs::recursive_directory_iterator(a)) {
+    if (!e.is_regular_file()) continue;
+    std::string rel = fs::relative(e.path(), a).string();
+    std::ifstream x(e.path(), std::ios::binary), y(b + "/" + rel, std::ios::binary);
+    if (!y || std::string(std::istreambuf_iterator<char>(x), {}) != std::string(std::istreambuf_iterator<char>(y), {})) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("four agents pull from an S3 origin that serves each chunk at most once", "[agent][s3]") {
+  TempDir tmp;
+  std::string prefix = "agent-test-" + std::to_string(std::random_device{}() % 1000000000);
+  shoal::OriginOptions o = shoal_test::TestOptions(prefix);
+  std::vector<std::string> s3_flags = {"--origin", o.url, "--s3-endpoint", o.endpoint, "--s3-region", o.region};
+  std::vector<std::string> env = {"AWS_ACCESS_KEY_ID=" + o.access_key, "AWS_SECRET_ACCESS_KEY=" + o.secret_key};
+  for (const std::string& kv : env) ::putenv(const_cast<char*>(kv.c_str()));  // inherited by the children
+
+  std::vector<std::string> tracker_flags = s3_flags;
+  tracker_flags.insert(tracker_flags.end(), {"--announce-interval", "1s"});
+  TrackerProcess tracker(tmp / "tracker", tracker_flags);
+  tracker.Start();
+  std::string agent_token = tracker.MintToken("*", "read", "agents");
+  std::vector<std::unique_ptr<AgentProcess>> agents;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<std::string> flags = {"--tracker", tracker.rpc_address(), "--token", agent_token,
+                                      "--origin-fallback-ms", "1000", "--cache-size", "1GiB"};
+    flags.insert(flags.end(), s3_flags.begin(), s3_flags.end());
+    agents.push_back(std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(i), flags));
+    agents.back()->Start();
+  }
+
+  std::string ckpt = tmp / "ckpt";
+  WriteRandomFile(ckpt + "/model-00001.safetensors", 40 << 20, 1);
+  WriteRandomFile(ckpt + "/model-00002.safetensors", 23 << 20, 2);
+  WriteRandomFile(ckpt + "/config.json", 900, 3);
+  const double unique = (40 << 20) + (23 << 20) + 900;
+  std::vector<std::string> cli_env = env;
+  cli_env.push_back("SHOAL_TRACKER=" + tracker.rpc_address());
+  cli_env.push_back("SHOAL_TOKEN=" + tracker.MintToken("team-a", "write", "trainer"));
+  auto pub = RunProcess({CliBinary(), "publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size",
+                         "4194304", "--origin", o.url, "--s3-endpoint", o.endpoint, "--agent", agents[0]->socket()},
+                        cli_env);
+  INFO(pub.out << pub.err);
+  REQUIRE(pub.exit_code == 0);
+
+  uint64_t rgw_before = RgwBytesSent();
+  std::string reader = tracker.MintToken("team-a", "read", "pod");
+  std::vector<pid_t> pulls;
+  for (int i = 1; i < 4; ++i) {
+    std::string dest = tmp / ("out" + std::to_string(i));
+    pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", agents[static_cast<size_t>(i)]->socket()},
+                                 {"SHOAL_TOKEN=" + reader}, dest + ".log"));
+  }
+  for (pid_t p : pulls) REQUIRE(WaitProcess(p) == 0);
+  for (int i = 1; i < 4; ++i) CHECK(SameTree(ckpt, tmp / ("out" + std::to_string(i))));
+
+  double agents_origin = 0;
+  for (auto& a : agents) agents_origin += a->Metric("shoal_agent_origin_bytes_total");
+  uint64_t rgw_sent = RgwBytesSent() - rgw_before;
+  INFO("agents' origin bytes " << agents_origin << ", radosgw GET bytes " << rgw_sent);
+  CHECK(agents_origin <= 1.05 * unique);
+  CHECK(static_cast<double>(rgw_sent) <= 1.05 * unique);
+  CHECK(static_cast<double>(rgw_sent) == Approx(agents_origin).margin(4096));
+}
