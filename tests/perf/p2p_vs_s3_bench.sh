@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The user's alternative, in the same run: Debian's `aws s3 cp` of the same
+# number of bytes from a one-node radosgw, against the peer-to-peer transfer
+# of tests/perf/p2p_bench.sh (16 MiB pieces).
+#
+#   tests/perf/p2p_vs_s3_bench.sh BUILD_DIR [SIZE_MIB=2048]
+set -euo pipefail
+build=$(cd "${1:?usage: p2p_vs_s3_bench.sh BUILD_DIR [size_mib]}" && pwd)
+size_mib=${2:-2048}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /var/tmp/shoal-p2p-s3.XXXXXX)
+cleanup() { "$here/../s3/radosgw.sh" stop "$work/rgw" >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+p2p=$("$here/p2p_bench.sh" "$build" "$size_mib" 16)
+echo "$p2p"
+p2p_mbs=$(echo "$p2p" | awk -F'|' '/^\| 16 / {gsub(/ /, "", $3); print $3}')
+
+export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_mib / 1024 + 2) * 1073741824 ))
+"$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
+# shellcheck disable=SC1090
+source "$work/rgw/s3.env"
+export AWS_ACCESS_KEY_ID=$SHOAL_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$SHOAL_S3_SECRET_KEY AWS_DEFAULT_REGION=$SHOAL_S3_REGION
+head -c $((size_mib << 20)) /dev/urandom >"$work/object"
+/usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --only-show-errors "$work/object" "s3://$SHOAL_S3_BUCKET/p2p-baseline"
+rm -f "$work/object"
+/usr/bin/time -f '%e' -o "$work/t" /usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --only-show-errors \
+  "s3://$SHOAL_S3_BUCKET/p2p-baseline" /dev/null
+aws_s=$(cat "$work/t")
+awk -v mib="$size_mib" -v s="$aws_s" -v p="$p2p_mbs" 'BEGIN {
+  a = mib * 1048576 / s / 1e6;
+  printf "\naws s3 cp of %d MiB from radosgw: %.1f s, %.0f MB/s; peer-to-peer %s MB/s = %.2fx awscli\n", mib, s, a, p, p / a;
+}'
