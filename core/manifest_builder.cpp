@@ -84,8 +84,30 @@ Result<Manifest> BuildManifest(const std::string& dir, const BuildOptions& optio
   SHOAL_RETURN_IF_ERROR(WalkFolder(fs::path(dir), options.follow_symlinks, &walk));
   for (const std::string& rel : walk.rel_paths) SHOAL_RETURN_IF_ERROR(ValidateRelativePath(rel));
 
-  Result<std::vector<FileHashes>> hashes = HashFiles(walk.abs_paths, options.hash, progress);
-  if (!hashes.ok()) return hashes.status();
+  // Files the cache knows are not read; the rest are hashed in one pass.
+  std::vector<std::optional<FileHashes>> cached(walk.abs_paths.size());
+  std::vector<std::string> to_hash;
+  std::vector<size_t> to_hash_index;
+  for (size_t i = 0; i < walk.abs_paths.size(); ++i) {
+    if (options.hash_cache != nullptr) cached[i] = options.hash_cache->Get(walk.abs_paths[i], options.hash.piece_size);
+    if (!cached[i]) {
+      to_hash.push_back(walk.abs_paths[i]);
+      to_hash_index.push_back(i);
+    }
+  }
+  Result<std::vector<FileHashes>> fresh = HashFiles(to_hash, options.hash, progress);
+  if (!fresh.ok()) return fresh.status();
+  std::vector<FileHashes> hashes_v(walk.abs_paths.size());
+  for (size_t i = 0; i < cached.size(); ++i) {
+    if (cached[i]) hashes_v[i] = std::move(*cached[i]);
+  }
+  for (size_t k = 0; k < to_hash_index.size(); ++k) {
+    if (options.hash_cache != nullptr) {
+      options.hash_cache->Put(to_hash[k], options.hash.piece_size, (*fresh)[k]);
+    }
+    hashes_v[to_hash_index[k]] = std::move((*fresh)[k]);
+  }
+  std::vector<FileHashes>* hashes = &hashes_v;
 
   Manifest m;
   m.ns = options.ns;

@@ -43,6 +43,7 @@ struct PublishArgs {
   OriginOptions origin;
   std::string agent_socket = "/run/shoald.sock";
   bool no_seed = false;
+  bool no_hash_cache = false;
 };
 
 // Asks this node's agent to seed the published files, so peers read them
@@ -110,6 +111,16 @@ Status RunPublish(PublishArgs& a) {
   opts.ns = ref->ns();
   opts.name = ref->name();
   opts.created_by = t.identity().subject;
+  std::unique_ptr<HashCache> cache;
+  if (!a.no_hash_cache) {
+    auto opened = HashCache::Open(HashCache::DefaultDir());
+    if (opened.ok()) {
+      cache = std::move(opened).value();
+      opts.hash_cache = cache.get();
+    } else {
+      std::fprintf(stderr, "shoal: warning: %s; hashing every file\n", opened.status().ToString().c_str());
+    }
+  }
   Result<Manifest> built = Status::Unavailable("not built");
   {
     ProgressBar bar("hashing  ", 0);
@@ -231,6 +242,8 @@ void RegisterPublish(CLI::App& app, CommandRunner* run) {
       ->envname("SHOAL_AGENT_SOCKET")
       ->capture_default_str();
   cmd->add_flag("--no-seed", a->no_seed, "do not hand the files to the local agent");
+  cmd->add_flag("--no-hash-cache", a->no_hash_cache,
+                "hash every file even if it is unchanged since the last publish");
   AddClientFlags(cmd, &a->client);
   AddOriginFlags(cmd, &a->origin);
   cmd->callback([a, run] { *run = [a] { return RunPublish(*a); }; });

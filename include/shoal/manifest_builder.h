@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "shoal/hash_cache.h"
 #include "shoal/manifest.h"
 #include "shoal/piece_hasher.h"
 #include "shoal/status.h"
@@ -16,6 +17,7 @@ struct BuildOptions {
   std::string ns = "local";       // namespace of the manifest
   std::string name;               // model name; empty = derived from the folder name
   std::string created_by;         // empty = $USER, else "unknown"
+  HashCache* hash_cache = nullptr; // files unchanged since cached are not read again
 };
 
 // Walks `dir`, hashes every regular file, and returns a validated manifest
