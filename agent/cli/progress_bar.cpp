@@ -37,6 +37,11 @@ void ProgressBar::Update(uint64_t done, uint64_t total) {
   Update(done);
 }
 
+void ProgressBar::SetDetail(std::string detail) {
+  std::lock_guard<std::mutex> lock(mu_);
+  detail_ = std::move(detail);
+}
+
 void ProgressBar::Finish() {
   if (!enabled_) return;
   std::lock_guard<std::mutex> lock(mu_);
@@ -60,9 +65,10 @@ void ProgressBar::Draw(uint64_t done, bool final) {
   } else if (final) {
     eta = std::to_string(static_cast<long long>(secs)) + "s total";
   }
-  std::fprintf(stderr, "\r%s [%s] %3d%% %s / %s  %s/s  eta %s\033[K%s", label_.c_str(), bar.c_str(),
+  std::fprintf(stderr, "\r%s [%s] %3d%% %s / %s  %s/s  eta %s%s%s\033[K%s", label_.c_str(), bar.c_str(),
                static_cast<int>(frac * 100), FormatBytes(done).c_str(), FormatBytes(total).c_str(),
-               FormatBytes(static_cast<uint64_t>(rate)).c_str(), eta.c_str(), final ? "\n" : "");
+               FormatBytes(static_cast<uint64_t>(rate)).c_str(), eta.c_str(), detail_.empty() ? "" : "  ",
+               detail_.c_str(), final ? "\n" : "");
   std::fflush(stderr);
 }
 

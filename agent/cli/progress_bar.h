@@ -29,6 +29,8 @@ class ProgressBar {
   void Update(uint64_t done, uint64_t total);
   // Draws the final state and ends the line.
   void Finish();
+  // Extra text after the rate, e.g. "3 peers, 12.0 MiB from origin".
+  void SetDetail(std::string detail);
 
  private:
   void Draw(uint64_t done, bool final);
@@ -41,6 +43,7 @@ class ProgressBar {
   std::mutex mu_;
   std::chrono::steady_clock::time_point last_draw_;  // protected by mu_
   bool finished_ = false;                            // protected by mu_
+  std::string detail_;                               // protected by mu_
 };
 
 

@@ -31,6 +31,9 @@ class ProgressListener final : public proto::PullListener::Server {
  protected:
   kj::Promise<void> progress(ProgressContext c) override {
     auto s = c.getParams().getState();
+    bar_.SetDetail(std::to_string(s.getPeers()) + " peers, " + FormatBytes(s.getBytesFromPeers()) +
+                   " from peers, " + FormatBytes(s.getBytesFromOrigin()) + " from origin, files " +
+                   std::to_string(s.getFilesDone()) + "/" + std::to_string(s.getFilesTotal()));
     bar_.Update(s.getHaveBytes(), s.getTotalBytes());
     return kj::READY_NOW;
   }
