@@ -55,7 +55,12 @@ ChunkDiskIoImpl::ChunkDiskIoImpl(lt::io_context& ioc, const lt::settings_interfa
 ChunkDiskIoImpl::~ChunkDiskIoImpl() { jobs_.Stop(); }
 
 std::shared_ptr<ChunkStorage> ChunkDiskIoImpl::Get(lt::storage_index_t idx) const {
-  return storages_[static_cast<size_t>(static_cast<int>(idx))];
+  size_t i = static_cast<size_t>(static_cast<int>(idx));
+  if (i < storages_.size() && storages_[i] != nullptr) return storages_[i];
+  // A job for a storage already removed: it fails as one without a layout.
+  auto none = std::make_shared<ChunkStorage>();
+  none->pieces.resize(static_cast<size_t>(jobs_.workers()));
+  return none;
 }
 
 int ChunkDiskIoImpl::WorkerOf(lt::piece_index_t piece) const {

@@ -133,5 +133,32 @@ TEST_CASE("a seeder stops advertising a piece whose chunk was evicted", "[p2p]")
   CHECK(leecher.Materialized(f) == f.data);
 }
 
+TEST_CASE("a read of a chunk evicted behind the engine's back fails without stopping the torrent",
+          "[p2p]") {
+  TestFile f = MakeFile(15, 6 * 256 * 1024, 256 * 1024);
+  // The seeder learns of evictions only after a minute: until then it still
+  // advertises the piece, and the read must fail rather than serve garbage.
+  Agent seeder(1ull << 30, 60000), leecher;
+  seeder.Seed(f);
+  FileTorrentId id = seeder.Add(f);
+  REQUIRE(seeder.store->Evict(f.chunks[2]).ok());
+  CHECK(Have(seeder, id) == 6);
+
+  leecher.Add(f);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", seeder.port()).ok());
+  REQUIRE(Eventually([&] { return Have(leecher, id) == 5; }));
+  REQUIRE(Eventually([&] { return seeder.engine->Stats().read_failures > 0; }));
+  CHECK_FALSE(leecher.store->Contains(f.chunks[2]));
+  CHECK(leecher.engine->Stats().hash_failures == 0);
+  // Both torrents are still running: the seeder keeps serving, and after the
+  // failed read it stops advertising the piece on its own.
+  CHECK(seeder.engine->Progress(id).ok());
+  REQUIRE(Eventually([&] { return Have(seeder, id) == 5; }));
+  REQUIRE(leecher.store->Put(f.chunks[2], f.data.data() + 2 * f.piece_size, f.PieceBytes(2)).ok());
+  REQUIRE(leecher.engine->ChunkArrived(id, 2).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  CHECK(leecher.Materialized(f) == f.data);
+}
+
 }  // namespace testing
 }  // namespace shoal
