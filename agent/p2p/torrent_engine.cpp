@@ -68,7 +68,9 @@ lt::add_torrent_params TorrentEngine::Impl::ParamsFor(const FileTorrent& t) {
   lt::add_torrent_params p;
   p.ti = std::const_pointer_cast<lt::torrent_info>(t.info);
   p.save_path = ".";  // unused: the disk interface keeps everything in the store
-  p.flags = {};       // not paused, not auto-managed, no seed mode
+  // Not paused, not auto-managed, no seed mode. A duplicate is an error, so
+  // a re-add cannot get back the handle of the incarnation being removed.
+  p.flags = lt::torrent_flags::duplicate_is_error;
   p.trackers = t.trackers;
   p.have_pieces.resize(static_cast<int>(t.layout->num_pieces()), false);
   for (uint64_t i = 0; i < t.layout->num_pieces(); ++i) {
