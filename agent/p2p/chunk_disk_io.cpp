@@ -20,6 +20,7 @@ DiskIoStats DiskIoCounters::Snapshot() const {
   s.blocks_read = blocks_read.load(std::memory_order_relaxed);
   s.read_failures = read_failures.load(std::memory_order_relaxed);
   s.write_failures = write_failures.load(std::memory_order_relaxed);
+  s.write_stalls = write_stalls.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -149,6 +150,7 @@ bool ChunkDiskIoImpl::async_write(lt::storage_index_t storage, lt::peer_request 
     if (queued_write_bytes_ > write_limit_ && o != nullptr) {
       stalled_.push_back(std::move(o));
       stall = true;
+      counters_->write_stalls.fetch_add(1, std::memory_order_relaxed);
     }
   }
   int w = WorkerOf(r.piece);

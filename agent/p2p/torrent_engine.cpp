@@ -352,6 +352,7 @@ EngineStats TorrentEngine::Stats() const {
   s.blocks_served = d.blocks_read;
   s.read_failures = d.read_failures;
   s.write_failures = d.write_failures;
+  s.write_stalls = d.write_stalls;
   s.evictions_applied = impl_->evictions_applied_;
   return s;
 }
