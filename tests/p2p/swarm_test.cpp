@@ -60,6 +60,32 @@ TEST_CASE("pieces the leecher's store already holds are never downloaded", "[p2p
   CHECK(leecher.Materialized(f) == f.data);
 }
 
+TEST_CASE("after an engine restart a download resumes from the chunks in the store", "[p2p]") {
+  TestFile f = MakeFile(16, 8 * 256 * 1024 + 100, 256 * 1024);  // 9 pieces
+  Agent partial, full, leecher;
+  partial.Seed(f, 0, 5);
+  full.Seed(f);
+  FileTorrentId id = partial.Add(f);
+  full.Add(f);
+  leecher.Add(f);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", partial.port()).ok());
+  REQUIRE(Eventually([&] { return Have(leecher, id) == 5; }));
+
+  // The daemon restarts: a new engine over the same store.
+  leecher.relay->Detach();
+  leecher.engine.reset();
+  auto restarted = TorrentEngine::Start(EngineOptions(), *leecher.store);
+  REQUIRE(restarted.ok());
+  leecher.engine = std::move(*restarted);
+  leecher.relay->Attach(leecher.engine.get());
+  CHECK(leecher.Add(f) == id);
+  CHECK(Have(leecher, id) == 5);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", full.port()).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  CHECK(leecher.engine->Progress(id)->bytes_from_peers == f.WireBytes(5));
+  CHECK(leecher.Materialized(f) == f.data);
+}
+
 TEST_CASE("a peer serving a corrupt chunk is caught and the file completes from a good one",
           "[p2p]") {
   TestFile f = MakeFile(12, 6 * 256 * 1024, 256 * 1024);
