@@ -20,6 +20,7 @@ DiskIoStats DiskIoCounters::Snapshot() const {
   s.blocks_read = blocks_read.load(std::memory_order_relaxed);
   s.read_failures = read_failures.load(std::memory_order_relaxed);
   s.write_failures = write_failures.load(std::memory_order_relaxed);
+  s.write_stalls = write_stalls.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -55,7 +56,12 @@ ChunkDiskIoImpl::ChunkDiskIoImpl(lt::io_context& ioc, const lt::settings_interfa
 ChunkDiskIoImpl::~ChunkDiskIoImpl() { jobs_.Stop(); }
 
 std::shared_ptr<ChunkStorage> ChunkDiskIoImpl::Get(lt::storage_index_t idx) const {
-  return storages_[static_cast<size_t>(static_cast<int>(idx))];
+  size_t i = static_cast<size_t>(static_cast<int>(idx));
+  if (i < storages_.size() && storages_[i] != nullptr) return storages_[i];
+  // A job for a storage already removed: it fails as one without a layout.
+  auto none = std::make_shared<ChunkStorage>();
+  none->pieces.resize(static_cast<size_t>(jobs_.workers()));
+  return none;
 }
 
 int ChunkDiskIoImpl::WorkerOf(lt::piece_index_t piece) const {
@@ -144,6 +150,7 @@ bool ChunkDiskIoImpl::async_write(lt::storage_index_t storage, lt::peer_request 
     if (queued_write_bytes_ > write_limit_ && o != nullptr) {
       stalled_.push_back(std::move(o));
       stall = true;
+      counters_->write_stalls.fetch_add(1, std::memory_order_relaxed);
     }
   }
   int w = WorkerOf(r.piece);

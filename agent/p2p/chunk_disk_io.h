@@ -39,6 +39,7 @@ struct DiskIoStats {
   uint64_t blocks_read = 0;       // blocks served to peers
   uint64_t read_failures = 0;     // reads of chunks that were gone or damaged
   uint64_t write_failures = 0;    // writes or commits the store refused
+  uint64_t write_stalls = 0;      // times a peer was paused until queued writes drained
 };
 
 // Shared between the disk interface, which counts, and the engine, which
@@ -51,6 +52,7 @@ struct DiskIoCounters {
   std::atomic<uint64_t> blocks_read{0};
   std::atomic<uint64_t> read_failures{0};
   std::atomic<uint64_t> write_failures{0};
+  std::atomic<uint64_t> write_stalls{0};
 
   DiskIoStats Snapshot() const;
 };

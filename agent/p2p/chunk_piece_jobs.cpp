@@ -1,5 +1,6 @@
 // The write side of ChunkDiskIoImpl, run on the worker that owns the piece:
 // blocks into a ChunkWriter, then the piece's hashes and its commit.
+#include <algorithm>
 #include <cstring>
 
 #include "p2p/chunk_disk_io_impl.h"
@@ -80,7 +81,7 @@ lt::storage_error ChunkDiskIoImpl::HashPiece(ChunkStorage& st, int worker, uint6
   const TorrentLayout& layout = *st.layout;
   if (piece >= layout.num_pieces()) return NoLayout();
   uint64_t blocks = layout.PieceBlocks(piece);
-  if (static_cast<uint64_t>(v2.size()) < blocks) blocks = static_cast<uint64_t>(v2.size());
+  uint64_t span = static_cast<uint64_t>(v2.size());
   auto& map = st.pieces[static_cast<size_t>(worker)];
   auto it = map.find(piece);
   if (it != map.end() && it->second.writer != nullptr) {
@@ -88,11 +89,12 @@ lt::storage_error ChunkDiskIoImpl::HashPiece(ChunkStorage& st, int worker, uint6
     bool whole = true;
     for (uint64_t i = 0; i < blocks; ++i) {
       auto h = w.BlockHash(i);
+      whole = whole && h.ok();
+      if (i >= span) continue;
       if (h.ok()) {
         CopyDigest(*h, &v2[static_cast<std::ptrdiff_t>(i)]);
       } else {
         v2[static_cast<std::ptrdiff_t>(i)].clear();
-        whole = false;
       }
     }
     lt::storage_error err;
@@ -117,8 +119,10 @@ lt::storage_error ChunkDiskIoImpl::HashPiece(ChunkStorage& st, int worker, uint6
   // No writer: the store held the chunk already (or the piece was never
   // written). Hash what the store has; a missing chunk gives wrong hashes,
   // not an error, so libtorrent treats the piece as not had.
-  if (!HashStoredBlocks(layout.chunks[piece], 0, blocks, layout.PieceBytes(piece), v2.data())) {
-    for (uint64_t i = 0; i < blocks; ++i) v2[static_cast<std::ptrdiff_t>(i)].clear();
+  uint64_t want = std::min(blocks, span);
+  if (want > 0 &&
+      !HashStoredBlocks(layout.chunks[piece], 0, want, layout.PieceBytes(piece), v2.data())) {
+    for (uint64_t i = 0; i < want; ++i) v2[static_cast<std::ptrdiff_t>(i)].clear();
   }
   if (it != map.end()) map.erase(it);
   return lt::storage_error();

@@ -6,6 +6,7 @@
 #define SHOAL_AGENT_P2P_ENGINE_IMPL_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -34,6 +35,8 @@ struct FileTorrent {
   std::vector<std::string> trackers;
   lt::torrent_handle handle;
   uint64_t bytes_carried = 0;  // payload received by earlier incarnations (re-adds)
+  // Engine thread only: when a failed read last made the engine check it.
+  std::chrono::steady_clock::time_point last_suspected;
 };
 
 class TorrentEngine::Impl {
@@ -59,6 +62,8 @@ class TorrentEngine::Impl {
   void MaintenanceLoop();
   void HandleAlerts();
   void ApplyEvictions();
+  // Queues the chunks of `h`'s torrent that the store lacks as evicted.
+  void SuspectTorrent(const lt::torrent_handle& h);
   void Readd(FileTorrent& t);
 
   // Constant after construction.
@@ -88,6 +93,9 @@ class TorrentEngine::Impl {
   // listener never waits on a session call.
   std::mutex evict_mu_;
   std::vector<ChunkId> evicted_;  // protected by evict_mu_
+
+  uint64_t file_errors_ = 0;  // engine thread only
+  bool apply_now_ = false;    // engine thread only: apply evictions without batching
 
   std::atomic<bool> stop_thread_{false};
   std::thread thread_;

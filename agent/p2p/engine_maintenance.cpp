@@ -31,7 +31,9 @@ void TorrentEngine::Impl::MaintenanceLoop() {
     } else if (first_eviction == std::chrono::steady_clock::time_point::max()) {
       first_eviction = now;
     }
-    if (pending && now - first_eviction >= std::chrono::milliseconds(options_.eviction_batch_ms)) {
+    if (pending && (apply_now_ || now - first_eviction >=
+                                      std::chrono::milliseconds(options_.eviction_batch_ms))) {
+      apply_now_ = false;
       ApplyEvictions();
       first_eviction = std::chrono::steady_clock::time_point::max();
     }
@@ -60,10 +62,18 @@ void TorrentEngine::Impl::HandleAlerts() {
       Log(LogLevel::kWarn, "p2p.piece.hash_failed",
           {{"torrent", h->torrent_name()}, {"piece", static_cast<int>(h->piece_index)}});
     } else if (auto* e = lt::alert_cast<lt::file_error_alert>(a)) {
-      Log(LogLevel::kWarn, "p2p.disk.error",
-          {{"torrent", e->torrent_name()},
-           {"error", e->error.message()},
-           {"op", lt::operation_name(e->op)}});
+      // One per failed block: log the first and then one in a hundred.
+      if (file_errors_++ % 100 == 0) {
+        Log(LogLevel::kWarn, "p2p.disk.error",
+            {{"torrent", e->torrent_name()},
+             {"error", e->error.message()},
+             {"op", lt::operation_name(e->op)},
+             {"errors", file_errors_}});
+      }
+      // A read found a chunk gone that no eviction reported (e.g. the
+      // listener is not wired): treat the torrent's missing chunks as
+      // evicted, so it stops advertising them.
+      if (e->op == lt::operation_t::file_read) SuspectTorrent(e->handle);
     } else if (auto* te = lt::alert_cast<lt::torrent_error_alert>(a)) {
       Log(LogLevel::kError, "p2p.torrent.error",
           {{"torrent", te->torrent_name()}, {"error", te->error.message()}});
@@ -79,6 +89,27 @@ void TorrentEngine::Impl::HandleAlerts() {
            {"error", tr->error.message()}});
     }
   }
+}
+
+void TorrentEngine::Impl::SuspectTorrent(const lt::torrent_handle& h) {
+  std::shared_ptr<FileTorrent> t;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [id, ft] : torrents_) {
+      if (ft->handle == h) t = ft;
+    }
+  }
+  if (t == nullptr) return;
+  auto now = std::chrono::steady_clock::now();
+  if (now - t->last_suspected < std::chrono::seconds(1)) return;
+  t->last_suspected = now;
+  std::vector<ChunkId> gone;
+  for (const ChunkId& c : t->layout->chunks) {
+    if (!store_.Contains(c)) gone.push_back(c);
+  }
+  std::lock_guard<std::mutex> l(evict_mu_);
+  evicted_.insert(evicted_.end(), gone.begin(), gone.end());
+  apply_now_ = !gone.empty();  // a peer was already refused: do not wait
 }
 
 void TorrentEngine::Impl::ApplyEvictions() {

@@ -37,6 +37,7 @@ struct EngineStats {
   uint64_t blocks_served = 0;      // 16 KiB blocks read for peers
   uint64_t read_failures = 0;      // reads for peers of chunks that were gone or damaged
   uint64_t write_failures = 0;     // writes the store refused
+  uint64_t write_stalls = 0;       // peers paused until the disk caught up
   uint64_t evictions_applied = 0;  // evicted chunks that made a torrent stop advertising a piece
 };
 

@@ -48,6 +48,9 @@ lt::settings_pack EngineSettings(const EngineOptions& o) {
   p.set_int(sp::settings_pack::active_seeds, -1);
   p.set_int(sp::settings_pack::active_limit, -1);
   p.set_bool(sp::settings_pack::smooth_connects, false);
+  // A torrent re-added after an eviction drops its connections; peers come
+  // back after this many seconds, not libtorrent's default minute.
+  p.set_int(sp::settings_pack::min_reconnect_time, 2);
   // A peer that sends data failing its hash is banned: on by default, kept
   // explicit here.
   p.set_bool(sp::settings_pack::use_parole_mode, true);

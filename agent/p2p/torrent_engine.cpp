@@ -69,7 +69,9 @@ lt::add_torrent_params TorrentEngine::Impl::ParamsFor(const FileTorrent& t) {
   lt::add_torrent_params p;
   p.ti = std::const_pointer_cast<lt::torrent_info>(t.info);
   p.save_path = ".";  // unused: the disk interface keeps everything in the store
-  p.flags = {};       // not paused, not auto-managed, no seed mode
+  // Not paused, not auto-managed, no seed mode. A duplicate is an error, so
+  // a re-add cannot get back the handle of the incarnation being removed.
+  p.flags = lt::torrent_flags::duplicate_is_error;
   p.trackers = t.trackers;
   p.have_pieces.resize(static_cast<int>(t.layout->num_pieces()), false);
   for (uint64_t i = 0; i < t.layout->num_pieces(); ++i) {
@@ -357,6 +359,7 @@ EngineStats TorrentEngine::Stats() const {
   s.blocks_served = d.blocks_read;
   s.read_failures = d.read_failures;
   s.write_failures = d.write_failures;
+  s.write_stalls = d.write_stalls;
   s.evictions_applied = impl_->evictions_applied_;
   return s;
 }

@@ -11,8 +11,10 @@
 // safely across the engine's lifetime); every torrent holding that chunk then
 // stops advertising the piece (it is removed and added again with the pieces
 // the store still has, after eviction_batch_ms), so no peer is promised a
-// piece that is gone. A read that races an eviction fails, and the peer is
-// told the piece is not here.
+// piece that is gone. A read that races an eviction fails (the peer gets a
+// reject and a DONT_HAVE, never bytes), and the engine then applies the
+// eviction at once, even if none was reported. Peers of a re-added torrent
+// reconnect within seconds.
 //
 // Thread-safety: every method may be called from any thread. The store must
 // outlive the engine. Stop() (or destruction) ends the session.
@@ -58,7 +60,7 @@ class TorrentEngine {
     uint64_t have_pieces = 0;
     uint64_t bytes_from_peers = 0;  // payload received, in whole 16 KiB blocks (the last padded)
     int peers = 0;                  // connected peers
-    bool complete = false;          // every piece is in the store
+    bool complete = false;          // the torrent has every piece (so the store has every chunk)
   };
   // NotFound for an unknown torrent; IOError if the torrent stopped on a
   // disk error; Unavailable for a moment while the torrent is re-added after
@@ -67,8 +69,10 @@ class TorrentEngine {
 
   // Tells the engine that piece `piece`'s chunk arrived by another route
   // (e.g. the origin) and is in the store: the torrent takes it as had, and
-  // seeds it. NotFound if the torrent is unknown or the store lacks the
-  // chunk; InvalidArgument for a piece out of range.
+  // seeds it. The piece is hash-checked (the chunk is read once, not written
+  // again) and shows in Progress a moment later. NotFound if the torrent is
+  // unknown or the store lacks the chunk; InvalidArgument for a piece out of
+  // range.
   Status ChunkArrived(const FileTorrentId& id, uint64_t piece);
 
   // Pieces that no connected peer has and this agent lacks: the candidates

@@ -94,7 +94,7 @@ struct Agent {
   std::unique_ptr<ChunkStore> store;
   std::unique_ptr<TorrentEngine> engine;
 
-  explicit Agent(uint64_t capacity = 1ull << 30) {
+  explicit Agent(uint64_t capacity = 1ull << 30, int eviction_batch_ms = 50) {
     StoreOptions so;
     so.dir = dir.path() + "/cache";
     so.capacity_bytes = capacity;
@@ -104,7 +104,7 @@ struct Agent {
     if (!s.ok()) throw std::runtime_error(s.status().ToString());
     store = std::move(*s);
     EngineOptions eo;
-    eo.eviction_batch_ms = 50;
+    eo.eviction_batch_ms = eviction_batch_ms;
     auto e = TorrentEngine::Start(eo, *store);
     if (!e.ok()) throw std::runtime_error(e.status().ToString());
     engine = std::move(*e);

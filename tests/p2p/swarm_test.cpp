@@ -60,6 +60,32 @@ TEST_CASE("pieces the leecher's store already holds are never downloaded", "[p2p
   CHECK(leecher.Materialized(f) == f.data);
 }
 
+TEST_CASE("after an engine restart a download resumes from the chunks in the store", "[p2p]") {
+  TestFile f = MakeFile(16, 8 * 256 * 1024 + 100, 256 * 1024);  // 9 pieces
+  Agent partial, full, leecher;
+  partial.Seed(f, 0, 5);
+  full.Seed(f);
+  FileTorrentId id = partial.Add(f);
+  full.Add(f);
+  leecher.Add(f);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", partial.port()).ok());
+  REQUIRE(Eventually([&] { return Have(leecher, id) == 5; }));
+
+  // The daemon restarts: a new engine over the same store.
+  leecher.relay->Detach();
+  leecher.engine.reset();
+  auto restarted = TorrentEngine::Start(EngineOptions(), *leecher.store);
+  REQUIRE(restarted.ok());
+  leecher.engine = std::move(*restarted);
+  leecher.relay->Attach(leecher.engine.get());
+  CHECK(leecher.Add(f) == id);
+  CHECK(Have(leecher, id) == 5);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", full.port()).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  CHECK(leecher.engine->Progress(id)->bytes_from_peers == f.WireBytes(5));
+  CHECK(leecher.Materialized(f) == f.data);
+}
+
 TEST_CASE("a peer serving a corrupt chunk is caught and the file completes from a good one",
           "[p2p]") {
   TestFile f = MakeFile(12, 6 * 256 * 1024, 256 * 1024);
@@ -129,6 +155,33 @@ TEST_CASE("a seeder stops advertising a piece whose chunk was evicted", "[p2p]")
   // The origin's copy completes the file.
   REQUIRE(leecher.store->Put(f.chunks[5], f.data.data() + 5 * f.piece_size, f.PieceBytes(5)).ok());
   REQUIRE(leecher.engine->ChunkArrived(id, 5).ok());
+  REQUIRE(leecher.WaitComplete(id));
+  CHECK(leecher.Materialized(f) == f.data);
+}
+
+TEST_CASE("a read of a chunk evicted behind the engine's back fails without stopping the torrent",
+          "[p2p]") {
+  TestFile f = MakeFile(15, 6 * 256 * 1024, 256 * 1024);
+  // The seeder learns of evictions only after a minute: until then it still
+  // advertises the piece, and the read must fail rather than serve garbage.
+  Agent seeder(1ull << 30, 60000), leecher;
+  seeder.Seed(f);
+  FileTorrentId id = seeder.Add(f);
+  REQUIRE(seeder.store->Evict(f.chunks[2]).ok());
+  CHECK(Have(seeder, id) == 6);
+
+  leecher.Add(f);
+  REQUIRE(leecher.engine->ConnectPeer(id, "127.0.0.1", seeder.port()).ok());
+  REQUIRE(Eventually([&] { return Have(leecher, id) == 5; }));
+  REQUIRE(Eventually([&] { return seeder.engine->Stats().read_failures > 0; }));
+  CHECK_FALSE(leecher.store->Contains(f.chunks[2]));
+  CHECK(leecher.engine->Stats().hash_failures == 0);
+  // Both torrents are still running: the seeder keeps serving, and after the
+  // failed read it stops advertising the piece on its own.
+  CHECK(seeder.engine->Progress(id).ok());
+  REQUIRE(Eventually([&] { return Have(seeder, id) == 5; }));
+  REQUIRE(leecher.store->Put(f.chunks[2], f.data.data() + 2 * f.piece_size, f.PieceBytes(2)).ok());
+  REQUIRE(leecher.engine->ChunkArrived(id, 2).ok());
   REQUIRE(leecher.WaitComplete(id));
   CHECK(leecher.Materialized(f) == f.data);
 }

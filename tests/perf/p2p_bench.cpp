@@ -222,10 +222,10 @@ int Leech(std::map<std::string, std::string>& f) {
   std::printf(
       "{\"role\":\"leech\",\"seconds\":%.3f,\"bytes\":%llu,\"mb_per_s\":%.1f,"
       "\"cpu_s\":%.3f,\"sys_s\":%.3f,\"peak_anon_rss_kib\":%ld,\"hwm_kib\":%ld,"
-      "\"hash_failures\":%llu,\"verified\":%s}\n",
+      "\"write_stalls\":%llu,\"hash_failures\":%llu,\"verified\":%s}\n",
       secs, static_cast<unsigned long long>(e.size), e.size / secs / 1e6, cpu, sys, peak,
-      StatusKib("VmHWM"), static_cast<unsigned long long>(st.hash_failures),
-      ids.empty() ? "false" : "true");
+      StatusKib("VmHWM"), static_cast<unsigned long long>(st.write_stalls),
+      static_cast<unsigned long long>(st.hash_failures), ids.empty() ? "false" : "true");
   return 0;
 }
 
