@@ -15,6 +15,7 @@
 #include "daemon/pull_job.h"
 #include "daemon/tracker_link.h"
 #include "kj_status.h"
+#include "p2p/eviction_relay.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/byte_size.h"
 #include "shoal/chunk_store.h"
@@ -73,13 +74,12 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   SHOAL_RETURN_IF_ERROR(o.Validate());
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);  // trimming cost page faults on every transfer
 
-  std::function<void(const ChunkId&)> on_evict;  // set once the engine exists
+  // Evictions reach the engine once it exists, and stop before it goes.
+  auto relay = std::make_shared<EvictionRelay>();
   StoreOptions so;
   so.dir = o.cache_dir;
   so.capacity_bytes = o.cache_bytes;
-  so.on_evict = [&on_evict](const ChunkId& id) {
-    if (on_evict) on_evict(id);
-  };
+  so.on_evict = relay->Listener();
   auto store = ChunkStore::Open(so);
   if (!store.ok()) return store.status();
   std::unique_ptr<Origin> origin;
@@ -93,7 +93,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   eo.disk_threads = o.disk_threads;
   auto engine = TorrentEngine::Start(eo, **store);
   if (!engine.ok()) return engine.status();
-  on_evict = [&engine](const ChunkId& id) { (*engine)->ChunkEvicted(id); };
+  relay->Attach(engine->get());
 
   kj::UnixEventPort::captureSignal(SIGTERM);
   kj::UnixEventPort::captureSignal(SIGINT);
@@ -152,6 +152,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   served.exclusiveJoin(kj::mv(signal)).wait(io.waitScope);
   Log(LogLevel::kInfo, "agent.stop", {});
   http.Stop();
+  relay->Detach();
   (*engine)->Stop();
   ::unlink(o.control_socket.c_str());
   return Status::OK();
