@@ -83,15 +83,18 @@ TEST_CASE("four agents pull from an S3 origin that serves each chunk at most onc
   }
 
   std::string ckpt = tmp / "ckpt";
-  WriteRandomFile(ckpt + "/model-00001.safetensors", 40 << 20, 1);
-  WriteRandomFile(ckpt + "/model-00002.safetensors", 23 << 20, 2);
-  WriteRandomFile(ckpt + "/config.json", 900, 3);
-  const double unique = (40 << 20) + (23 << 20) + 900;
+  // 512 MiB across several files, as a small checkpoint.
+  WriteRandomFile(ckpt + "/model-00001-of-00003.safetensors", 200 << 20, 1);
+  WriteRandomFile(ckpt + "/model-00002-of-00003.safetensors", 200 << 20, 2);
+  WriteRandomFile(ckpt + "/model-00003-of-00003.safetensors", (112 << 20) - 4096, 3);
+  WriteRandomFile(ckpt + "/config.json", 900, 4);
+  WriteRandomFile(ckpt + "/tokenizer.json", 3000, 5);
+  const double unique = (512 << 20) - 4096 + 900 + 3000;
   std::vector<std::string> cli_env = env;
   cli_env.push_back("SHOAL_TRACKER=" + tracker.rpc_address());
   cli_env.push_back("SHOAL_TOKEN=" + tracker.MintToken("team-a", "write", "trainer"));
   auto pub = RunProcess({CliBinary(), "publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size",
-                         "4194304", "--origin", o.url, "--s3-endpoint", o.endpoint, "--agent", agents[0]->socket()},
+                         "16777216", "--origin", o.url, "--s3-endpoint", o.endpoint, "--agent", agents[0]->socket()},
                         cli_env);
   INFO(pub.out << pub.err);
   REQUIRE(pub.exit_code == 0);
