@@ -1,6 +1,7 @@
 #include "chunk_store_impl.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,15 @@ int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+int64_t ChangeTimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+}
+
+int64_t PathChangeTimeNs(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? ChangeTimeNs(st) : 0;
 }
 
 Result<std::unique_ptr<ChunkStore>> ChunkStore::Open(const StoreOptions& options) {
@@ -48,6 +58,7 @@ Result<ChunkStoreImpl::OpenChunk> ChunkStoreImpl::PinChunk(const ChunkId& id, Ve
     c.size = e->size;
     c.generation = e->generation;
     c.verify = mode == VerifyMode::kAlways || !e->verified;
+    c.file_ctime_ns = e->file_ctime_ns;
   }
   c.pin = PinHandle(this, id, c.size, c.generation);
   return c;
@@ -57,6 +68,16 @@ Status ChunkStoreImpl::OpenChunkFile(const ChunkId& id, OpenChunk* c) {
   std::string path = layout_.ChunkPath(id);
   auto fd = OpenFile(path, O_RDONLY);
   Status s = fd.ok() ? Status::OK() : fd.status();
+  int64_t ctime_ns = 0;
+  if (s.ok()) {
+    // A file changed since it was last known good (written over in place,
+    // say) is hashed again: its bytes must never reach a reader, and above
+    // all not a peer, whose libtorrent reacts badly to a failed piece (see
+    // HashPiece in agent/p2p/chunk_piece_jobs.cpp). One fstat per open.
+    struct stat st;
+    if (::fstat(fd->get(), &st) == 0) ctime_ns = ChangeTimeNs(st);
+    if (ctime_ns == 0 || ctime_ns != c->file_ctime_ns) c->verify = true;
+  }
   if (s.ok() && c->verify) s = VerifyChunkFile(fd->get(), path, id, c->size);
   if (!s.ok()) {
     if (s.IsCorruption() || s.IsNotFound()) {
@@ -71,7 +92,10 @@ Status ChunkStoreImpl::OpenChunkFile(const ChunkId& id, OpenChunk* c) {
   if (c->verify) {
     std::lock_guard<std::mutex> l(mu_);
     ChunkEntry* e = table_.Find(id);
-    if (e != nullptr && e->generation == c->generation) e->verified = true;
+    if (e != nullptr && e->generation == c->generation) {
+      e->verified = true;
+      e->file_ctime_ns = ctime_ns;
+    }
     c->verify = false;
   }
   c->fd = std::move(*fd);

@@ -12,6 +12,8 @@
 #ifndef SHOAL_CORE_CHUNK_STORE_IMPL_H_
 #define SHOAL_CORE_CHUNK_STORE_IMPL_H_
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -76,7 +78,8 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
     ScopedFd fd;
     uint64_t size = 0;
     uint64_t generation = 0;
-    bool verify = false;  // hash the file when opening it
+    bool verify = false;        // hash the file when opening it
+    int64_t file_ctime_ns = 0;  // ChunkEntry::file_ctime_ns when pinned
   };
   enum class VerifyMode { kFirstRead, kAlways };
 
@@ -134,6 +137,10 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
 
 // Unix time in milliseconds.
 int64_t NowMs();
+// The file's change time in nanoseconds (see ChunkEntry::file_ctime_ns).
+int64_t ChangeTimeNs(const struct stat& st);
+// ChangeTimeNs of the file at `path`, or 0 if it cannot be stat'ed.
+int64_t PathChangeTimeNs(const std::string& path);
 
 }  // namespace shoal
 

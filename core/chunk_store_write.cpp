@@ -147,6 +147,7 @@ Status ChunkStoreImpl::CommitWrite(const ChunkId& id, uint64_t size, bool owned,
       return Status::FromErrno("rename " + tmp_path + " to " + path, err);
     }
     e = table_.Insert(id, size, NowMs(), owned, /*verified=*/true);
+    e->file_ctime_ns = PathChangeTimeNs(path);
     used_bytes_ += size;
     if (owned) ++owned_chunks_;
     counters_.bytes_in += size;

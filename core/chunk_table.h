@@ -32,6 +32,11 @@ struct ChunkEntry {
   bool owned = false;
   bool verified = false;      // content hashed since this process opened the store
   bool access_dirty = false;  // last_access_ms not yet written to the index
+  // The file's change time (st_ctim, ns) when its content was last known
+  // good: hashed, or written and renamed into place; 0 if unknown. A file
+  // whose change time moved since was altered and is hashed again before
+  // its bytes are handed out.
+  int64_t file_ctime_ns = 0;
 };
 
 class ChunkTable {

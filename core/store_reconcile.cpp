@@ -36,6 +36,7 @@ Status ChunkStoreImpl::Init() {
     ChunkId id;
     IndexRecord record;
     bool verified;
+    int64_t ctime_ns = 0;  // when verified: the file's change time then
   };
   std::vector<Loaded> loaded;
   std::vector<ChunkId> drop_records;
@@ -66,8 +67,10 @@ Status ChunkStoreImpl::Init() {
   }));
 
   if (options_.verify_on_open) {
-    auto bad = std::remove_if(loaded.begin(), loaded.end(), [&](const Loaded& c) {
-      Status s = VerifyChunkPath(layout_.ChunkPath(c.id), c.id, c.record.size);
+    auto bad = std::remove_if(loaded.begin(), loaded.end(), [&](Loaded& c) {
+      std::string path = layout_.ChunkPath(c.id);
+      c.ctime_ns = PathChangeTimeNs(path);
+      Status s = VerifyChunkPath(path, c.id, c.record.size);
       if (s.ok()) return false;
       drop_records.push_back(c.id);
       drop_file(c.id);
@@ -79,6 +82,7 @@ Status ChunkStoreImpl::Init() {
   for (size_t i = 0; i < files.size(); ++i) {
     if (matched[i]) continue;
     const FoundChunk& f = files[i];
+    int64_t ctime_ns = PathChangeTimeNs(layout_.ChunkPath(f.id));
     Status s = f.size == 0 || f.size > kMaxPieceSize
                    ? Status::Corruption("bad size")
                    : VerifyChunkPath(layout_.ChunkPath(f.id), f.id, f.size);
@@ -90,7 +94,7 @@ Status ChunkStoreImpl::Init() {
     r.size = f.size;
     r.last_access_ms = f.mtime_ms;
     if (!index_->Put(f.id, r).ok()) ++counters_.index_errors;
-    loaded.push_back({f.id, r, true});
+    loaded.push_back({f.id, r, true, ctime_ns});
     ++counters_.open_unindexed_added;
   }
   for (const ChunkId& id : drop_records) {
@@ -105,7 +109,9 @@ Status ChunkStoreImpl::Init() {
   {
     std::lock_guard<std::mutex> l(mu_);
     for (const Loaded& c : loaded) {
-      table_.Insert(c.id, c.record.size, c.record.last_access_ms, c.record.owned, c.verified);
+      ChunkEntry* e =
+          table_.Insert(c.id, c.record.size, c.record.last_access_ms, c.record.owned, c.verified);
+      e->file_ctime_ns = c.ctime_ns;
       used_bytes_ += c.record.size;
       if (c.record.owned) ++owned_chunks_;
     }

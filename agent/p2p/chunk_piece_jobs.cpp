@@ -105,6 +105,20 @@ lt::storage_error ChunkDiskIoImpl::HashPiece(ChunkStorage& st, int worker, uint6
       } else if (s.IsCorruption()) {
         // libtorrent sees the same mismatch in the hashes and fetches the
         // piece again; the bad bytes are dropped with the writer.
+        //
+        // Beware what else libtorrent 2.0.8 does then. For a v2-only
+        // torrent, torrent::piece_failed() queues a request for the piece's
+        // 16 KiB block hashes (base 0) and sends it to the next peer it
+        // talks to. A peer that cannot answer (any peer that never
+        // downloaded that piece itself: every seeder started from
+        // have_pieces) rejects it, and hash_picker::hashes_rejected() then
+        // indexes its per-512-pieces table with a block index: out of
+        // bounds, a null dereference for a file of one piece ("segfault at
+        // 8"). Fixed upstream after 2.0.8 (arvidn/libtorrent#8630); nothing
+        // here can stop libtorrent asking. So Shoal peers must never send
+        // bytes that fail the hash: the store hashes a chunk file again
+        // when it changed since it was last known good (ChunkStoreImpl::
+        // OpenChunkFile), and a damaged chunk is dropped, not served.
         counters_->pieces_rejected.fetch_add(1, std::memory_order_relaxed);
       } else {
         counters_->write_failures.fetch_add(1, std::memory_order_relaxed);

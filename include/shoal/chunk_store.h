@@ -22,9 +22,11 @@
 // mismatch drops the chunk, counts it in StoreStats::corrupt_dropped and
 // returns Corruption; bad bytes are never served. Hashing every read instead
 // would halve read throughput for bytes already checked, so it is not done;
-// damage to a file after its first check in this process is found by
-// Verify() or at the next open. StoreOptions::verify_on_open hashes
-// everything at open instead.
+// but each open compares the file's change time (st_ctime) with the one it
+// had when last known good, and a file written over since is hashed again.
+// Damage that leaves the change time alone (bit rot) is found by Verify() or
+// at the next open. StoreOptions::verify_on_open hashes everything at open
+// instead.
 //
 // Thread-safety: a ChunkStore may be used from any number of threads at
 // once. Writers, pins and spans must be destroyed before the store.

@@ -137,3 +137,51 @@ TEST_CASE("Verify re-hashes a chunk that was damaged while the store ran", "[sto
   CHECK(store->Verify(c.id).IsCorruption());
   CHECK_FALSE(store->Contains(c.id));
 }
+
+TEST_CASE("a chunk file altered while the store runs is hashed again before it is read",
+          "[store][corruption]") {
+  // A peer must never be sent bytes that fail the piece hash (see HashPiece
+  // in agent/p2p/chunk_piece_jobs.cpp), so a file written over after it was
+  // stored or checked is not trusted on the strength of that check.
+  TempDir dir;
+  auto store = OpenOrDie(TestOptions(dir.path(), 64 << 20));
+  TestChunk written = MakeChunk(10, 3 * kBlockSize), read = MakeChunk(11, 3 * kBlockSize),
+            spanned = MakeChunk(12, 2 * kBlockSize);
+  REQUIRE(store->Put(written.id, written.data.data(), written.data.size()).ok());
+  REQUIRE(store->Put(read.id, read.data.data(), read.data.size()).ok());
+  REQUIRE(store->Put(spanned.id, spanned.data.data(), spanned.data.size()).ok());
+  std::vector<uint8_t> buf(100);
+  REQUIRE(store->Read(read.id, 0, buf.data(), buf.size()).ok());  // checked once already
+
+  FlipByte(ChunkPathIn(dir.path(), written.id), 2 * kBlockSize + 1);
+  FlipByte(ChunkPathIn(dir.path(), read.id), 5);
+  FlipByte(ChunkPathIn(dir.path(), spanned.id), kBlockSize);
+  CHECK(store->Read(written.id, 0, buf.data(), buf.size()).status().IsCorruption());
+  CHECK(store->Read(read.id, 0, buf.data(), buf.size()).status().IsCorruption());
+  CHECK(store->OpenSpan(spanned.id, 0, 10).status().IsCorruption());
+  CHECK(store->Stats().corrupt_dropped == 3);
+  CHECK(store->Stats().chunks == 0);
+}
+
+TEST_CASE("reading a chunk leaves its file's change time alone, so reads do not re-hash it",
+          "[store][corruption]") {
+  TempDir dir;
+  auto store = OpenOrDie(TestOptions(dir.path(), 64 << 20));
+  TestChunk c = MakeChunk(13, 2 * kBlockSize);
+  REQUIRE(store->Put(c.id, c.data.data(), c.data.size()).ok());
+  std::string path = ChunkPathIn(dir.path(), c.id);
+  struct stat before;
+  REQUIRE(::stat(path.c_str(), &before) == 0);
+  std::vector<uint8_t> buf(c.data.size());
+  for (int i = 0; i < 3; ++i) {
+    auto n = store->Read(c.id, 0, buf.data(), buf.size());
+    REQUIRE(n.ok());
+    CHECK(buf == c.data);
+  }
+  // Reading changes nothing the store watches.
+  struct stat after;
+  REQUIRE(::stat(path.c_str(), &after) == 0);
+  CHECK(after.st_ctim.tv_sec == before.st_ctim.tv_sec);
+  CHECK(after.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
+  CHECK(store->Stats().corrupt_dropped == 0);
+}

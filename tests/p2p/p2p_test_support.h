@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "shoal/chunk_store.h"
 #include "shoal/manifest.h"
 #include "shoal/piece_hasher.h"
+#include "shoal/sha256.h"
 
 namespace shoal {
 namespace testing {
@@ -123,6 +125,24 @@ struct Agent {
       Status s = store->Put(f.chunks[i], f.data.data() + i * f.piece_size, f.PieceBytes(i));
       if (!s.ok()) throw std::runtime_error(s.ToString());
     }
+  }
+
+  // Stores piece `i` of `f` with two bytes damaged but recorded as good, as
+  // on a peer whose memory or disk went bad after the data was hashed:
+  // PutHashed trusts the bytes to match the leaves, so the store cannot
+  // tell, and the peer serves bad data.
+  void SeedDamaged(const TestFile& f, uint64_t i) {
+    const uint8_t* start = f.data.data() + i * f.piece_size;
+    std::vector<uint8_t> bytes(start, start + f.PieceBytes(i));
+    std::vector<Digest> leaves;
+    Sha256 sha;
+    for (size_t b = 0; b < bytes.size(); b += 16384) {
+      leaves.push_back(sha.Hash(bytes.data() + b, std::min<size_t>(16384, bytes.size() - b)));
+    }
+    bytes[bytes.size() / 2] ^= 0x5a;
+    bytes[bytes.size() / 2 + 1] ^= 0xa5;
+    Status s = store->PutHashed(f.chunks[i], bytes.data(), bytes.size(), leaves);
+    if (!s.ok()) throw std::runtime_error(s.ToString());
   }
 
   FileTorrentId Add(const TestFile& f) {

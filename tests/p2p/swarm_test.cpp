@@ -1,8 +1,5 @@
 // Several agents on loopback: pieces already held, bad data from a peer,
 // chunks that arrive by another route, and chunks that leave the store.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 
 #include "p2p_test_support.h"
@@ -26,19 +23,6 @@ bool Eventually(F cond, std::chrono::milliseconds timeout = std::chrono::seconds
 uint64_t Have(Agent& a, const FileTorrentId& id) {
   auto p = a.engine->Progress(id);
   return p.ok() ? p->have_pieces : 0;
-}
-
-// Flips bytes in the middle of the chunk's file, behind the store's back.
-void CorruptChunkFile(Agent& a, const ChunkId& id) {
-  std::string hex = id.ToHex();
-  std::string path =
-      a.dir.path() + "/cache/chunks/" + hex.substr(0, 2) + "/" + hex.substr(2, 2) + "/" + hex;
-  int fd = ::open(path.c_str(), O_RDWR);
-  REQUIRE(fd >= 0);
-  char junk[64];
-  for (char& c : junk) c = 0x5a;
-  REQUIRE(::pwrite(fd, junk, sizeof(junk), 20000) == static_cast<ssize_t>(sizeof(junk)));
-  ::close(fd);
 }
 
 }  // namespace
@@ -90,9 +74,12 @@ TEST_CASE("a peer serving a corrupt chunk is caught and the file completes from 
           "[p2p]") {
   TestFile f = MakeFile(12, 6 * 256 * 1024, 256 * 1024);
   Agent bad, good, leecher;
-  bad.Seed(f);
+  // Piece 3 of 6: the block-hash request libtorrent 2.0.8 sends after the
+  // failure stays within its bookkeeping when a peer rejects it (see
+  // HashPiece in agent/p2p/chunk_piece_jobs.cpp).
+  bad.SeedDamaged(f, 3);
+  bad.Seed(f);  // the other pieces; the damaged one is kept
   good.Seed(f);
-  CorruptChunkFile(bad, f.chunks[3]);
   bad.Add(f);
   good.Add(f);
   FileTorrentId id = leecher.Add(f);
