@@ -16,16 +16,6 @@ namespace testing {
 
 namespace {
 
-template <typename F>
-bool Eventually(F cond, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
-}
-
 // Flips two bytes in the middle of the chunk's file, behind the store's back.
 void DamageChunkFile(Agent& a, const ChunkId& id) {
   std::string hex = id.ToHex();

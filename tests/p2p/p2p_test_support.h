@@ -176,6 +176,17 @@ struct Agent {
   int counter_ = 0;
 };
 
+// Polls `cond` every 20 ms; false if it is still false after `timeout`.
+template <typename F>
+bool Eventually(F cond, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
 }  // namespace testing
 }  // namespace shoal
 

@@ -9,17 +9,6 @@ namespace testing {
 
 namespace {
 
-// Polls `cond` every 20 ms; false if it is still false after `timeout`.
-template <typename F>
-bool Eventually(F cond, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
-}
-
 uint64_t Have(Agent& a, const FileTorrentId& id) {
   auto p = a.engine->Progress(id);
   return p.ok() ? p->have_pieces : 0;
