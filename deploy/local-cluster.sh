@@ -76,7 +76,7 @@ sleep 1  # registration
 
 echo "== shoal publish"
 SHOAL_TOKEN=$writer "$bin/shoal" publish "$ckpt" --name demo/llama-ft --tag latest --tag prod \
-  --origin "file://$work/origin" --label epoch=3
+  --origin "file://$work/origin" --label epoch=3 --no-seed
 
 echo "== shoal pull on agent1 (cold: chunks come from the origin)"
 SHOAL_TOKEN=$reader "$bin/shoal" pull demo/llama-ft:prod --to "$work/pulled1" --agent "$work/agent1.sock"
