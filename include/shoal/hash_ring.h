@@ -1,0 +1,57 @@
+// HashRing: which agents own a chunk, by weighted rendezvous hashing.
+//
+// Every member scores every chunk: score = -weight / ln(u), where u in (0,1)
+// is a hash of the member's ID and the chunk's ID. The highest R scores own
+// the chunk. This gives the placement of independent uniform choices (the
+// best balance a stateless scheme can have), weighted by cache size; a
+// member joining or leaving moves only the chunks it gains or loses; and the
+// owners depend only on the membership, never on the order it was listed.
+//
+// Thread-safety: immutable after construction; safe to share.
+#ifndef SHOAL_HASH_RING_H_
+#define SHOAL_HASH_RING_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shoal/chunk_id.h"
+
+namespace shoal {
+
+struct RingMember {
+  std::string id;       // stable agent ID
+  uint64_t weight = 1;  // relative capacity, e.g. cache bytes; 0 owns nothing
+};
+
+class HashRing {
+ public:
+  HashRing() = default;
+  HashRing(std::vector<RingMember> members, uint64_t epoch);
+
+  // The IDs of up to `replicas` owners of `chunk`, best first.
+  std::vector<std::string> Owners(const ChunkId& chunk, int replicas = 1) const;
+  // Index into members() of the first owner, or -1 for an empty ring.
+  int OwnerIndex(const ChunkId& chunk) const;
+  // True if `member` is among the `replicas` owners of `chunk`.
+  bool IsOwner(const std::string& member, const ChunkId& chunk, int replicas = 1) const;
+
+  const std::vector<RingMember>& members() const { return members_; }
+  uint64_t epoch() const { return epoch_; }
+  size_t size() const { return members_.size(); }
+
+ private:
+  struct Scored {
+    double score;
+    size_t index;
+  };
+  std::vector<Scored> Score(const ChunkId& chunk) const;
+
+  std::vector<RingMember> members_;  // sorted by id
+  std::vector<uint64_t> seeds_;      // per member, from its id
+  uint64_t epoch_ = 0;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_HASH_RING_H_

@@ -1,0 +1,120 @@
+// The ring of chunk owners: balance against ideal random placement in the
+// same test, movement on join and leave, weights, and determinism. The
+// figures are printed for docs/benchmarks.md.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "shoal/hash_ring.h"
+
+using namespace shoal;
+
+namespace {
+
+std::vector<ChunkId> RandomChunks(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<ChunkId> out(n);
+  for (ChunkId& c : out) {
+    for (size_t i = 0; i < ChunkId::kSize; i += 8) {
+      uint64_t v = rng();
+      std::memcpy(c.mutable_data() + i, &v, 8);
+    }
+  }
+  return out;
+}
+
+std::vector<RingMember> Members(size_t n, uint64_t weight = 1) {
+  std::vector<RingMember> out;
+  for (size_t i = 0; i < n; ++i) out.push_back({"agent-" + std::to_string(i) + "@10.0.0.1:6881", weight});
+  return out;
+}
+
+double MaxOverMean(const std::vector<uint64_t>& load) {
+  uint64_t total = 0, max = 0;
+  for (uint64_t l : load) {
+    total += l;
+    max = std::max(max, l);
+  }
+  return static_cast<double>(max) / (static_cast<double>(total) / static_cast<double>(load.size()));
+}
+
+}  // namespace
+
+TEST_CASE("ring balance matches ideal random placement with 1,000 agents and 100k chunks", "[ring]") {
+  const size_t kAgents = 1000, kChunks = 100000;
+  HashRing ring(Members(kAgents), 1);
+  std::vector<ChunkId> chunks = RandomChunks(kChunks, 42);
+  std::vector<uint64_t> ours(kAgents, 0);
+  for (const ChunkId& c : chunks) ours[static_cast<size_t>(ring.OwnerIndex(c))]++;
+  // Ideal: each chunk to an independent uniformly random agent, several
+  // trials, averaged, in the same test.
+  double ideal = 0;
+  const int kTrials = 5;
+  for (int t = 0; t < kTrials; ++t) {
+    std::mt19937_64 rng(1000 + static_cast<uint64_t>(t));
+    std::vector<uint64_t> load(kAgents, 0);
+    for (size_t i = 0; i < kChunks; ++i) load[rng() % kAgents]++;
+    ideal += MaxOverMean(load) / kTrials;
+  }
+  double got = MaxOverMean(ours);
+  std::printf("ring balance: max/mean %.3f, ideal random placement %.3f, ratio %.3f\n", got, ideal, got / ideal);
+  CHECK(got <= 1.05 * ideal);
+}
+
+TEST_CASE("about 1/N of chunks move when one agent joins or leaves", "[ring]") {
+  const size_t kAgents = 100, kChunks = 100000;
+  std::vector<RingMember> members = Members(kAgents);
+  HashRing before(members, 1);
+  std::vector<ChunkId> chunks = RandomChunks(kChunks, 7);
+
+  std::vector<RingMember> fewer(members.begin() + 1, members.end());  // agent-0 leaves
+  HashRing after_leave(fewer, 2);
+  std::vector<RingMember> more = members;
+  more.push_back({"agent-new@10.0.0.9:6881", 1});
+  HashRing after_join(more, 3);
+
+  size_t moved_leave = 0, owned_by_leaver = 0, moved_join = 0, gained_by_joiner = 0;
+  for (const ChunkId& c : chunks) {
+    std::string owner = before.Owners(c)[0];
+    if (owner == members[0].id) ++owned_by_leaver;
+    if (after_leave.Owners(c)[0] != owner) ++moved_leave;
+    std::string joined = after_join.Owners(c)[0];
+    if (joined != owner) ++moved_join;
+    if (joined == "agent-new@10.0.0.9:6881") ++gained_by_joiner;
+  }
+  double leave = static_cast<double>(moved_leave) / kChunks, join = static_cast<double>(moved_join) / kChunks;
+  std::printf("ring movement with %zu agents: leave %.4f, join %.4f of chunks (1/N = %.4f)\n", kAgents, leave, join,
+              1.0 / kAgents);
+  CHECK(moved_leave == owned_by_leaver);  // only the leaver's chunks move
+  CHECK(moved_join == gained_by_joiner);  // only chunks the newcomer takes move
+  CHECK(leave == Approx(1.0 / kAgents).epsilon(0.2));
+  CHECK(join == Approx(1.0 / (kAgents + 1)).epsilon(0.2));
+}
+
+TEST_CASE("ring ownership follows weights", "[ring]") {
+  std::vector<RingMember> members = {{"big", 3}, {"small", 1}, {"off", 0}};
+  HashRing ring(members, 1);
+  size_t big = 0, small = 0, off = 0;
+  for (const ChunkId& c : RandomChunks(40000, 9)) {
+    std::string o = ring.Owners(c)[0];
+    (o == "big" ? big : o == "small" ? small : off)++;
+  }
+  CHECK(off == 0);
+  CHECK(static_cast<double>(big) / static_cast<double>(small) == Approx(3.0).epsilon(0.05));
+}
+
+TEST_CASE("ring owners depend only on the membership", "[ring]") {
+  std::vector<RingMember> a = Members(50);
+  std::vector<RingMember> b = a;
+  std::reverse(b.begin(), b.end());
+  HashRing ra(a, 1), rb(b, 7);
+  for (const ChunkId& c : RandomChunks(2000, 11)) {
+    CHECK(ra.Owners(c, 3) == rb.Owners(c, 3));
+  }
+  auto owners = ra.Owners(RandomChunks(1, 5)[0], 3);
+  CHECK(owners.size() == 3);
+  CHECK(owners[0] != owners[1]);
+  CHECK(HashRing().Owners(RandomChunks(1, 5)[0]).empty());
+}
