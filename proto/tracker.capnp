@@ -170,4 +170,11 @@ interface AgentControl {
 # An agent's membership; dropping it (or missing heartbeats) leaves the ring.
 interface AgentSession {
   heartbeat @0 (stats :AgentStats) -> (epoch :UInt64);
+  # The live members and their weights, for computing chunk owners.
+  ring @1 () -> (epoch :UInt64, members :List(RingMember));
+}
+
+struct RingMember {
+  agentId @0 :Text;
+  weight @1 :UInt64;              # cache bytes
 }

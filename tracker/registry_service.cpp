@@ -491,6 +491,17 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> ring(RingContext c) override {
+    std::vector<AgentRecord> members = ctx_.agents.Members(NowMs());
+    auto out = c.getResults().initMembers(static_cast<unsigned>(members.size()));
+    for (size_t i = 0; i < members.size(); ++i) {
+      out[static_cast<unsigned>(i)].setAgentId(members[i].id);
+      out[static_cast<unsigned>(i)].setWeight(members[i].cache_bytes);
+    }
+    c.getResults().setEpoch(ctx_.agents.epoch());
+    return kj::READY_NOW;
+  }
+
  private:
   TrackerContext& ctx_;
   const std::string id_;

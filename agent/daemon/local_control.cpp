@@ -59,6 +59,9 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     slot->client = kj::mv(listener);
     shoal::PullContext job = deps_.pulls;
     job.announce_url = deps_.link.announce_url();
+    job.self_id = deps_.link.agent_id();
+    TrackerLink* link = &deps_.link;
+    job.ring = [link] { return link->ring(); };
     threads_.Start([job, ref, token, dest, fulfiller, &executor, slot]() mutable {
       auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
       auto progress = [&](const PullState& s) {

@@ -66,6 +66,7 @@ class OriginFetches {
     uint64_t piece;
     uint64_t bytes;
     Status status;
+    double ms;  // how long the fetch took
   };
   void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -94,9 +95,11 @@ class OriginFetches {
         job = queue_.front();
         queue_.pop_front();
       }
+      Clock::time_point start = Clock::now();
       Status s = FetchChunkFromOrigin(origin_, store_, job.id, job.size);
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       std::lock_guard<std::mutex> lock(mu_);
-      done_.push_back({job.task, job.piece, job.size, s});
+      done_.push_back({job.task, job.piece, job.size, s, ms});
     }
   }
   Origin& origin_;
@@ -108,6 +111,21 @@ class OriginFetches {
   bool stopping_ = false;   // protected by mu_
   std::vector<std::thread> threads_;
 };
+
+enum class OriginRole { kNoRing, kOwner, kOther };
+
+// How long an owner lets a new torrent's swarm form before it decides no
+// peer has a chunk.
+constexpr int64_t kSwarmFormMs = 1500;
+// The longest a non-owner waits for an owner before fetching a chunk itself.
+constexpr int64_t kMaxTakeoverMs = 30000;
+
+OriginRole RoleFor(const PullContext& ctx, const HashRing* ring, const ChunkId& chunk) {
+  if (ring == nullptr || ring->size() == 0 || ctx.self_id.empty()) return OriginRole::kNoRing;
+  std::vector<std::string> owners = ring->Owners(chunk, 1);
+  if (owners.empty()) return OriginRole::kNoRing;
+  return owners[0] == ctx.self_id ? OriginRole::kOwner : OriginRole::kOther;
+}
 
 // Writes the version into `tmp`, read-only files.
 Status MaterializeInto(ChunkStore& store, const Manifest& m, const std::string& tmp) {
@@ -243,7 +261,15 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
   state.files_total = static_cast<uint32_t>(tasks.size());
   uint64_t last_have = 0;
   Clock::time_point last_change = Clock::now();
+  double fetch_ms_ewma = 0;  // how long an origin fetch takes here
   for (;;) {
+    std::shared_ptr<const HashRing> ring = ctx.ring ? ctx.ring() : nullptr;
+    // An owner needs the swarm to form, then a few fetches' time (it may own
+    // several chunks, fetched origin_parallelism at a time). Before this
+    // agent has timed a fetch itself, assume 50 MB/s for a full piece.
+    const double est_ms = std::max(fetch_ms_ewma, static_cast<double>(m.piece_size) / 50e3);
+    const int64_t takeover_ms = std::min<int64_t>(
+        kMaxTakeoverMs, kSwarmFormMs + ctx.options.origin_fallback_ms + static_cast<int64_t>(8 * est_ms));
     bool all_done = true;
     state.have_bytes = 0;
     state.peers = 0;
@@ -282,8 +308,20 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
                 }
                 continue;
               }
-              if (!t.fetching[p] && MsSince(still[p]) >= ctx.options.origin_fallback_ms) {
+              if (t.fetching[p]) continue;
+              // The origin rule: a chunk's first live owner fetches it once
+              // the swarm has had a moment to form (the first announce and
+              // connections, so a seeder that exists is seen); anyone else
+              // waits for it to appear in the swarm, and takes over only
+              // after a timeout that grows with how long origin fetches take.
+              OriginRole role = RoleFor(ctx, ring.get(), t.chunks[p]);
+              int64_t wait = role == OriginRole::kOwner ? std::min<int64_t>(ctx.options.origin_fallback_ms, kSwarmFormMs)
+                             : role == OriginRole::kNoRing ? ctx.options.origin_fallback_ms
+                                                           : takeover_ms;
+              if (MsSince(still[p]) >= wait) {
                 t.fetching[p] = true;
+                if (role == OriginRole::kOwner) ctx.counters.owner_fetches++;
+                if (role == OriginRole::kOther) ctx.counters.takeover_fetches++;
                 fetches->Add(i, p, t.chunks[p], PieceBytes(*t.file, m.piece_size, p));
               }
             }
@@ -300,6 +338,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
     if (fetches) {
       for (const OriginFetches::Done& d : fetches->TakeDone()) {
         if (!d.status.ok()) return d.status;
+        fetch_ms_ewma = fetch_ms_ewma == 0 ? d.ms : 0.8 * fetch_ms_ewma + 0.2 * d.ms;
         result.bytes_from_origin += d.bytes;
         ctx.counters.bytes_from_origin += d.bytes;
         ctx.counters.origin_chunks++;

@@ -15,10 +15,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "daemon/agent_options.h"
 #include "shoal/chunk_store.h"
+#include "shoal/hash_ring.h"
 #include "shoal/origin.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
@@ -50,6 +52,8 @@ struct PullResult {
 // Node-wide counters the pull jobs add to, for /metrics and heartbeats.
 struct PullCounters {
   std::atomic<uint64_t> pulls{0}, pull_failures{0}, bytes_from_origin{0}, origin_chunks{0};
+  std::atomic<uint64_t> owner_fetches{0};     // origin fetches as the chunk's owner
+  std::atomic<uint64_t> takeover_fetches{0};  // origin fetches after the owner did not deliver
 };
 
 struct PullContext {
@@ -59,6 +63,10 @@ struct PullContext {
   Origin* origin;             // null: no origin fallback
   std::string announce_url;   // http://tracker:port/announce?token=...&zone=...
   PullCounters& counters;
+  // The current ring of owners and this agent's ID in it. With no ring,
+  // every missing chunk is fetched after origin_fallback_ms.
+  std::function<std::shared_ptr<const HashRing>()> ring;
+  std::string self_id;
 };
 
 struct SeedResult {

@@ -50,6 +50,10 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
     w.AddGauge("shoal_agent_torrents", "Torrents in the engine", static_cast<double>(e.torrents));
     w.AddCounter("shoal_agent_origin_bytes_total", "Bytes fetched from the origin", pulls.bytes_from_origin);
     w.AddCounter("shoal_agent_origin_chunks_total", "Chunks fetched from the origin", pulls.origin_chunks);
+    w.AddCounter("shoal_agent_origin_fetches_total", "Origin fetches by why this agent made them",
+                 pulls.owner_fetches, {{"reason", "owner"}});
+    w.AddCounter("shoal_agent_origin_fetches_total", "Origin fetches by why this agent made them",
+                 pulls.takeover_fetches, {{"reason", "takeover"}});
     w.AddCounter("shoal_agent_pulls_total", "Pulls completed", pulls.pulls);
     w.AddCounter("shoal_agent_pull_failures_total", "Pulls that failed", pulls.pull_failures);
     w.AddGauge("shoal_agent_tracker_registered", "1 while registered with the tracker", link.registered() ? 1 : 0);
@@ -125,7 +129,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   });
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
 
-  PullContext pulls{o, **store, **engine, origin.get(), "", counters};
+  PullContext pulls{o, **store, **engine, origin.get(), "", counters, nullptr, ""};
   kj::Promise<void> control = nullptr;
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
     control = ServeLocalControl(io, o.control_socket, LocalControlDeps{pulls, link, stats});

@@ -55,6 +55,21 @@ std::string TrackerLink::agent_id() const {
   return agent_id_;
 }
 
+std::shared_ptr<const HashRing> TrackerLink::ring() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ring_;
+}
+
+kj::Promise<void> TrackerLink::RefreshRing(proto::AgentSession::Client session) {
+  return session.ringRequest().send().then([this](capnp::Response<proto::AgentSession::RingResults> r) {
+    std::vector<RingMember> members;
+    for (auto m : r.getMembers()) members.push_back({m.getAgentId(), m.getWeight()});
+    auto ring = std::make_shared<const HashRing>(std::move(members), r.getEpoch());
+    std::lock_guard<std::mutex> lock(mu_);
+    ring_ = std::move(ring);
+  });
+}
+
 std::string TrackerLink::announce_url() const {
   std::lock_guard<std::mutex> lock(mu_);
   return announce_url_;
@@ -118,7 +133,11 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               registered_ = true;
               backoff_ms_ = 500;
               Log(LogLevel::kInfo, "tracker.registered", {{"agent", std::string(r.getAgentId())}, {"epoch", r.getEpoch()}});
-              return HeartbeatLoop(r.getSession(), r.getHeartbeatMs());
+              auto session = r.getSession();
+              uint32_t interval = r.getHeartbeatMs();
+              return RefreshRing(session).then([this, session, interval]() mutable {
+                return HeartbeatLoop(session, interval);
+              });
             })
             .exclusiveJoin(kj::mv(disconnected));
       });
@@ -130,7 +149,10 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
     FillAgentStats(stats_(), req.initStats());
     return req.send().then([this, session, interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
       epoch_ = r.getEpoch();
-      return HeartbeatLoop(session, interval_ms);
+      std::shared_ptr<const HashRing> ring = this->ring();
+      kj::Promise<void> refresh = kj::READY_NOW;
+      if (ring == nullptr || ring->epoch() != epoch_) refresh = RefreshRing(session);
+      return refresh.then([this, session, interval_ms]() mutable { return HeartbeatLoop(session, interval_ms); });
     });
   });
 }

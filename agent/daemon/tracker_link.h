@@ -13,10 +13,12 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "daemon/agent_options.h"
+#include "shoal/hash_ring.h"
 #include "shoal/proto/tracker.capnp.h"
 
 namespace shoal {
@@ -44,10 +46,14 @@ class TrackerLink {
   // http://<tracker host>:<tracker http port>/announce?token=...&zone=...;
   // empty until the first registration.
   std::string announce_url() const;
+  // The ring of chunk owners as of the last epoch seen; empty until the
+  // first registration, and kept (stale) while the tracker is unreachable.
+  std::shared_ptr<const HashRing> ring() const;
 
  private:
   kj::Promise<void> ConnectAndServe();
   kj::Promise<void> HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms);
+  kj::Promise<void> RefreshRing(proto::AgentSession::Client session);
 
   kj::AsyncIoContext& io_;
   const AgentOptions& options_;
@@ -65,6 +71,7 @@ class TrackerLink {
   mutable std::mutex mu_;
   std::string agent_id_;      // protected by mu_
   std::string announce_url_;  // protected by mu_
+  std::shared_ptr<const HashRing> ring_;  // protected by mu_
 };
 
 }  // namespace shoal

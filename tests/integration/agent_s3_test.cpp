@@ -60,61 +60,109 @@ bool SameTree(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-TEST_CASE("four agents pull from an S3 origin that serves each chunk at most once", "[agent][s3]") {
+// A tracker and `n` agents, all with the test bucket (under a fresh prefix)
+// as their origin.
+struct S3AgentCluster {
   TempDir tmp;
-  std::string prefix = "agent-test-" + std::to_string(std::random_device{}() % 1000000000);
-  shoal::OriginOptions o = shoal_test::TestOptions(prefix);
+  shoal::OriginOptions o = shoal_test::TestOptions("agent-test-" + std::to_string(std::random_device{}() % 1000000000));
   std::vector<std::string> s3_flags = {"--origin", o.url, "--s3-endpoint", o.endpoint, "--s3-region", o.region};
   std::vector<std::string> env = {"AWS_ACCESS_KEY_ID=" + o.access_key, "AWS_SECRET_ACCESS_KEY=" + o.secret_key};
-  for (const std::string& kv : env) ::putenv(const_cast<char*>(kv.c_str()));  // inherited by the children
-
-  std::vector<std::string> tracker_flags = s3_flags;
-  tracker_flags.insert(tracker_flags.end(), {"--announce-interval", "1s"});
-  TrackerProcess tracker(tmp / "tracker", tracker_flags);
-  tracker.Start();
-  std::string agent_token = tracker.MintToken("*", "read", "agents");
+  std::unique_ptr<TrackerProcess> tracker;
   std::vector<std::unique_ptr<AgentProcess>> agents;
-  for (int i = 0; i < 4; ++i) {
-    std::vector<std::string> flags = {"--tracker", tracker.rpc_address(), "--token", agent_token,
-                                      "--origin-fallback-ms", "1000", "--cache-size", "1GiB"};
-    flags.insert(flags.end(), s3_flags.begin(), s3_flags.end());
-    agents.push_back(std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(i), flags));
-    agents.back()->Start();
+
+  explicit S3AgentCluster(int n) {
+    for (const std::string& kv : env) ::putenv(const_cast<char*>(kv.c_str()));  // inherited by the children
+    std::vector<std::string> tracker_flags = s3_flags;
+    tracker_flags.insert(tracker_flags.end(), {"--announce-interval", "1s"});
+    tracker = std::make_unique<TrackerProcess>(tmp / "tracker", tracker_flags);
+    tracker->Start();
+    std::string agent_token = tracker->MintToken("*", "read", "agents");
+    for (int i = 0; i < n; ++i) {
+      std::vector<std::string> flags = {"--tracker", tracker->rpc_address(), "--token", agent_token,
+                                        "--origin-fallback-ms", "1000", "--cache-size", "1GiB"};
+      flags.insert(flags.end(), s3_flags.begin(), s3_flags.end());
+      agents.push_back(std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(i), flags));
+      agents.back()->Start();
+    }
+    // Every agent has seen the whole ring once its heartbeat follows the last join.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   }
 
-  std::string ckpt = tmp / "ckpt";
-  // 512 MiB across several files, as a small checkpoint.
-  WriteRandomFile(ckpt + "/model-00001-of-00003.safetensors", 200 << 20, 1);
-  WriteRandomFile(ckpt + "/model-00002-of-00003.safetensors", 200 << 20, 2);
-  WriteRandomFile(ckpt + "/model-00003-of-00003.safetensors", (112 << 20) - 4096, 3);
-  WriteRandomFile(ckpt + "/config.json", 900, 4);
-  WriteRandomFile(ckpt + "/tokenizer.json", 3000, 5);
-  const double unique = (512 << 20) - 4096 + 900 + 3000;
-  std::vector<std::string> cli_env = env;
-  cli_env.push_back("SHOAL_TRACKER=" + tracker.rpc_address());
-  cli_env.push_back("SHOAL_TOKEN=" + tracker.MintToken("team-a", "write", "trainer"));
-  auto pub = RunProcess({CliBinary(), "publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size",
-                         "16777216", "--origin", o.url, "--s3-endpoint", o.endpoint, "--agent", agents[0]->socket()},
-                        cli_env);
-  INFO(pub.out << pub.err);
-  REQUIRE(pub.exit_code == 0);
+  // Publishes a 512 MiB checkpoint in several files; returns its bytes.
+  double Publish(const std::string& ckpt, bool seed) {
+    WriteRandomFile(ckpt + "/model-00001-of-00003.safetensors", 200 << 20, 1);
+    WriteRandomFile(ckpt + "/model-00002-of-00003.safetensors", 200 << 20, 2);
+    WriteRandomFile(ckpt + "/model-00003-of-00003.safetensors", (112 << 20) - 4096, 3);
+    WriteRandomFile(ckpt + "/config.json", 900, 4);
+    WriteRandomFile(ckpt + "/tokenizer.json", 3000, 5);
+    std::vector<std::string> cli_env = env;
+    cli_env.push_back("SHOAL_TRACKER=" + tracker->rpc_address());
+    cli_env.push_back("SHOAL_TOKEN=" + tracker->MintToken("team-a", "write", "trainer"));
+    std::vector<std::string> args = {CliBinary(), "publish", ckpt, "--name", "team-a/llama", "--tag", "latest",
+                                     "--piece-size", "16777216", "--origin", o.url, "--s3-endpoint", o.endpoint};
+    if (seed) {
+      args.insert(args.end(), {"--agent", agents[0]->socket()});
+    } else {
+      args.push_back("--no-seed");
+    }
+    auto pub = RunProcess(args, cli_env);
+    INFO(pub.out << pub.err);
+    REQUIRE(pub.exit_code == 0);
+    return (512 << 20) - 4096 + 900 + 3000;
+  }
 
+  // Starts pulls on agents [first, agents.size()) at once and waits for all.
+  void PullAll(size_t first, const std::string& ckpt) {
+    std::string reader = tracker->MintToken("team-a", "read", "pod");
+    std::vector<pid_t> pulls;
+    for (size_t i = first; i < agents.size(); ++i) {
+      std::string dest = tmp / ("out" + std::to_string(i));
+      pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", agents[i]->socket()},
+                                   {"SHOAL_TOKEN=" + reader}, dest + ".log"));
+    }
+    for (pid_t p : pulls) REQUIRE(WaitProcess(p) == 0);
+    for (size_t i = first; i < agents.size(); ++i) CHECK(SameTree(ckpt, tmp / ("out" + std::to_string(i))));
+  }
+
+  double AgentsOriginBytes() {
+    double total = 0;
+    for (auto& a : agents) total += a->Metric("shoal_agent_origin_bytes_total");
+    return total;
+  }
+};
+
+TEST_CASE("four agents pull from an S3 origin that serves each chunk at most once", "[agent][s3]") {
+  S3AgentCluster c(4);
+  std::string ckpt = c.tmp / "ckpt";
+  double unique = c.Publish(ckpt, /*seed=*/true);
   uint64_t rgw_before = RgwBytesSent();
-  std::string reader = tracker.MintToken("team-a", "read", "pod");
-  std::vector<pid_t> pulls;
-  for (int i = 1; i < 4; ++i) {
-    std::string dest = tmp / ("out" + std::to_string(i));
-    pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", agents[static_cast<size_t>(i)]->socket()},
-                                 {"SHOAL_TOKEN=" + reader}, dest + ".log"));
-  }
-  for (pid_t p : pulls) REQUIRE(WaitProcess(p) == 0);
-  for (int i = 1; i < 4; ++i) CHECK(SameTree(ckpt, tmp / ("out" + std::to_string(i))));
-
-  double agents_origin = 0;
-  for (auto& a : agents) agents_origin += a->Metric("shoal_agent_origin_bytes_total");
+  c.PullAll(1, ckpt);
+  double agents_origin = c.AgentsOriginBytes();
   uint64_t rgw_sent = RgwBytesSent() - rgw_before;
   INFO("agents' origin bytes " << agents_origin << ", radosgw GET bytes " << rgw_sent);
   CHECK(agents_origin <= 1.05 * unique);
   CHECK(static_cast<double>(rgw_sent) <= 1.05 * unique);
   CHECK(static_cast<double>(rgw_sent) == Approx(agents_origin).margin(4096));
+}
+
+TEST_CASE("six agents with nothing cached pull at once and only owners read the origin", "[agent][s3][ring]") {
+  S3AgentCluster c(6);
+  std::string ckpt = c.tmp / "ckpt";
+  double unique = c.Publish(ckpt, /*seed=*/false);
+  uint64_t rgw_before = RgwBytesSent();
+  c.PullAll(0, ckpt);
+  double agents_origin = c.AgentsOriginBytes();
+  uint64_t rgw_sent = RgwBytesSent() - rgw_before;
+  double owner = 0, takeover = 0;
+  for (auto& a : c.agents) {
+    owner += a->Metric("shoal_agent_origin_fetches_total{reason=\"owner\"}");
+    takeover += a->Metric("shoal_agent_origin_fetches_total{reason=\"takeover\"}");
+  }
+  std::printf("six agents, cold: origin bytes %.0f (%.3f x unique) by the agents, %llu by radosgw; "
+              "%.0f owner fetches, %.0f takeovers\n",
+              agents_origin, agents_origin / unique, static_cast<unsigned long long>(rgw_sent), owner, takeover);
+  CHECK(agents_origin <= 1.02 * unique);
+  CHECK(static_cast<double>(rgw_sent) <= 1.02 * unique);
+  CHECK(static_cast<double>(rgw_sent) == Approx(agents_origin).margin(4096));
+  CHECK(owner > 0);
 }
