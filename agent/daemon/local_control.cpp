@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -15,21 +16,40 @@
 namespace shoal {
 namespace {
 
-// Threads of running pulls, joined when the server goes away.
+// Threads of pulls and seeds. Finished ones are joined when the next one
+// starts, so a long-running agent does not accumulate them; the rest are
+// joined when the server goes away.
 class PullThreads {
  public:
   ~PullThreads() {
     std::lock_guard<std::mutex> lock(mu_);
-    for (std::thread& t : threads_) t.join();
+    for (Job& j : jobs_) j.thread.join();
   }
   void Start(std::function<void()> fn) {
     std::lock_guard<std::mutex> lock(mu_);
-    threads_.emplace_back(std::move(fn));
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = jobs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    jobs_.push_back({std::thread([fn = std::move(fn), done] {
+                       fn();
+                       done->store(true);
+                     }),
+                     done});
   }
 
  private:
+  struct Job {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
   std::mutex mu_;
-  std::vector<std::thread> threads_;
+  std::vector<Job> jobs_;  // protected by mu_
 };
 
 // Touched only on the event loop's thread.
