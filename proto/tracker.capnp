@@ -132,6 +132,11 @@ interface Registry {
 
   # Who this capability acts for.
   whoami @10 () -> (identity :Identity);
+
+  # Has each chunk's owner on the ring fetch it from the origin and seed it,
+  # ahead of a scale-out. Write role. Returns once every owner has answered.
+  warm @11 (namespace :Text, name :Text, ref :Text)
+      -> (owners :UInt32, chunks :UInt32, fetched :UInt32, bytes :UInt64, failed :UInt32);
 }
 
 # --- Agents -----------------------------------------------------------------
@@ -165,6 +170,10 @@ struct AgentListing {
 # What the tracker can ask of an agent, over the agent's own connection.
 interface AgentControl {
   status @0 () -> (stats :AgentStats);
+  # Fetch these chunks of a version from the origin into the cache and seed
+  # them: the tracker's order to a chunk's owner.
+  fetch @1 (namespace :Text, name :Text, versionId :Data, chunks :List(Data))
+      -> (fetched :UInt32, bytes :UInt64);
 }
 
 # An agent's membership; dropping it (or missing heartbeats) leaves the ring.

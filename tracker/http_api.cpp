@@ -237,6 +237,9 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddCounter("shoal_tracker_gc_swept_chunks_total", "Chunks deleted by GC", m.gc_swept_chunks);
     w.AddCounter("shoal_tracker_gc_swept_bytes_total", "Bytes deleted by GC", m.gc_swept_bytes);
     w.AddCounter("shoal_tracker_announces_total", "Announce requests", m.announces);
+    w.AddCounter("shoal_tracker_fetch_orders_total", "Fetch orders sent to chunk owners", m.fetch_orders);
+    w.AddCounter("shoal_tracker_fetch_order_chunks_total", "Chunks in fetch orders", m.fetch_order_chunks);
+    w.AddCounter("shoal_tracker_fetch_order_failures_total", "Fetch orders that failed", m.fetch_order_failures);
     w.AddGauge("shoal_tracker_agents", "Live registered agents", static_cast<double>(ctx.agents.Members(NowMs()).size()));
     w.AddGauge("shoal_tracker_ring_epoch", "Membership epoch", static_cast<double>(ctx.agents.epoch()));
     SwarmStats ss = ctx.swarm.Stats();

@@ -9,6 +9,7 @@
 #include "chunk_gc.h"
 #include "kj_status.h"
 #include "shoal/hash256.h"
+#include "shoal/hash_ring.h"
 #include "shoal/log.h"
 #include "shoal/manifest_codec.h"
 
@@ -398,6 +399,71 @@ class RegistryImpl final : public proto::Registry::Server {
         });
   }
 
+  kj::Promise<void> warm(WarmContext c) override {
+    auto p = c.getParams();
+    std::string ns = Text(p.getNamespace()), name = Text(p.getName()), ref = Text(p.getRef());
+    Require(ns, Role::kWrite);
+    ThrowIfError(ValidateName("model name", name));
+    VersionId id = ResolveRef(ns, name, ref);
+    Result<StoredVersion> v = ctx_.store.GetVersion(ns, name, id);
+    ThrowIfError(v.status());
+    Result<Manifest> m = DecodeManifest(v->manifest_bytes);
+    ThrowIfError(m.status());
+    std::vector<RingMember> members;
+    for (const AgentRecord& a : ctx_.agents.Members(NowMs())) {
+      if (ctx_.agent_controls.count(a.id) != 0) members.push_back({a.id, std::max<uint64_t>(1, a.cache_bytes)});
+    }
+    if (members.empty()) ThrowIfError(Status::Unavailable("no live agents to warm"));
+    HashRing ring(members, ctx_.agents.epoch());
+    std::map<std::string, std::vector<ChunkId>> by_owner;
+    std::unordered_set<ChunkId> seen;
+    for (const FileEntry& f : m->files) {
+      for (const ChunkId& chunk : f.ChunkIds()) {
+        if (seen.insert(chunk).second) by_owner[ring.Owners(chunk, 1)[0]].push_back(chunk);
+      }
+    }
+    auto results = c.getResults();
+    results.setOwners(static_cast<uint32_t>(by_owner.size()));
+    results.setChunks(static_cast<uint32_t>(seen.size()));
+    kj::Vector<kj::Promise<void>> orders;
+    struct Totals {
+      uint32_t fetched = 0, failed = 0;
+      uint64_t bytes = 0;
+    };
+    auto totals = std::make_shared<Totals>();
+    for (auto& [owner, chunks] : by_owner) {
+      auto req = ctx_.agent_controls.at(owner).fetchRequest();
+      req.setNamespace(ns);
+      req.setName(name);
+      req.setVersionId(Raw(id));
+      auto list = req.initChunks(static_cast<unsigned>(chunks.size()));
+      for (size_t i = 0; i < chunks.size(); ++i) list.set(static_cast<unsigned>(i), Raw(chunks[i]));
+      size_t n = chunks.size();
+      std::string who = owner;
+      ctx_.metrics.fetch_orders++;
+      ctx_.metrics.fetch_order_chunks += n;
+      TrackerContext* ctx = &ctx_;
+      orders.add(req.send().then(
+          [totals](capnp::Response<proto::AgentControl::FetchResults> r) {
+            totals->fetched += r.getFetched();
+            totals->bytes += r.getBytes();
+          },
+          [totals, n, who, ctx](kj::Exception&& e) {
+            totals->failed += static_cast<uint32_t>(n);
+            ctx->metrics.fetch_order_failures++;
+            Log(LogLevel::kWarn, "warm.order_failed", {{"agent", who}, {"error", std::string(e.getDescription().cStr())}});
+          }));
+    }
+    ThrowIfError(ctx_.store.Audit(MakeAudit("warm", ns + "/" + name + ":" + id.ToHex(),
+                                            std::to_string(seen.size()) + " chunks")));
+    return kj::joinPromises(orders.releaseAsArray()).then([c, totals]() mutable {
+      auto r = c.getResults();
+      r.setFetched(totals->fetched);
+      r.setBytes(totals->bytes);
+      r.setFailed(totals->failed);
+    });
+  }
+
   kj::Promise<void> whoami(WhoamiContext c) override {
     FillIdentity(claims_, c.getResults().initIdentity());
     return kj::READY_NOW;
@@ -466,8 +532,12 @@ class RegistryImpl final : public proto::Registry::Server {
 class AgentSessionImpl final : public proto::AgentSession::Server {
  public:
   AgentSessionImpl(TrackerContext& ctx, std::string id, proto::AgentControl::Client control)
-      : ctx_(ctx), id_(std::move(id)), control_(kj::mv(control)) {}
+      : ctx_(ctx), id_(std::move(id)) {
+    ctx_.agent_controls.erase(id_);
+    ctx_.agent_controls.emplace(id_, kj::mv(control));
+  }
   ~AgentSessionImpl() noexcept(false) {
+    ctx_.agent_controls.erase(id_);
     ctx_.agents.Leave(id_);
     Log(LogLevel::kInfo, "agent.leave", {{"agent", id_}});
   }
@@ -505,7 +575,6 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
  private:
   TrackerContext& ctx_;
   const std::string id_;
-  proto::AgentControl::Client control_;  // for fetch and warm orders
 };
 
 class GatewayImpl final : public proto::Gateway::Server {

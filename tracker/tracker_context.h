@@ -4,6 +4,10 @@
 #define SHOAL_TRACKER_TRACKER_CONTEXT_H_
 
 #include <chrono>
+#include <map>
+#include <string>
+
+#include "shoal/proto/tracker.capnp.h"
 
 #include "agent_directory.h"
 #include "blocking_pool.h"
@@ -36,6 +40,8 @@ struct TrackerContext {
   SwarmStore swarm;
   AgentDirectory agents;
   uint16_t http_port = 0;  // set once the HTTP server listens
+  // Each live agent's control capability. Touched only on the RPC thread.
+  std::map<std::string, proto::AgentControl::Client> agent_controls;
 };
 
 inline int64_t NowMs() {

@@ -132,6 +132,26 @@ Status RunGc(const GcArgs& a) {
   return Status::OK();
 }
 
+struct WarmArgs {
+  std::string ref;
+  ClientFlags client;
+};
+
+Status RunWarm(const WarmArgs& a) {
+  Result<ModelRef> ref = ModelRef::Parse(a.ref);
+  if (!ref.ok()) return ref.status();
+  auto t = ConnectTracker(a.client);
+  if (!t.ok()) return t.status();
+  auto w = (*t)->Warm(ref->ns(), ref->name(), ref->ref());
+  if (!w.ok()) return w.status();
+  std::printf("warmed %s: %u chunks across %u owners; %u fetched from the origin (%s), the rest were cached\n",
+              ref->ToString().c_str(), w->chunks, w->owners, w->fetched, FormatBytes(w->bytes).c_str());
+  if (w->failed > 0) {
+    return Status::Unavailable(std::to_string(w->failed) + " chunks could not be warmed; see the agents' logs");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterRegistryCommands(CLI::App& app, CommandRunner* run) {
@@ -155,6 +175,12 @@ void RegisterRegistryCommands(CLI::App& app, CommandRunner* run) {
   c->add_flag("--force", rm->force, "delete even if tags point at it");
   AddClientFlags(c, &rm->client);
   c->callback([rm, run] { *run = [rm] { return RunRm(*rm); }; });
+
+  auto warm = std::make_shared<WarmArgs>();
+  c = app.add_subcommand("warm", "have each chunk's owner agent fetch a version ahead of a scale-out");
+  c->add_option("ref", warm->ref, "ns/model[:tag-or-version]")->required();
+  AddClientFlags(c, &warm->client);
+  c->callback([warm, run] { *run = [warm] { return RunWarm(*warm); }; });
 
   auto gc = std::make_shared<GcArgs>();
   c = app.add_subcommand("gc", "sweep origin chunks no version references (admin)");

@@ -282,6 +282,21 @@ Status TrackerClient::DeleteVersion(const std::string& ns, const std::string& na
   });
 }
 
+Result<WarmSummary> TrackerClient::Warm(const std::string& ns, const std::string& name,
+                                        const std::string& ref) {
+  WarmSummary w;
+  Status s = impl_->Call([&] {
+    auto req = impl_->registry.warmRequest();
+    req.setNamespace(ns);
+    req.setName(name);
+    req.setRef(ref);
+    auto r = req.send().wait(impl_->io.waitScope);
+    w = {r.getOwners(), r.getChunks(), r.getFetched(), r.getFailed(), r.getBytes()};
+  });
+  if (!s.ok()) return s;
+  return w;
+}
+
 Result<GcSummary> TrackerClient::Gc(bool dry_run, int64_t grace_ms) {
   GcSummary g;
   Status s = impl_->Call([&] {

@@ -69,6 +69,11 @@ struct TagEventListing {
   int64_t at_ms = 0;
 };
 
+struct WarmSummary {
+  uint32_t owners = 0, chunks = 0, fetched = 0, failed = 0;
+  uint64_t bytes = 0;
+};
+
 struct GcSummary {
   uint64_t referenced = 0, unreferenced = 0, young = 0, swept = 0, swept_bytes = 0;
 };
@@ -100,6 +105,8 @@ class TrackerClient {
                                                   const std::string& tag);
   Status DeleteVersion(const std::string& ns, const std::string& name, const VersionId& id, bool force);
   Result<GcSummary> Gc(bool dry_run, int64_t grace_ms);
+  // Has each chunk's owner fetch it ahead of time; returns when all answered.
+  Result<WarmSummary> Warm(const std::string& ns, const std::string& name, const std::string& ref);
 
  private:
   struct Impl;

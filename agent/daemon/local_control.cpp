@@ -10,47 +10,12 @@
 #include <thread>
 
 #include "kj_status.h"
+#include "daemon/job_threads.h"
 #include "shoal/log.h"
 #include "shoal/proto/agent.capnp.h"
 
 namespace shoal {
 namespace {
-
-// Threads of pulls and seeds. Finished ones are joined when the next one
-// starts, so a long-running agent does not accumulate them; the rest are
-// joined when the server goes away.
-class PullThreads {
- public:
-  ~PullThreads() {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (Job& j : jobs_) j.thread.join();
-  }
-  void Start(std::function<void()> fn) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = jobs_.begin(); it != jobs_.end();) {
-      if (it->done->load()) {
-        it->thread.join();
-        it = jobs_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    jobs_.push_back({std::thread([fn = std::move(fn), done] {
-                       fn();
-                       done->store(true);
-                     }),
-                     done});
-  }
-
- private:
-  struct Job {
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-  std::mutex mu_;
-  std::vector<Job> jobs_;  // protected by mu_
-};
 
 // Touched only on the event loop's thread.
 struct ListenerSlot {
@@ -59,7 +24,7 @@ struct ListenerSlot {
 
 class LocalAgentImpl final : public proto::LocalAgent::Server {
  public:
-  LocalAgentImpl(LocalControlDeps& deps, PullThreads& threads) : deps_(deps), threads_(threads) {}
+  LocalAgentImpl(LocalControlDeps& deps, JobThreads& threads) : deps_(deps), threads_(threads) {}
 
  protected:
   kj::Promise<void> pull(PullContext c) override {
@@ -154,13 +119,13 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
 
  private:
   LocalControlDeps& deps_;
-  PullThreads& threads_;
+  JobThreads& threads_;
 };
 
 struct State {
   explicit State(LocalControlDeps d) : deps(std::move(d)) {}
   LocalControlDeps deps;
-  PullThreads threads;  // destroyed before deps: joins pulls that use them
+  JobThreads threads;  // destroyed before deps: joins pulls that use them
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "client/tracker_client.h"
 #include "daemon/origin_fetch.h"
@@ -202,6 +203,43 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
     if (!id.ok()) return id.status().WithContext("seed " + f.path);
   }
   Log(LogLevel::kInfo, "seed.done", {{"ref", ref->ToString()}, {"chunks", out.chunks}, {"bytes", out.bytes}});
+  return out;
+}
+
+Result<SeedResult> RunFetchOrder(PullContext& ctx, const std::string& ns, const std::string& name,
+                                 const VersionId& version, const std::vector<ChunkId>& chunks) {
+  if (ctx.origin == nullptr) return Status::Unavailable("this agent has no --origin to fetch from");
+  auto tracker = TrackerClient::Connect(ctx.options.tracker, ctx.options.token);
+  if (!tracker.ok()) return tracker.status();
+  auto v = (*tracker)->Resolve(ns, name, version.ToHex());
+  if (!v.ok()) return v.status();
+  const Manifest& m = v->manifest;
+  std::unordered_set<ChunkId> wanted(chunks.begin(), chunks.end());
+  SeedResult out;
+  for (const FileEntry& f : m.files) {
+    if (f.size == 0) continue;
+    std::vector<ChunkId> ids = f.ChunkIds();
+    std::vector<uint64_t> arrived;
+    for (uint64_t p = 0; p < ids.size(); ++p) {
+      if (wanted.count(ids[p]) == 0) continue;
+      if (!ctx.store.Contains(ids[p])) {
+        uint64_t size = PieceBytes(f, m.piece_size, p);
+        SHOAL_RETURN_IF_ERROR(FetchChunkFromOrigin(*ctx.origin, ctx.store, ids[p], size));
+        ++out.chunks;
+        out.bytes += size;
+        ctx.counters.owner_fetches++;
+        ctx.counters.origin_chunks++;
+        ctx.counters.bytes_from_origin += size;
+      }
+      ctx.store.SetOwned(ids[p], true);
+      arrived.push_back(p);
+    }
+    if (arrived.empty()) continue;
+    auto id = ctx.engine.AddFile(f, m.piece_size, ctx.announce_url);
+    if (!id.ok()) return id.status().WithContext("seed " + f.path);
+    for (uint64_t p : arrived) SHOAL_RETURN_IF_ERROR(ctx.engine.ChunkArrived(*id, p));
+  }
+  Log(LogLevel::kInfo, "fetch_order.done", {{"model", ns + "/" + name}, {"chunks", out.chunks}, {"bytes", out.bytes}});
   return out;
 }
 

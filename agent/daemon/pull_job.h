@@ -80,6 +80,12 @@ struct SeedResult {
 Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref, const std::string& token,
                            const std::string& dir);
 
+// Carries out the tracker's order to this agent as the chunks' owner: fetch
+// them from the origin (using the agent's own token to read the manifest),
+// mark them owned so they are evicted last, and seed them.
+Result<SeedResult> RunFetchOrder(PullContext& ctx, const std::string& ns, const std::string& name,
+                                 const VersionId& version, const std::vector<ChunkId>& chunks);
+
 // REQUIRES: `dest` is an absolute path whose parent folder exists.
 Result<PullResult> RunPull(PullContext& ctx, const std::string& ref, const std::string& token,
                            const std::string& dest, const std::function<void(const PullState&)>& progress);

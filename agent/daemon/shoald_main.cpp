@@ -116,7 +116,16 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
     a.peers = static_cast<uint32_t>(e.peers);
     return a;
   };
-  TrackerLink link(io, o, (*engine)->listen_port(), stats);
+  PullContext pulls{o, **store, **engine, origin.get(), "", counters, nullptr, ""};
+  TrackerLink link(io, o, (*engine)->listen_port(), stats,
+                   [&pulls, &link](const std::string& ns, const std::string& name, const VersionId& version,
+                                   const std::vector<ChunkId>& chunks) -> Result<FetchOrderResult> {
+                     PullContext job = pulls;
+                     job.announce_url = link.announce_url();
+                     auto r = RunFetchOrder(job, ns, name, version, chunks);
+                     if (!r.ok()) return r.status();
+                     return FetchOrderResult{static_cast<uint32_t>(r->chunks), r->bytes};
+                   });
 
   MetricsRegistry metrics;
   AddMetrics(metrics, **store, **engine, counters, origin.get(), link);
@@ -129,7 +138,6 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   });
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
 
-  PullContext pulls{o, **store, **engine, origin.get(), "", counters, nullptr, ""};
   kj::Promise<void> control = nullptr;
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
     control = ServeLocalControl(io, o.control_socket, LocalControlDeps{pulls, link, stats});

@@ -10,7 +10,8 @@ namespace {
 
 class AgentControlImpl final : public proto::AgentControl::Server {
  public:
-  explicit AgentControlImpl(std::function<AgentStatsSnapshot()> stats) : stats_(std::move(stats)) {}
+  AgentControlImpl(std::function<AgentStatsSnapshot()> stats, FetchOrderHandler on_fetch, JobThreads& jobs)
+      : stats_(std::move(stats)), on_fetch_(std::move(on_fetch)), jobs_(jobs) {}
 
  protected:
   kj::Promise<void> status(StatusContext c) override {
@@ -18,8 +19,35 @@ class AgentControlImpl final : public proto::AgentControl::Server {
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> fetch(FetchContext c) override {
+    auto p = c.getParams();
+    std::string ns = p.getNamespace(), name = p.getName();
+    if (p.getVersionId().size() != VersionId::kSize) {
+      ThrowIfError(Status::InvalidArgument("fetch order: version id is not 32 bytes"));
+    }
+    VersionId version = VersionId::FromBytes(p.getVersionId().begin());
+    std::vector<ChunkId> chunks;
+    for (auto d : p.getChunks()) {
+      if (d.size() == ChunkId::kSize) chunks.push_back(ChunkId::FromBytes(d.begin()));
+    }
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<Result<FetchOrderResult>>();
+    auto fulfiller =
+        std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<Result<FetchOrderResult>>>>(kj::mv(paf.fulfiller));
+    FetchOrderHandler handler = on_fetch_;
+    jobs_.Start([handler, ns, name, version, chunks, fulfiller] {
+      (*fulfiller)->fulfill(handler(ns, name, version, chunks));
+    });
+    return paf.promise.then([c](Result<FetchOrderResult> r) mutable {
+      ThrowIfError(r.status());
+      c.getResults().setFetched(r->fetched);
+      c.getResults().setBytes(r->bytes);
+    });
+  }
+
  private:
   std::function<AgentStatsSnapshot()> stats_;
+  FetchOrderHandler on_fetch_;
+  JobThreads& jobs_;
 };
 
 std::string HostOf(const std::string& host_port) {
@@ -47,8 +75,8 @@ void FillAgentStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out)
 }
 
 TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-                         std::function<AgentStatsSnapshot()> stats)
-    : io_(io), options_(options), peer_port_(peer_port), stats_(std::move(stats)) {}
+                         std::function<AgentStatsSnapshot()> stats, FetchOrderHandler on_fetch)
+    : io_(io), options_(options), peer_port_(peer_port), stats_(std::move(stats)), on_fetch_(std::move(on_fetch)) {}
 
 std::string TrackerLink::agent_id() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -118,7 +146,7 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
         info.setZone(options_.zone);
         info.setCacheBytes(options_.cache_bytes);
         info.setVersion("0.1.0");
-        req.setControl(kj::heap<AgentControlImpl>(stats_));
+        req.setControl(kj::heap<AgentControlImpl>(stats_, on_fetch_, jobs_));
         auto disconnected = network_->onDisconnect();
         return req.send()
             .then([this, gateway](capnp::Response<proto::Gateway::RegisterAgentResults> r) mutable {

@@ -18,7 +18,10 @@
 #include <string>
 
 #include "daemon/agent_options.h"
+#include "daemon/job_threads.h"
+#include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
+#include "shoal/version_id.h"
 #include "shoal/proto/tracker.capnp.h"
 
 namespace shoal {
@@ -32,10 +35,21 @@ struct AgentStatsSnapshot {
 // Copies a snapshot into the wire form.
 void FillAgentStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out);
 
+// Carries out a tracker's fetch order: fetch `chunks` of version `version`
+// of ns/name from the origin and seed them. Blocking; returns chunks and
+// bytes fetched.
+struct FetchOrderResult {
+  uint32_t fetched = 0;
+  uint64_t bytes = 0;
+};
+using FetchOrderHandler = std::function<Result<FetchOrderResult>(
+    const std::string& ns, const std::string& name, const VersionId& version, const std::vector<ChunkId>& chunks)>;
+
 class TrackerLink {
  public:
+  // `on_fetch` runs on a thread of its own per order.
   TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-              std::function<AgentStatsSnapshot()> stats);
+              std::function<AgentStatsSnapshot()> stats, FetchOrderHandler on_fetch);
 
   // Runs until the promise is dropped.
   kj::Promise<void> Run();
@@ -59,6 +73,7 @@ class TrackerLink {
   const AgentOptions& options_;
   const uint16_t peer_port_;
   std::function<AgentStatsSnapshot()> stats_;
+  FetchOrderHandler on_fetch_;
   uint32_t backoff_ms_ = 500;
 
   // Connection state, owned by the event loop.
@@ -72,6 +87,7 @@ class TrackerLink {
   std::string agent_id_;      // protected by mu_
   std::string announce_url_;  // protected by mu_
   std::shared_ptr<const HashRing> ring_;  // protected by mu_
+  JobThreads jobs_;  // fetch orders; declared last, so joined first
 };
 
 }  // namespace shoal

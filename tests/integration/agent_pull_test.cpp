@@ -218,3 +218,23 @@ TEST_CASE("a killed agent restarts with its verified chunks and does not fetch t
   CHECK(c.agents[0]->Metric("shoal_agent_origin_bytes_total") == 0);  // counters restart with the process
   CHECK(SameTree(ckpt, c.tmp / "b"));
 }
+
+TEST_CASE("warm has each chunk's owner fetch it, and a later pull reads nothing from the origin",
+          "[agent][warm]") {
+  Cluster c(3);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 71);
+  REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every agent has seen the whole ring
+  auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest"});
+  INFO(warm.out << warm.err);
+  REQUIRE(warm.exit_code == 0);
+  CHECK_THAT(warm.out, Catch::Contains("19 chunks across"));  // 10 + 7 + 1 + 1
+  CHECK(c.OriginBytes() == Approx(kUnique));                   // each chunk fetched once, by its owner
+  double before = c.OriginBytes();
+  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent", c.agents[2]->socket()});
+  INFO(pull.err);
+  REQUIRE(pull.exit_code == 0);
+  CHECK_THAT(pull.out, Catch::Contains("0 B from the origin"));
+  CHECK(c.OriginBytes() == before);
+  CHECK(SameTree(ckpt, c.tmp / "out"));
+}
