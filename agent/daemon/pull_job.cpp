@@ -121,11 +121,22 @@ constexpr int64_t kSwarmFormMs = 1500;
 // The longest a non-owner waits for an owner before fetching a chunk itself.
 constexpr int64_t kMaxTakeoverMs = 30000;
 
-OriginRole RoleFor(const PullContext& ctx, const HashRing* ring, const ChunkId& chunk) {
-  if (ring == nullptr || ring->size() == 0 || ctx.self_id.empty()) return OriginRole::kNoRing;
-  std::vector<std::string> owners = ring->Owners(chunk, 1);
-  if (owners.empty()) return OriginRole::kNoRing;
-  return owners[0] == ctx.self_id ? OriginRole::kOwner : OriginRole::kOther;
+struct OriginTurn {
+  OriginRole role;
+  size_t rank;  // this agent's place in the chunk's ranking; 0 = owner
+};
+
+// Where this agent stands for `chunk`: every agent ranks the live members
+// the same way, so when an owner does not deliver, the next in rank takes
+// over first, then the next, one at a time, and a dead owner costs about
+// one extra fetch rather than one per waiting agent.
+OriginTurn TurnFor(const PullContext& ctx, const HashRing* ring, const ChunkId& chunk) {
+  if (ring == nullptr || ring->size() == 0 || ctx.self_id.empty()) return {OriginRole::kNoRing, 0};
+  std::vector<std::string> ranked = ring->Owners(chunk, static_cast<int>(ring->size()));
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (ranked[i] == ctx.self_id) return {i == 0 ? OriginRole::kOwner : OriginRole::kOther, i};
+  }
+  return {OriginRole::kOther, ranked.size()};  // not in this ring yet: last
 }
 
 // Writes the version into `tmp`, read-only files.
@@ -307,7 +318,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
     // agent has timed a fetch itself, assume 50 MB/s for a full piece.
     const double est_ms = std::max(fetch_ms_ewma, static_cast<double>(m.piece_size) / 50e3);
     const int64_t takeover_ms = std::min<int64_t>(
-        kMaxTakeoverMs, kSwarmFormMs + ctx.options.origin_fallback_ms + static_cast<int64_t>(8 * est_ms));
+        kMaxTakeoverMs, ctx.options.origin_fallback_ms + static_cast<int64_t>(8 * est_ms));
     bool all_done = true;
     state.have_bytes = 0;
     state.peers = 0;
@@ -350,12 +361,16 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
               // The origin rule: a chunk's first live owner fetches it once
               // the swarm has had a moment to form (the first announce and
               // connections, so a seeder that exists is seen); anyone else
-              // waits for it to appear in the swarm, and takes over only
-              // after a timeout that grows with how long origin fetches take.
-              OriginRole role = RoleFor(ctx, ring.get(), t.chunks[p]);
-              int64_t wait = role == OriginRole::kOwner ? std::min<int64_t>(ctx.options.origin_fallback_ms, kSwarmFormMs)
+              // waits for it to appear in the swarm; the k-th in the chunk's
+              // ranking takes over after k timeouts, each growing with how
+              // long origin fetches take.
+              OriginTurn turn = TurnFor(ctx, ring.get(), t.chunks[p]);
+              OriginRole role = turn.role;
+              const int64_t owner_wait = std::min<int64_t>(ctx.options.origin_fallback_ms, kSwarmFormMs);
+              int64_t wait = role == OriginRole::kOwner    ? owner_wait
                              : role == OriginRole::kNoRing ? ctx.options.origin_fallback_ms
-                                                           : takeover_ms;
+                                                           : std::min<int64_t>(kMaxTakeoverMs,
+                                                                               owner_wait + static_cast<int64_t>(turn.rank) * takeover_ms);
               if (MsSince(still[p]) >= wait) {
                 t.fetching[p] = true;
                 if (role == OriginRole::kOwner) ctx.counters.owner_fetches++;

@@ -88,11 +88,12 @@ struct S3AgentCluster {
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   }
 
-  // Publishes a 512 MiB checkpoint in several files; returns its bytes.
-  double Publish(const std::string& ckpt, bool seed) {
-    WriteRandomFile(ckpt + "/model-00001-of-00003.safetensors", 200 << 20, 1);
-    WriteRandomFile(ckpt + "/model-00002-of-00003.safetensors", 200 << 20, 2);
-    WriteRandomFile(ckpt + "/model-00003-of-00003.safetensors", (112 << 20) - 4096, 3);
+  // Publishes a checkpoint of about `mib` MiB in several files; returns its bytes.
+  double Publish(const std::string& ckpt, bool seed, size_t mib = 512) {
+    const size_t shard = mib * 2 / 5;
+    WriteRandomFile(ckpt + "/model-00001-of-00003.safetensors", shard << 20, 1);
+    WriteRandomFile(ckpt + "/model-00002-of-00003.safetensors", shard << 20, 2);
+    WriteRandomFile(ckpt + "/model-00003-of-00003.safetensors", ((mib - 2 * shard) << 20) - 4096, 3);
     WriteRandomFile(ckpt + "/config.json", 900, 4);
     WriteRandomFile(ckpt + "/tokenizer.json", 3000, 5);
     std::vector<std::string> cli_env = env;
@@ -108,7 +109,7 @@ struct S3AgentCluster {
     auto pub = RunProcess(args, cli_env);
     INFO(pub.out << pub.err);
     REQUIRE(pub.exit_code == 0);
-    return (512 << 20) - 4096 + 900 + 3000;
+    return static_cast<double>(mib << 20) - 4096 + 900 + 3000;
   }
 
   // Starts pulls on agents [first, agents.size()) at once and waits for all.
@@ -165,4 +166,31 @@ TEST_CASE("six agents with nothing cached pull at once and only owners read the 
   CHECK(static_cast<double>(rgw_sent) <= 1.02 * unique);
   CHECK(static_cast<double>(rgw_sent) == Approx(agents_origin).margin(4096));
   CHECK(owner > 0);
+}
+
+TEST_CASE("when an owner dies mid-pull, the next in rank takes over and the origin is read little more",
+          "[agent][s3][ring]") {
+  S3AgentCluster c(6);
+  std::string ckpt = c.tmp / "ckpt";
+  double unique = c.Publish(ckpt, /*seed=*/false, 256);
+  uint64_t rgw_before = RgwBytesSent();
+  std::string reader = c.tracker->MintToken("team-a", "read", "pod");
+  std::vector<pid_t> pulls;
+  for (size_t i = 0; i < c.agents.size(); ++i) {
+    std::string dest = c.tmp / ("out" + std::to_string(i));
+    pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", c.agents[i]->socket()},
+                                 {"SHOAL_TOKEN=" + reader}, dest + ".log"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  double dead_origin = c.agents[0]->Metric("shoal_agent_origin_bytes_total");
+  c.agents[0]->Kill();  // an owner, mid-pull
+  WaitProcess(pulls[0]);
+  for (size_t i = 1; i < pulls.size(); ++i) REQUIRE(WaitProcess(pulls[i]) == 0);
+  for (size_t i = 1; i < c.agents.size(); ++i) CHECK(SameTree(ckpt, c.tmp / ("out" + std::to_string(i))));
+  double origin = dead_origin;
+  for (size_t i = 1; i < c.agents.size(); ++i) origin += c.agents[i]->Metric("shoal_agent_origin_bytes_total");
+  uint64_t rgw_sent = RgwBytesSent() - rgw_before;
+  std::printf("owner killed: origin bytes %llu (%.3f x unique) by radosgw, at least %.0f by the agents\n",
+              static_cast<unsigned long long>(rgw_sent), static_cast<double>(rgw_sent) / unique, origin);
+  CHECK(static_cast<double>(rgw_sent) <= 1.25 * unique);
 }
