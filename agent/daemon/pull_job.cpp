@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -311,14 +312,19 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
   uint64_t last_have = 0;
   Clock::time_point last_change = Clock::now();
   double fetch_ms_ewma = 0;  // how long an origin fetch takes here
+  uint64_t total_chunks = 0;
+  for (const FileTask& t : tasks) total_chunks += t.chunks.size();
   for (;;) {
     std::shared_ptr<const HashRing> ring = ctx.ring ? ctx.ring() : nullptr;
-    // An owner needs the swarm to form, then a few fetches' time (it may own
-    // several chunks, fetched origin_parallelism at a time). Before this
-    // agent has timed a fetch itself, assume 50 MB/s for a full piece.
-    const double est_ms = std::max(fetch_ms_ewma, static_cast<double>(m.piece_size) / 50e3);
+    // An owner needs the swarm to form, then the time to fetch its share of
+    // the chunks, origin_parallelism at a time, on a busy node. Before this
+    // agent has timed a fetch itself, assume 25 MB/s for a full piece.
+    const double est_ms = std::max(fetch_ms_ewma, static_cast<double>(m.piece_size) / 25e3);
+    const double owners = ring != nullptr && ring->size() > 0 ? static_cast<double>(ring->size()) : 1.0;
+    const double rounds = std::ceil(static_cast<double>(total_chunks) / owners /
+                                    static_cast<double>(ctx.options.origin_parallelism));
     const int64_t takeover_ms = std::min<int64_t>(
-        kMaxTakeoverMs, ctx.options.origin_fallback_ms + static_cast<int64_t>(8 * est_ms));
+        kMaxTakeoverMs, ctx.options.origin_fallback_ms + static_cast<int64_t>((4 + 4 * rounds) * est_ms));
     bool all_done = true;
     state.have_bytes = 0;
     state.peers = 0;
