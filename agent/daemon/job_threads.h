@@ -7,6 +7,8 @@
 #ifndef SHOAL_AGENT_DAEMON_JOB_THREADS_H_
 #define SHOAL_AGENT_DAEMON_JOB_THREADS_H_
 
+#include <kj/async.h>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -42,6 +44,17 @@ class JobThreads {
                        done->store(true);
                      }),
                      done});
+  }
+
+  // Runs `fn` on a thread of its own and returns its result as a promise on
+  // the calling thread's kj event loop.
+  template <typename T, typename Fn>
+  kj::Promise<T> Run(Fn fn) {
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
+    // std::function needs a copyable callable; share the fulfiller.
+    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
+    Start([fn = std::move(fn), fulfiller]() mutable { (*fulfiller)->fulfill(fn()); });
+    return kj::mv(paf.promise);
   }
 
  private:

@@ -34,8 +34,6 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     if (!deps_.link.registered()) {
       ThrowIfError(Status::Unavailable("this agent is not registered with its tracker yet; check --tracker and --token"));
     }
-    auto paf = kj::newPromiseAndCrossThreadFulfiller<Result<PullResult>>();
-    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<Result<PullResult>>>>(kj::mv(paf.fulfiller));
     const kj::Executor& executor = kj::getCurrentThreadExecutor();
     // The listener capability lives and dies on this event loop's thread: the
     // job reaches it only through executeSync, and finds it gone once the
@@ -47,7 +45,7 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     job.self_id = deps_.link.agent_id();
     TrackerLink* link = &deps_.link;
     job.ring = [link] { return link->ring(); };
-    threads_.Start([job, ref, token, dest, fulfiller, &executor, slot]() mutable {
+    auto done = threads_.Run<Result<PullResult>>([job, ref, token, dest, &executor, slot]() mutable {
       auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
       auto progress = [&](const PullState& s) {
         auto now = std::chrono::steady_clock::now();
@@ -74,10 +72,10 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
         job.counters.pull_failures++;
         Log(LogLevel::kWarn, "pull.failed", {{"ref", ref}, {"error", r.status().ToString()}});
       }
-      (*fulfiller)->fulfill(std::move(r));
+      return r;
     });
     auto forget = kj::defer([slot] { slot->client = nullptr; });
-    return paf.promise.attach(kj::mv(forget)).then([c](Result<PullResult> r) mutable {
+    return done.attach(kj::mv(forget)).then([c](Result<PullResult> r) mutable {
       ThrowIfError(r.status());
       auto out = c.getResults().initSummary();
       out.setVersionId(kj::arrayPtr(r->version.data(), VersionId::kSize));
@@ -96,14 +94,10 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     if (!deps_.link.registered()) {
       ThrowIfError(Status::Unavailable("this agent is not registered with its tracker yet; check --tracker and --token"));
     }
-    auto paf = kj::newPromiseAndCrossThreadFulfiller<Result<SeedResult>>();
-    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<Result<SeedResult>>>>(kj::mv(paf.fulfiller));
     shoal::PullContext job = deps_.pulls;
     job.announce_url = deps_.link.announce_url();
-    threads_.Start([job, ref, token, dir, fulfiller]() mutable {
-      (*fulfiller)->fulfill(RunSeed(job, ref, token, dir));
-    });
-    return paf.promise.then([c](Result<SeedResult> r) mutable {
+    return threads_.Run<Result<SeedResult>>([job, ref, token, dir]() mutable { return RunSeed(job, ref, token, dir); })
+        .then([c](Result<SeedResult> r) mutable {
       ThrowIfError(r.status());
       c.getResults().setChunks(r->chunks);
       c.getResults().setBytes(r->bytes);

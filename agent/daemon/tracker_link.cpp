@@ -30,14 +30,11 @@ class AgentControlImpl final : public proto::AgentControl::Server {
     for (auto d : p.getChunks()) {
       if (d.size() == ChunkId::kSize) chunks.push_back(ChunkId::FromBytes(d.begin()));
     }
-    auto paf = kj::newPromiseAndCrossThreadFulfiller<Result<FetchOrderResult>>();
-    auto fulfiller =
-        std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<Result<FetchOrderResult>>>>(kj::mv(paf.fulfiller));
     FetchOrderHandler handler = on_fetch_;
-    jobs_.Start([handler, ns, name, version, chunks, fulfiller] {
-      (*fulfiller)->fulfill(handler(ns, name, version, chunks));
-    });
-    return paf.promise.then([c](Result<FetchOrderResult> r) mutable {
+    return jobs_.Run<Result<FetchOrderResult>>([handler, ns, name, version, chunks] {
+             return handler(ns, name, version, chunks);
+           })
+        .then([c](Result<FetchOrderResult> r) mutable {
       ThrowIfError(r.status());
       c.getResults().setFetched(r->fetched);
       c.getResults().setBytes(r->bytes);
