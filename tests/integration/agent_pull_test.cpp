@@ -22,15 +22,6 @@ std::string Slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-bool SameTree(const std::string& a, const std::string& b) {
-  for (const auto& e : fs::recursive_directory_iterator(a)) {
-    if (!e.is_regular_file()) continue;
-    std::string rel = fs::relative(e.path(), a).string();
-    if (!fs::exists(b + "/" + rel) || Slurp(e.path().string()) != Slurp(b + "/" + rel)) return false;
-  }
-  return true;
-}
-
 struct Cluster {
   TempDir tmp;
   std::string origin = tmp / "origin";

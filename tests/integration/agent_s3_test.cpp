@@ -19,44 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Bytes radosgw's GETs have served so far, from its usage log, once two
-// reads a second and a half apart agree (the log flushes every second).
-uint64_t RgwBytesSent() {
-  auto read = [] {
-    std::string cmd = "radosgw-admin -c '" + shoal_test::TestS3()["SHOAL_S3_DIR"] +
-                      "/ceph.conf' usage show --uid=test --show-log-entries=false 2>/dev/null | "
-                      "/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); "
-                      "print(sum(c[\"bytes_sent\"] for s in d.get(\"summary\",[]) for c in "
-                      "s[\"categories\"] if c[\"category\"] == \"get_obj\"))'";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    unsigned long long v = 0;
-    if (p != nullptr) {
-      if (std::fscanf(p, "%llu", &v) != 1) v = 0;
-      ::pclose(p);
-    }
-    return static_cast<uint64_t>(v);
-  };
-  uint64_t prev = read();
-  for (int i = 0; i < 10; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    uint64_t now = read();
-    if (now == prev) return now;
-    prev = now;
-  }
-  return prev;
-}
-
-bool SameTree(const std::string& a, const std::string& b) {
-  for (const auto& e : fs::recursive_directory_iterator(a)) {
-    if (!e.is_regular_file()) continue;
-    std::string rel = fs::relative(e.path(), a).string();
-    std::ifstream x(e.path(), std::ios::binary), y(b + "/" + rel, std::ios::binary);
-    if (!y || std::string(std::istreambuf_iterator<char>(x), {}) != std::string(std::istreambuf_iterator<char>(y), {})) {
-      return false;
-    }
-  }
-  return true;
-}
+// Bytes radosgw's GETs have served so far, by its own usage log, settled.
+uint64_t RgwBytesSent() { return shoal_test::SettledRadosgwUsageBytes("bytes_sent", {"get_obj"}); }
 
 }  // namespace
 

@@ -68,32 +68,9 @@ struct S3Cluster {
   }
 };
 
-// Bytes radosgw received for PUTs so far, from its own usage log.
-uint64_t RgwBytesReceived() {
-  std::string cmd = "radosgw-admin -c '" + shoal_test::TestS3()["SHOAL_S3_DIR"] +
-                    "/ceph.conf' usage show --uid=test --show-log-entries=false 2>/dev/null | "
-                    "/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); "
-                    "print(sum(c[\"bytes_received\"] for s in d.get(\"summary\",[]) for c in "
-                    "s[\"categories\"] if c[\"category\"] in (\"put_obj\",\"complete_multipart\",\"put_part\")))'";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  unsigned long long v = 0;
-  int got = std::fscanf(p, "%llu", &v);
-  ::pclose(p);
-  REQUIRE(got == 1);
-  return v;
-}
-
+// Bytes radosgw took in for PUTs so far, by its own usage log, settled.
 uint64_t StableRgwBytesReceived() {
-  // The usage log flushes every second; wait until two reads agree.
-  uint64_t prev = RgwBytesReceived();
-  for (int i = 0; i < 10; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    uint64_t now = RgwBytesReceived();
-    if (now == prev) return now;
-    prev = now;
-  }
-  return prev;
+  return shoal_test::SettledRadosgwUsageBytes("bytes_received", {"put_obj", "complete_multipart", "put_part"});
 }
 
 uint64_t PutBytes(const std::string& publish_out) {

@@ -5,11 +5,15 @@
 #define SHOAL_TESTS_S3_S3_TEST_ENV_H_
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "shoal/s3_origin.h"
 
@@ -82,6 +86,39 @@ inline std::string PatternBytes(size_t n, uint32_t seed) {
 
 inline const uint8_t* U8(const std::string& s) {
   return reinterpret_cast<const uint8_t*>(s.data());
+}
+
+// radosgw's usage log for the test user: `field` ("bytes_sent" or
+// "bytes_received") summed over `categories` ("get_obj", "put_obj", ...).
+// An independent count of what the origin served or took in.
+inline uint64_t RadosgwUsageBytes(const std::string& field, const std::vector<std::string>& categories) {
+  std::string wanted;
+  for (const std::string& c : categories) wanted += (wanted.empty() ? "\"" : ",\"") + c + "\"";
+  const std::string cmd = "timeout 30 radosgw-admin -c '" + TestS3()["SHOAL_S3_DIR"] +
+                          "/ceph.conf' usage show --uid=test --show-log-entries=false 2>/dev/null | "
+                          "/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                          "print(sum(c[\"" + field + "\"] for u in d.get(\"summary\", []) for c in u[\"categories\"] "
+                          "if c[\"category\"] in (" + wanted + ",)))'";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  unsigned long long v = 0;
+  int got = std::fscanf(p, "%llu", &v);
+  ::pclose(p);
+  REQUIRE(got == 1);
+  return v;
+}
+
+// The same once the log stops moving: it flushes every second, so this waits
+// until two reads 1.5 s apart agree (at most 15 s).
+inline uint64_t SettledRadosgwUsageBytes(const std::string& field, const std::vector<std::string>& categories) {
+  uint64_t last = RadosgwUsageBytes(field, categories);
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    uint64_t now = RadosgwUsageBytes(field, categories);
+    if (now == last) return now;
+    last = now;
+  }
+  return last;
 }
 
 }  // namespace shoal_test

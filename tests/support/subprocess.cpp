@@ -93,6 +93,23 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+namespace {
+std::string Slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+bool SameTree(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  for (const auto& e : fs::recursive_directory_iterator(a)) {
+    if (!e.is_regular_file()) continue;
+    fs::path other = fs::path(b) / fs::relative(e.path(), a);
+    if (!fs::is_regular_file(other) || Slurp(e.path()) != Slurp(other)) return false;
+  }
+  return true;
+}
+
 void WriteRandomFile(const std::string& path, size_t size, unsigned seed) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::mt19937_64 rng(seed);

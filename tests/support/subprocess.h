@@ -41,6 +41,10 @@ class TempDir {
   std::string path_;
 };
 
+// True if every regular file under folder `a` exists under `b` with the
+// same bytes (what a user checks after a pull).
+bool SameTree(const std::string& a, const std::string& b);
+
 // Writes `size` pseudo-random bytes from `seed` to `path`, creating folders.
 void WriteRandomFile(const std::string& path, size_t size, unsigned seed);
 
