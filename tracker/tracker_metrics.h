@@ -24,7 +24,6 @@ struct TrackerMetrics {
   std::atomic<uint64_t> gc_runs{0};
   std::atomic<uint64_t> gc_swept_chunks{0};
   std::atomic<uint64_t> gc_swept_bytes{0};
-  std::atomic<uint64_t> rpc_errors{0};
   std::atomic<uint64_t> announces{0};
   std::atomic<uint64_t> fetch_orders{0};        // orders sent to chunk owners
   std::atomic<uint64_t> fetch_order_chunks{0};  // chunks in those orders
