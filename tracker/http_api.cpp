@@ -4,6 +4,7 @@
 #include <capnp/message.h>
 
 #include "announce_handler.h"
+#include "record_fill.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/service/standard_routes.h"
@@ -51,20 +52,7 @@ std::string VersionsJson(TrackerContext& ctx, const std::string& ns, const std::
   for (const VersionInfo& v : versions) {
     capnp::MallocMessageBuilder b;
     auto o = b.initRoot<proto::VersionSummary>();
-    o.setNamespace(v.ns);
-    o.setName(v.name);
-    o.setVersionId(kj::arrayPtr(v.id.data(), VersionId::kSize));
-    o.setCreatedBy(v.created_by);
-    o.setCreatedAtMs(v.created_at_ms);
-    if (v.parent) o.setParentVersion(kj::arrayPtr(v.parent->data(), VersionId::kSize));
-    o.setTotalBytes(v.total_bytes);
-    o.setFileCount(v.file_count);
-    std::vector<std::string> on;
-    for (const auto& [tag, id] : tags) {
-      if (id == v.id) on.push_back(tag);
-    }
-    auto t = o.initTags(static_cast<unsigned>(on.size()));
-    for (size_t i = 0; i < on.size(); ++i) t.set(static_cast<unsigned>(i), on[i]);
+    FillVersionSummary(v, TagsOn(v.id, tags), o);
     if (out.size() > 1) out += ",";
     out += ToJson(o.asReader());
   }
@@ -87,18 +75,7 @@ HttpResponse Models(TrackerContext& ctx, const HttpRequest& req) {
   for (const ModelInfo& m : *models) {
     capnp::MallocMessageBuilder b;
     auto o = b.initRoot<proto::ModelSummary>();
-    o.setNamespace(m.ns);
-    o.setName(m.name);
-    o.setVersionCount(m.version_count);
-    if (m.latest) {
-      o.setLatestVersion(kj::arrayPtr(m.latest->id.data(), VersionId::kSize));
-      o.setLatestAtMs(m.latest->created_at_ms);
-    }
-    auto tags = o.initTags(static_cast<unsigned>(m.tags.size()));
-    for (size_t i = 0; i < m.tags.size(); ++i) {
-      tags[static_cast<unsigned>(i)].setTag(m.tags[i].first);
-      tags[static_cast<unsigned>(i)].setVersionId(kj::arrayPtr(m.tags[i].second.data(), VersionId::kSize));
-    }
+    FillModelSummary(m, o);
     if (out.size() > 1) out += ",";
     out += ToJson(o.asReader());
   }
@@ -146,13 +123,7 @@ HttpResponse ModelRoute(TrackerContext& ctx, const HttpRequest& req) {
     for (const TagChange& e : ctx.store.TagHistory(ns, name, p[5])) {
       capnp::MallocMessageBuilder b;
       auto o = b.initRoot<proto::TagEvent>();
-      o.setNamespace(e.ns);
-      o.setName(e.name);
-      o.setTag(e.tag);
-      if (e.from) o.setFromVersion(kj::arrayPtr(e.from->data(), VersionId::kSize));
-      if (e.to) o.setToVersion(kj::arrayPtr(e.to->data(), VersionId::kSize));
-      o.setBy(e.by);
-      o.setAtMs(e.at_ms);
+      FillTagEvent(e, o);
       if (out.size() > 1) out += ",";
       out += ToJson(o.asReader());
     }
@@ -200,13 +171,7 @@ HttpResponse Audit(TrackerContext& ctx, const HttpRequest& req) {
   for (const AuditEntry& a : ctx.store.AuditLog(after, 1000)) {
     capnp::MallocMessageBuilder b;
     auto o = b.initRoot<proto::AuditRecord>();
-    o.setSeq(a.seq);
-    o.setAtMs(a.at_ms);
-    o.setSubject(a.subject);
-    o.setTokenId(a.token_id);
-    o.setAction(a.action);
-    o.setTarget(a.target);
-    o.setDetail(a.detail);
+    FillAuditRecord(a, o);
     if (out.size() > 1) out += ",";
     out += ToJson(o.asReader());
   }

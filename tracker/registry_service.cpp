@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "chunk_gc.h"
+#include "record_fill.h"
 #include "kj_status.h"
 #include "shoal/hash256.h"
 #include "shoal/hash_ring.h"
@@ -264,20 +265,7 @@ class RegistryImpl final : public proto::Registry::Server {
     ThrowIfError(models.status());
     auto out = c.getResults().initModels(static_cast<unsigned>(models->size()));
     for (size_t i = 0; i < models->size(); ++i) {
-      const ModelInfo& mi = (*models)[i];
-      auto o = out[static_cast<unsigned>(i)];
-      o.setNamespace(mi.ns);
-      o.setName(mi.name);
-      o.setVersionCount(mi.version_count);
-      if (mi.latest) {
-        o.setLatestVersion(Raw(mi.latest->id));
-        o.setLatestAtMs(mi.latest->created_at_ms);
-      }
-      auto tags = o.initTags(static_cast<unsigned>(mi.tags.size()));
-      for (size_t t = 0; t < mi.tags.size(); ++t) {
-        tags[static_cast<unsigned>(t)].setTag(mi.tags[t].first);
-        tags[static_cast<unsigned>(t)].setVersionId(Raw(mi.tags[t].second));
-      }
+      FillModelSummary((*models)[i], out[static_cast<unsigned>(i)]);
     }
     c.getResults().setNext(next);
     return kj::READY_NOW;
@@ -295,21 +283,7 @@ class RegistryImpl final : public proto::Registry::Server {
     auto out = c.getResults().initVersions(static_cast<unsigned>(versions->size()));
     for (size_t i = 0; i < versions->size(); ++i) {
       const VersionInfo& v = (*versions)[i];
-      auto o = out[static_cast<unsigned>(i)];
-      o.setNamespace(v.ns);
-      o.setName(v.name);
-      o.setVersionId(Raw(v.id));
-      o.setCreatedBy(v.created_by);
-      o.setCreatedAtMs(v.created_at_ms);
-      if (v.parent) o.setParentVersion(Raw(*v.parent));
-      o.setTotalBytes(v.total_bytes);
-      o.setFileCount(v.file_count);
-      std::vector<std::string> on;
-      for (const auto& [tag, id] : tags) {
-        if (id == v.id) on.push_back(tag);
-      }
-      auto t = o.initTags(static_cast<unsigned>(on.size()));
-      for (size_t k = 0; k < on.size(); ++k) t.set(static_cast<unsigned>(k), on[k]);
+      FillVersionSummary(v, TagsOn(v.id, tags), out[static_cast<unsigned>(i)]);
     }
     c.getResults().setNext(next);
     return kj::READY_NOW;
@@ -342,17 +316,7 @@ class RegistryImpl final : public proto::Registry::Server {
     ThrowIfError(ValidateTag(tag));
     auto events = ctx_.store.TagHistory(ns, name, tag);
     auto out = c.getResults().initEvents(static_cast<unsigned>(events.size()));
-    for (size_t i = 0; i < events.size(); ++i) {
-      const TagChange& e = events[i];
-      auto o = out[static_cast<unsigned>(i)];
-      o.setNamespace(e.ns);
-      o.setName(e.name);
-      o.setTag(e.tag);
-      if (e.from) o.setFromVersion(Raw(*e.from));
-      if (e.to) o.setToVersion(Raw(*e.to));
-      o.setBy(e.by);
-      o.setAtMs(e.at_ms);
-    }
+    for (size_t i = 0; i < events.size(); ++i) FillTagEvent(events[i], out[static_cast<unsigned>(i)]);
     return kj::READY_NOW;
   }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "capnp_bytes.h"
+#include "record_fill.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/manifest.capnp.h"
 #include "shoal/proto/tracker.capnp.h"
@@ -60,15 +61,7 @@ std::string EncodeSigned(const StoredVersion& v) {
 
 std::string EncodeSummary(const VersionInfo& v) {
   capnp::MallocMessageBuilder b;
-  auto r = b.initRoot<proto::VersionSummary>();
-  r.setNamespace(v.ns);
-  r.setName(v.name);
-  r.setVersionId(Raw(v.id.data(), VersionId::kSize));
-  r.setCreatedBy(v.created_by);
-  r.setCreatedAtMs(v.created_at_ms);
-  if (v.parent) r.setParentVersion(Raw(v.parent->data(), VersionId::kSize));
-  r.setTotalBytes(v.total_bytes);
-  r.setFileCount(v.file_count);
+  FillVersionSummary(v, {}, b.initRoot<proto::VersionSummary>());
   return ToBytes(b);
 }
 
@@ -91,14 +84,7 @@ VersionInfo DecodeSummary(std::string_view bytes) {
 
 std::string EncodeTagEvent(const TagChange& c) {
   capnp::MallocMessageBuilder b;
-  auto r = b.initRoot<proto::TagEvent>();
-  r.setNamespace(c.ns);
-  r.setName(c.name);
-  r.setTag(c.tag);
-  if (c.from) r.setFromVersion(Raw(c.from->data(), VersionId::kSize));
-  if (c.to) r.setToVersion(Raw(c.to->data(), VersionId::kSize));
-  r.setBy(c.by);
-  r.setAtMs(c.at_ms);
+  FillTagEvent(c, b.initRoot<proto::TagEvent>());
   return ToBytes(b);
 }
 
@@ -118,14 +104,7 @@ TagChange DecodeTagEvent(std::string_view bytes) {
 
 std::string EncodeAudit(const AuditEntry& a) {
   capnp::MallocMessageBuilder b;
-  auto r = b.initRoot<proto::AuditRecord>();
-  r.setSeq(a.seq);
-  r.setAtMs(a.at_ms);
-  r.setSubject(a.subject);
-  r.setTokenId(a.token_id);
-  r.setAction(a.action);
-  r.setTarget(a.target);
-  r.setDetail(a.detail);
+  FillAuditRecord(a, b.initRoot<proto::AuditRecord>());
   return ToBytes(b);
 }
 
