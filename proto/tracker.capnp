@@ -134,9 +134,37 @@ interface Registry {
   whoami @10 () -> (identity :Identity);
 
   # Has each chunk's owner on the ring fetch it from the origin and seed it,
-  # ahead of a scale-out. Write role. Returns once every owner has answered.
-  warm @11 (namespace :Text, name :Text, ref :Text)
-      -> (owners :UInt32, chunks :UInt32, fetched :UInt32, bytes :UInt64, failed :UInt32);
+  # ahead of a scale-out, paced like every origin fetch. `nodes` also has
+  # agents take the whole version into their caches from the swarm: "" (none),
+  # "all", a count N (the N least loaded), or "label=value" ("zone=..." or a
+  # label an agent registered with). Write role. Returns once every order
+  # has been answered; `listener` (optional) hears progress meanwhile.
+  warm @11 (namespace :Text, name :Text, ref :Text, nodes :Text, listener :WarmListener)
+      -> (owners :UInt32, chunks :UInt32, fetched :UInt32, bytes :UInt64, failed :UInt32,
+          nodes :UInt32, nodesFailed :UInt32);
+
+  # Asks for chunks of a version that no peer offered the caller: the
+  # tracker has each one's owner fetch it from the origin and seed it. Read
+  # role on the namespace; every chunk must belong to the version. The
+  # tracker keeps a cluster-wide budget of origin fetches in flight and
+  # orders the queue by need (chunks pullers wait for first, in the order
+  # asked), so ask in file order. Returns at once. Ask again for chunks
+  # still missing a few seconds later: a chunk delivered recently is not
+  # fetched again (its seeders are being found), one delivered long ago is
+  # (its holder may have evicted it). `failed` lists chunks no owner could
+  # fetch, with the last error.
+  need @12 (namespace :Text, name :Text, versionId :Data, chunks :List(Data))
+      -> (queued :UInt32, pending :UInt32, recent :UInt32, failed :List(FailedChunk));
+}
+
+struct FailedChunk {
+  chunk @0 :Data;
+  error @1 :Text;
+}
+
+# Progress of a warm, as the tracker sees it.
+interface WarmListener {
+  progress @0 (chunksDone :UInt32, chunks :UInt32, nodesDone :UInt32, nodes :UInt32) -> ();
 }
 
 # --- Agents -----------------------------------------------------------------
@@ -147,6 +175,7 @@ struct AgentInfo {
   zone @2 :Text;                  # topology label; same-zone peers are preferred
   cacheBytes @3 :UInt64;          # cache capacity; weights ring ownership
   version @4 :Text;               # shoald's version
+  labels @5 :List(Text);          # "key=value", for `shoal warm --nodes key=value`
 }
 
 struct AgentStats {
@@ -172,8 +201,14 @@ interface AgentControl {
   status @0 () -> (stats :AgentStats);
   # Fetch these chunks of a version from the origin into the cache and seed
   # them: the tracker's order to a chunk's owner.
-  fetch @1 (namespace :Text, name :Text, versionId :Data, chunks :List(Data))
+  # `takeover` is set when an earlier owner did not deliver.
+  fetch @1 (namespace :Text, name :Text, versionId :Data, chunks :List(Data), takeover :Bool)
       -> (fetched :UInt32, bytes :UInt64);
+  # Take a whole version into the cache from the swarm (chunks no peer has
+  # are asked of their owners, as in a pull), without writing it out: the
+  # tracker's order to a node named by `shoal warm --nodes`.
+  prefetch @2 (namespace :Text, name :Text, versionId :Data)
+      -> (bytes :UInt64, bytesFromPeers :UInt64, bytesFromOrigin :UInt64);
 }
 
 # An agent's membership; dropping it (or missing heartbeats) leaves the ring.

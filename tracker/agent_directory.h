@@ -24,6 +24,7 @@ struct AgentRecord {
   std::string zone;
   uint64_t cache_bytes = 0;
   std::string version;
+  std::vector<std::string> labels;  // "key=value"
   int64_t joined_ms = 0;
   int64_t last_heartbeat_ms = 0;
   uint64_t cached_bytes = 0, cached_chunks = 0, bytes_from_peers = 0, bytes_from_origin = 0,

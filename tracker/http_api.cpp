@@ -205,6 +205,27 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddCounter("shoal_tracker_fetch_orders_total", "Fetch orders sent to chunk owners", m.fetch_orders);
     w.AddCounter("shoal_tracker_fetch_order_chunks_total", "Chunks in fetch orders", m.fetch_order_chunks);
     w.AddCounter("shoal_tracker_fetch_order_failures_total", "Fetch orders that failed", m.fetch_order_failures);
+    w.AddCounter("shoal_tracker_need_requests_total", "Asks for chunks no peer offered", m.need_requests);
+    w.AddCounter("shoal_tracker_need_chunks_total", "Chunks in those asks", m.need_chunks);
+    w.AddCounter("shoal_tracker_origin_fetches_total", "Chunks fetched from the origin on the tracker's order, by reason",
+                 m.owner_fetches, {{"reason", "owner"}});
+    w.AddCounter("shoal_tracker_origin_fetches_total", "Chunks fetched from the origin on the tracker's order, by reason",
+                 m.takeover_fetches, {{"reason", "takeover"}});
+    w.AddCounter("shoal_tracker_origin_fetch_bytes_total", "Bytes owners fetched from the origin on order",
+                 m.origin_fetch_bytes);
+    w.AddCounter("shoal_tracker_takeovers_total", "Fetch orders handed to the next owner (failure or timeout)",
+                 m.takeovers);
+    w.AddCounter("shoal_tracker_warms_total", "Warm requests", m.warms);
+    w.AddCounter("shoal_tracker_prefetch_orders_total", "Whole-version orders to nodes named by warm --nodes",
+                 m.prefetch_orders);
+    w.AddGauge("shoal_tracker_fetch_queue", "Chunks waiting for a fetch order", static_cast<double>(m.fetch_queue));
+    w.AddGauge("shoal_tracker_fetches_in_flight", "Fetch orders sent and not yet answered",
+               static_cast<double>(m.fetches_in_flight));
+    w.AddGauge("shoal_tracker_origin_budget", "Fetch orders allowed in flight across the cluster",
+               static_cast<double>(ctx.options.origin_budget));
+    w.AddGauge("shoal_tracker_takeover_timeout_seconds", "Time after which an order goes to the next owner",
+               static_cast<double>(m.takeover_timeout_ms) / 1000.0);
+    w.AddGauge("shoal_tracker_ring_members", "Agents on the ring of chunk owners", static_cast<double>(m.ring_members));
     w.AddGauge("shoal_tracker_agents", "Live registered agents", static_cast<double>(ctx.agents.Members(NowMs()).size()));
     w.AddGauge("shoal_tracker_ring_epoch", "Membership epoch", static_cast<double>(ctx.agents.epoch()));
     SwarmStats ss = ctx.swarm.Stats();

@@ -1,12 +1,8 @@
 #include "record_fill.h"
 
+#include "capnp_views.h"
+
 namespace shoal::tracker {
-namespace {
-template <typename Tag>
-kj::ArrayPtr<const kj::byte> Raw(const Hash256<Tag>& h) {
-  return kj::arrayPtr(h.data(), Hash256<Tag>::kSize);
-}
-}  // namespace
 
 void FillVersionSummary(const VersionInfo& v, const std::vector<std::string>& tags,
                         proto::VersionSummary::Builder out) {

@@ -7,10 +7,11 @@
 #include <unordered_set>
 
 #include "chunk_gc.h"
+#include "fetch_requests.h"
 #include "record_fill.h"
+#include "capnp_views.h"
 #include "kj_status.h"
 #include "shoal/hash256.h"
-#include "shoal/hash_ring.h"
 #include "shoal/log.h"
 #include "shoal/manifest_codec.h"
 
@@ -20,15 +21,6 @@ namespace {
 constexpr uint32_t kDefaultPage = 100;
 constexpr uint32_t kMaxPage = 1000;
 
-std::string Text(capnp::Text::Reader t) { return std::string(t.begin(), t.size()); }
-
-kj::ArrayPtr<const kj::byte> Raw(const std::string& s) {
-  return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
-}
-template <typename Tag>
-kj::ArrayPtr<const kj::byte> Raw(const Hash256<Tag>& h) {
-  return kj::arrayPtr(h.data(), Hash256<Tag>::kSize);
-}
 
 std::vector<ChunkId> ParseChunkIds(capnp::List<capnp::Data>::Reader list) {
   if (list.size() > ManifestLimits::kMaxTotalPieces) {
@@ -373,59 +365,17 @@ class RegistryImpl final : public proto::Registry::Server {
     ThrowIfError(v.status());
     Result<Manifest> m = DecodeManifest(v->manifest_bytes);
     ThrowIfError(m.status());
-    std::vector<RingMember> members;
-    for (const AgentRecord& a : ctx_.agents.Members(NowMs())) {
-      if (ctx_.agent_controls.count(a.id) != 0) members.push_back({a.id, std::max<uint64_t>(1, a.cache_bytes)});
-    }
-    if (members.empty()) ThrowIfError(Status::Unavailable("no live agents to warm"));
-    HashRing ring(members, ctx_.agents.epoch());
-    std::map<std::string, std::vector<ChunkId>> by_owner;
-    std::unordered_set<ChunkId> seen;
-    for (const FileEntry& f : m->files) {
-      for (const ChunkId& chunk : f.ChunkIds()) {
-        if (seen.insert(chunk).second) by_owner[ring.Owners(chunk, 1)[0]].push_back(chunk);
-      }
-    }
-    auto results = c.getResults();
-    results.setOwners(static_cast<uint32_t>(by_owner.size()));
-    results.setChunks(static_cast<uint32_t>(seen.size()));
-    kj::Vector<kj::Promise<void>> orders;
-    struct Totals {
-      uint32_t fetched = 0, failed = 0;
-      uint64_t bytes = 0;
-    };
-    auto totals = std::make_shared<Totals>();
-    for (auto& [owner, chunks] : by_owner) {
-      auto req = ctx_.agent_controls.at(owner).fetchRequest();
-      req.setNamespace(ns);
-      req.setName(name);
-      req.setVersionId(Raw(id));
-      auto list = req.initChunks(static_cast<unsigned>(chunks.size()));
-      for (size_t i = 0; i < chunks.size(); ++i) list.set(static_cast<unsigned>(i), Raw(chunks[i]));
-      size_t n = chunks.size();
-      std::string who = owner;
-      ctx_.metrics.fetch_orders++;
-      ctx_.metrics.fetch_order_chunks += n;
-      TrackerContext* ctx = &ctx_;
-      orders.add(req.send().then(
-          [totals](capnp::Response<proto::AgentControl::FetchResults> r) {
-            totals->fetched += r.getFetched();
-            totals->bytes += r.getBytes();
-          },
-          [totals, n, who, ctx](kj::Exception&& e) {
-            totals->failed += static_cast<uint32_t>(n);
-            ctx->metrics.fetch_order_failures++;
-            Log(LogLevel::kWarn, "warm.order_failed", {{"agent", who}, {"error", std::string(e.getDescription().cStr())}});
-          }));
-    }
     ThrowIfError(ctx_.store.Audit(MakeAudit("warm", ns + "/" + name + ":" + id.ToHex(),
-                                            std::to_string(seen.size()) + " chunks")));
-    return kj::joinPromises(orders.releaseAsArray()).then([c, totals]() mutable {
-      auto r = c.getResults();
-      r.setFetched(totals->fetched);
-      r.setBytes(totals->bytes);
-      r.setFailed(totals->failed);
-    });
+                                            "nodes=" + Text(p.getNodes()))));
+    return RunWarm(ctx_, ns, name, id, *m, c);
+  }
+
+  kj::Promise<void> need(NeedContext c) override {
+    std::string ns = Text(c.getParams().getNamespace()), name = Text(c.getParams().getName());
+    Require(ns, Role::kRead);
+    ThrowIfError(ValidateName("model name", name));
+    AnswerNeed(ctx_, ns, name, c);
+    return kj::READY_NOW;
   }
 
   kj::Promise<void> whoami(WhoamiContext c) override {
@@ -580,6 +530,9 @@ class GatewayImpl final : public proto::Gateway::Server {
     r.zone = Text(info.getZone()).substr(0, 64);
     r.cache_bytes = info.getCacheBytes();
     r.version = Text(info.getVersion()).substr(0, 64);
+    for (auto label : info.getLabels()) {
+      if (r.labels.size() < 32) r.labels.push_back(Text(label).substr(0, 128));
+    }
     if (r.name.empty() || r.peer_port == 0) {
       ThrowIfError(Status::InvalidArgument("agent registration needs a name and a peer port"));
     }

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "capnp_bytes.h"
+#include "capnp_views.h"
 #include "record_fill.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/manifest.capnp.h"
@@ -47,14 +48,13 @@ Status FromLevelDb(const leveldb::Status& s, const std::string& what) {
   return Status::IOError(what + ": " + s.ToString());
 }
 
-kj::ArrayPtr<const kj::byte> Raw(const uint8_t* p, size_t n) { return kj::arrayPtr(p, n); }
 
 std::string EncodeSigned(const StoredVersion& v) {
   capnp::MallocMessageBuilder b;
   auto r = b.initRoot<proto::SignedManifest>();
-  r.setVersionId(Raw(v.id.data(), VersionId::kSize));
-  r.setManifest(Raw(reinterpret_cast<const uint8_t*>(v.manifest_bytes.data()), v.manifest_bytes.size()));
-  r.setSignature(Raw(reinterpret_cast<const uint8_t*>(v.signature.data()), v.signature.size()));
+  r.setVersionId(Raw(v.id));
+  r.setManifest(Raw(v.manifest_bytes));
+  r.setSignature(Raw(v.signature));
   r.setSignerKeyId(v.signer_key_id);
   return ToBytes(b);
 }

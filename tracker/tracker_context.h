@@ -11,6 +11,7 @@
 
 #include "agent_directory.h"
 #include "blocking_pool.h"
+#include "fetch_scheduler.h"
 #include "registry_store.h"
 #include "swarm_store.h"
 #include "shoal/manifest_signer.h"
@@ -42,6 +43,9 @@ struct TrackerContext {
   uint16_t http_port = 0;  // set once the HTTP server listens
   // Each live agent's control capability. Touched only on the RPC thread.
   std::map<std::string, proto::AgentControl::Client> agent_controls;
+  // Origin fetch orders; on the RPC thread too. Declared last: its orders
+  // hold references to the rest.
+  FetchScheduler fetches{*this};
 };
 
 inline int64_t NowMs() {

@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string upload_lease = "10m";
   std::string log_level = "info";
   std::string announce_interval = "5s";
+  std::string fetch_done_grace = "15s";
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
@@ -52,6 +53,13 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--keep-versions", o.keep_versions, "keep this many versions per model (tagged ones always); 0 = all")->capture_default_str();
   cmd->add_option("--origin-parallelism", o.origin_parallelism, "concurrent origin checks")->capture_default_str();
   cmd->add_option("--announce-interval", f->announce_interval, "how often agents re-announce")->capture_default_str();
+  cmd->add_option("--origin-budget", o.origin_budget, "origin fetch orders in flight across the cluster")
+      ->capture_default_str();
+  cmd->add_option("--fetches-per-agent", o.fetches_per_agent, "of those, at most this many on one agent")
+      ->capture_default_str();
+  cmd->add_option("--fetch-done-grace", f->fetch_done_grace,
+                  "a chunk delivered this recently is not fetched again when asked for")
+      ->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
 }
 
@@ -69,6 +77,9 @@ Status Serve(ServeFlags& f) {
   auto interval = ParseDuration(f.announce_interval);
   if (!interval.ok()) return interval.status().WithContext("--announce-interval");
   o.announce_interval_ms = interval->count();
+  auto done_grace = ParseDuration(f.fetch_done_grace, /*allow_zero=*/true);
+  if (!done_grace.ok()) return done_grace.status().WithContext("--fetch-done-grace");
+  o.fetch_done_grace_ms = done_grace->count();
   SHOAL_RETURN_IF_ERROR(o.Validate());
 
   std::error_code ec;
@@ -112,6 +123,10 @@ Status Serve(ServeFlags& f) {
        {"origin", (*origin)->Describe()}, {"signing_key", (*signer)->key_id()},
        {"versions", static_cast<int64_t>((*store)->version_count())}});
 
+  auto fetch_ticks = ctx.fetches.Run(io.provider->getTimer(), 250 * kj::MILLISECONDS)
+                         .eagerlyEvaluate([](kj::Exception&& e) {
+                           Log(LogLevel::kError, "fetch.scheduler_failed", {{"error", std::string(e.getDescription().cStr())}});
+                         });
   auto rpc_failed = rpc.then([]() -> int { return 0; });
   auto signal = io.unixEventPort.onSignal(SIGTERM)
                     .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))

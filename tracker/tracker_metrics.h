@@ -28,6 +28,19 @@ struct TrackerMetrics {
   std::atomic<uint64_t> fetch_orders{0};        // orders sent to chunk owners
   std::atomic<uint64_t> fetch_order_chunks{0};  // chunks in those orders
   std::atomic<uint64_t> fetch_order_failures{0};
+  std::atomic<uint64_t> need_requests{0};       // Registry.need calls
+  std::atomic<uint64_t> need_chunks{0};         // chunks asked for in them
+  std::atomic<uint64_t> owner_fetches{0};       // chunks fetched from the origin by their first owner
+  std::atomic<uint64_t> takeover_fetches{0};    // ... by a later owner, after a takeover
+  std::atomic<uint64_t> takeovers{0};           // orders handed to the next owner
+  std::atomic<uint64_t> origin_fetch_bytes{0};  // bytes owners reported fetching
+  std::atomic<uint64_t> warms{0};
+  std::atomic<uint64_t> prefetch_orders{0};     // whole-version orders to nodes named by warm --nodes
+  // Gauges the fetch scheduler keeps current.
+  std::atomic<uint64_t> fetch_queue{0};         // chunks waiting for an order
+  std::atomic<uint64_t> fetches_in_flight{0};   // orders sent, not yet answered
+  std::atomic<uint64_t> ring_members{0};        // agents chunks are owned by
+  std::atomic<int64_t> takeover_timeout_ms{0};
 };
 
 }  // namespace shoal::tracker

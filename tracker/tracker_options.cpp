@@ -13,6 +13,11 @@ Status TrackerOptions::Validate() const {
   if (blocking_threads < 1 || blocking_threads > 64) {
     return Status::InvalidArgument("--blocking-threads must be 1 to 64");
   }
+  if (origin_budget < 1 || origin_budget > 4096) return Status::InvalidArgument("--origin-budget must be 1 to 4096");
+  if (fetches_per_agent < 1 || fetches_per_agent > 256) {
+    return Status::InvalidArgument("--fetches-per-agent must be 1 to 256");
+  }
+  if (fetch_done_grace_ms < 0) return Status::InvalidArgument("--fetch-done-grace must not be negative");
   return origin.Validate().WithContext("origin");
 }
 

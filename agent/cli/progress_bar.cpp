@@ -15,8 +15,9 @@ bool ProgressEnabled() {
 }
 }  // namespace
 
-ProgressBar::ProgressBar(std::string label, uint64_t total)
+ProgressBar::ProgressBar(std::string label, uint64_t total, std::string unit)
     : label_(std::move(label)),
+      unit_(std::move(unit)),
       total_(total),
       enabled_(ProgressEnabled()),
       start_(std::chrono::steady_clock::now()) {}
@@ -50,6 +51,10 @@ void ProgressBar::Finish() {
   Draw(total_.load(), true);
 }
 
+std::string ProgressBar::Amount(uint64_t n) const {
+  return unit_.empty() ? FormatBytes(n) : std::to_string(n) + " " + unit_;
+}
+
 void ProgressBar::Draw(uint64_t done, bool final) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const uint64_t total = total_;
@@ -66,8 +71,8 @@ void ProgressBar::Draw(uint64_t done, bool final) {
     eta = std::to_string(static_cast<long long>(secs)) + "s total";
   }
   std::fprintf(stderr, "\r%s [%s] %3d%% %s / %s  %s/s  eta %s%s%s\033[K%s", label_.c_str(), bar.c_str(),
-               static_cast<int>(frac * 100), FormatBytes(done).c_str(), FormatBytes(total).c_str(),
-               FormatBytes(static_cast<uint64_t>(rate)).c_str(), eta.c_str(), detail_.empty() ? "" : "  ",
+               static_cast<int>(frac * 100), Amount(done).c_str(), Amount(total).c_str(),
+               Amount(static_cast<uint64_t>(rate)).c_str(), eta.c_str(), detail_.empty() ? "" : "  ",
                detail_.c_str(), final ? "\n" : "");
   std::fflush(stderr);
 }

@@ -17,8 +17,9 @@ namespace shoal {
 
 class ProgressBar {
  public:
-  // `label` prefixes the line ("hashing"); `total` is in bytes.
-  ProgressBar(std::string label, uint64_t total);
+  // `label` prefixes the line ("hashing"); `total` is in bytes, or in
+  // `unit`s ("chunks") if one is given.
+  ProgressBar(std::string label, uint64_t total, std::string unit = "");
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -35,7 +36,10 @@ class ProgressBar {
  private:
   void Draw(uint64_t done, bool final);
 
+  std::string Amount(uint64_t n) const;
+
   const std::string label_;
+  const std::string unit_;
   std::atomic<uint64_t> total_;
   const bool enabled_;
   const std::chrono::steady_clock::time_point start_;

@@ -134,6 +134,7 @@ Status RunGc(const GcArgs& a) {
 
 struct WarmArgs {
   std::string ref;
+  std::string nodes;
   ClientFlags client;
 };
 
@@ -142,12 +143,23 @@ Status RunWarm(const WarmArgs& a) {
   if (!ref.ok()) return ref.status();
   auto t = ConnectTracker(a.client);
   if (!t.ok()) return t.status();
-  auto w = (*t)->Warm(ref->ns(), ref->name(), ref->ref());
+  ProgressBar bar("warming", 0, "chunks");
+  auto w = (*t)->Warm(ref->ns(), ref->name(), ref->ref(), a.nodes, [&bar](const WarmProgress& p) {
+    if (p.nodes > 0) bar.SetDetail(std::to_string(p.nodes_done) + "/" + std::to_string(p.nodes) + " nodes done");
+    bar.Update(p.chunks_done, p.chunks);
+  });
+  bar.Finish();
   if (!w.ok()) return w.status();
-  std::printf("warmed %s: %u chunks across %u owners; %u fetched from the origin (%s), the rest were cached\n",
+  std::printf("warmed %s: %u chunks across %u owners; %u fetched from the origin (%s), the rest were cached",
               ref->ToString().c_str(), w->chunks, w->owners, w->fetched, FormatBytes(w->bytes).c_str());
+  if (w->nodes > 0) std::printf("; %u of %u nodes took the whole version", w->nodes - w->nodes_failed, w->nodes);
+  std::printf("\n");
   if (w->failed > 0) {
     return Status::Unavailable(std::to_string(w->failed) + " chunks could not be warmed; see the agents' logs");
+  }
+  if (w->nodes_failed > 0) {
+    return Status::Unavailable(std::to_string(w->nodes_failed) + " of " + std::to_string(w->nodes) +
+                               " nodes could not take the version; see the agents' logs");
   }
   return Status::OK();
 }
@@ -179,6 +191,9 @@ void RegisterRegistryCommands(CLI::App& app, CommandRunner* run) {
   auto warm = std::make_shared<WarmArgs>();
   c = app.add_subcommand("warm", "have each chunk's owner agent fetch a version ahead of a scale-out");
   c->add_option("ref", warm->ref, "ns/model[:tag-or-version]")->required();
+  c->add_option("--nodes", warm->nodes,
+                "also have these agents take the whole version from the swarm: all, a count N, or key=value "
+                "(zone=... or an agent --label)");
   AddClientFlags(c, &warm->client);
   c->callback([warm, run] { *run = [warm] { return RunWarm(*warm); }; });
 

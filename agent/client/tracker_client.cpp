@@ -3,6 +3,7 @@
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
+#include "capnp_views.h"
 #include "kj_status.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/manifest_signer.h"
@@ -11,13 +12,6 @@
 namespace shoal {
 namespace {
 
-kj::ArrayPtr<const kj::byte> Raw(const std::string& s) {
-  return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
-}
-template <typename Tag>
-kj::ArrayPtr<const kj::byte> Raw(const Hash256<Tag>& h) {
-  return kj::arrayPtr(h.data(), Hash256<Tag>::kSize);
-}
 std::string Str(capnp::Data::Reader d) { return std::string(reinterpret_cast<const char*>(d.begin()), d.size()); }
 std::optional<VersionId> OptId(capnp::Data::Reader d) {
   if (d.size() != VersionId::kSize) return std::nullopt;
@@ -282,19 +276,66 @@ Status TrackerClient::DeleteVersion(const std::string& ns, const std::string& na
   });
 }
 
-Result<WarmSummary> TrackerClient::Warm(const std::string& ns, const std::string& name,
-                                        const std::string& ref) {
+namespace {
+class WarmListenerImpl final : public proto::WarmListener::Server {
+ public:
+  explicit WarmListenerImpl(std::function<void(const WarmProgress&)> fn) : fn_(std::move(fn)) {}
+
+ protected:
+  kj::Promise<void> progress(ProgressContext c) override {
+    auto p = c.getParams();
+    fn_(WarmProgress{p.getChunksDone(), p.getChunks(), p.getNodesDone(), p.getNodes()});
+    return kj::READY_NOW;
+  }
+
+ private:
+  std::function<void(const WarmProgress&)> fn_;
+};
+}  // namespace
+
+Result<WarmSummary> TrackerClient::Warm(const std::string& ns, const std::string& name, const std::string& ref,
+                                        const std::string& nodes, std::function<void(const WarmProgress&)> progress) {
   WarmSummary w;
   Status s = impl_->Call([&] {
     auto req = impl_->registry.warmRequest();
     req.setNamespace(ns);
     req.setName(name);
     req.setRef(ref);
+    req.setNodes(nodes);
+    if (progress) req.setListener(kj::heap<WarmListenerImpl>(std::move(progress)));
     auto r = req.send().wait(impl_->io.waitScope);
-    w = {r.getOwners(), r.getChunks(), r.getFetched(), r.getFailed(), r.getBytes()};
+    w.owners = r.getOwners();
+    w.chunks = r.getChunks();
+    w.fetched = r.getFetched();
+    w.failed = r.getFailed();
+    w.bytes = r.getBytes();
+    w.nodes = r.getNodes();
+    w.nodes_failed = r.getNodesFailed();
   });
   if (!s.ok()) return s;
   return w;
+}
+
+Result<NeedSummary> TrackerClient::Need(const std::string& ns, const std::string& name, const VersionId& version,
+                                        const std::vector<ChunkId>& chunks) {
+  NeedSummary n;
+  Status s = impl_->Call([&] {
+    auto req = impl_->registry.needRequest();
+    req.setNamespace(ns);
+    req.setName(name);
+    req.setVersionId(Raw(version));
+    SetIds(req.initChunks(static_cast<unsigned>(chunks.size())), chunks);
+    auto r = req.send().wait(impl_->io.waitScope);
+    n.queued = r.getQueued();
+    n.pending = r.getPending();
+    n.recent = r.getRecent();
+    for (auto f : r.getFailed()) {
+      if (f.getChunk().size() != ChunkId::kSize) continue;
+      n.failed.push_back({ChunkId::FromBytes(f.getChunk().begin()), Text(f.getError())});
+    }
+  });
+  if (!s.ok()) return s;
+  return n;
 }
 
 Result<GcSummary> TrackerClient::Gc(bool dry_run, int64_t grace_ms) {

@@ -10,6 +10,7 @@
 #define SHOAL_AGENT_CLIENT_TRACKER_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,16 @@ struct TagEventListing {
 struct WarmSummary {
   uint32_t owners = 0, chunks = 0, fetched = 0, failed = 0;
   uint64_t bytes = 0;
+  uint32_t nodes = 0, nodes_failed = 0;  // nodes named by --nodes, and those whose prefetch failed
+};
+
+struct WarmProgress {
+  uint32_t chunks_done = 0, chunks = 0, nodes_done = 0, nodes = 0;
+};
+
+struct NeedSummary {
+  uint32_t queued = 0, pending = 0, recent = 0;
+  std::vector<std::pair<ChunkId, std::string>> failed;  // chunks no owner could fetch, and why
 };
 
 struct GcSummary {
@@ -105,8 +116,16 @@ class TrackerClient {
                                                   const std::string& tag);
   Status DeleteVersion(const std::string& ns, const std::string& name, const VersionId& id, bool force);
   Result<GcSummary> Gc(bool dry_run, int64_t grace_ms);
-  // Has each chunk's owner fetch it ahead of time; returns when all answered.
-  Result<WarmSummary> Warm(const std::string& ns, const std::string& name, const std::string& ref);
+  // Has each chunk's owner fetch it ahead of time, and the agents `nodes`
+  // names (see proto/tracker.capnp) take the whole version; returns when
+  // all answered. `progress`, if set, is called as the tracker reports.
+  Result<WarmSummary> Warm(const std::string& ns, const std::string& name, const std::string& ref,
+                           const std::string& nodes = "",
+                           std::function<void(const WarmProgress&)> progress = nullptr);
+  // Asks the tracker to have owners fetch these chunks of a version from
+  // the origin (chunks no peer offered). Returns at once.
+  Result<NeedSummary> Need(const std::string& ns, const std::string& name, const VersionId& version,
+                           const std::vector<ChunkId>& chunks);
 
  private:
   struct Impl;

@@ -15,6 +15,12 @@ Status AgentOptions::Validate() const {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 64");
   }
   if (!origin.url.empty()) SHOAL_RETURN_IF_ERROR(origin.Validate().WithContext("origin"));
+  for (const std::string& label : labels) {
+    size_t eq = label.find('=');
+    if (eq == std::string::npos || eq == 0 || label.size() > 128) {
+      return Status::InvalidArgument("--label '" + label.substr(0, 130) + "' must be key=value, at most 128 bytes");
+    }
+  }
   return Status::OK();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shoal/origin_options.h"
 #include "shoal/status.h"
@@ -26,6 +27,7 @@ struct AgentOptions {
   int64_t origin_fallback_ms = 3000;              // wait this long for a peer before the origin
   int origin_parallelism = 4;                     // origin GETs in flight per pull
   int disk_threads = 2;                           // disk I/O workers of the transfer engine
+  std::vector<std::string> labels;                // "key=value", for `shoal warm --nodes key=value`
 
   Status Validate() const;
 };

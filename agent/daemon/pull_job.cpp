@@ -13,7 +13,6 @@
 #include <map>
 #include <mutex>
 #include <thread>
-#include <unordered_set>
 
 #include "client/tracker_client.h"
 #include "daemon/origin_fetch.h"
@@ -47,6 +46,7 @@ struct FileTask {
   std::map<uint64_t, Clock::time_point> unavailable_since;
   std::map<uint64_t, bool> fetching;
   std::map<uint64_t, Clock::time_point> announced;  // last ChunkArrived for a piece
+  std::map<uint64_t, Clock::time_point> asked;      // last asked of the tracker
 };
 
 // Origin fetches for one pull, `parallelism` at a time.
@@ -121,6 +121,12 @@ enum class OriginRole { kNoRing, kOwner, kOther };
 constexpr int64_t kSwarmFormMs = 1500;
 // The longest a non-owner waits for an owner before fetching a chunk itself.
 constexpr int64_t kMaxTakeoverMs = 30000;
+// A chunk asked of the tracker and still missing is asked for again after this.
+constexpr int64_t kAskAgainMs = 3000;
+// While the tracker is unreachable, reconnect at most this often.
+constexpr int64_t kReconnectMs = 5000;
+// The most chunks in one ask.
+constexpr size_t kMaxAsk = 1 << 16;
 
 struct OriginTurn {
   OriginRole role;
@@ -218,51 +224,15 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
   return out;
 }
 
-Result<SeedResult> RunFetchOrder(PullContext& ctx, const std::string& ns, const std::string& name,
-                                 const VersionId& version, const std::vector<ChunkId>& chunks) {
-  if (ctx.origin == nullptr) return Status::Unavailable("this agent has no --origin to fetch from");
-  auto tracker = TrackerClient::Connect(ctx.options.tracker, ctx.options.token);
-  if (!tracker.ok()) return tracker.status();
-  auto v = (*tracker)->Resolve(ns, name, version.ToHex());
-  if (!v.ok()) return v.status();
-  const Manifest& m = v->manifest;
-  std::unordered_set<ChunkId> wanted(chunks.begin(), chunks.end());
-  SeedResult out;
-  for (const FileEntry& f : m.files) {
-    if (f.size == 0) continue;
-    std::vector<ChunkId> ids = f.ChunkIds();
-    std::vector<uint64_t> arrived;
-    for (uint64_t p = 0; p < ids.size(); ++p) {
-      if (wanted.count(ids[p]) == 0) continue;
-      if (!ctx.store.Contains(ids[p])) {
-        uint64_t size = PieceBytes(f, m.piece_size, p);
-        SHOAL_RETURN_IF_ERROR(FetchChunkFromOrigin(*ctx.origin, ctx.store, ids[p], size));
-        ++out.chunks;
-        out.bytes += size;
-        ctx.counters.owner_fetches++;
-        ctx.counters.origin_chunks++;
-        ctx.counters.bytes_from_origin += size;
-      }
-      ctx.store.SetOwned(ids[p], true);
-      arrived.push_back(p);
-    }
-    if (arrived.empty()) continue;
-    auto id = ctx.engine.AddFile(f, m.piece_size, ctx.announce_url);
-    if (!id.ok()) return id.status().WithContext("seed " + f.path);
-    for (uint64_t p : arrived) SHOAL_RETURN_IF_ERROR(ctx.engine.ChunkArrived(*id, p));
-  }
-  Log(LogLevel::kInfo, "fetch_order.done", {{"model", ns + "/" + name}, {"chunks", out.chunks}, {"bytes", out.bytes}});
-  return out;
-}
-
 Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const std::string& token,
                            const std::string& dest, const std::function<void(const PullState&)>& progress) {
   const Clock::time_point start = Clock::now();
   Result<ModelRef> ref = ModelRef::Parse(ref_text);
   if (!ref.ok()) return ref.status();
-  if (dest.empty() || dest[0] != '/') return Status::InvalidArgument("destination '" + dest + "' must be an absolute path");
+  const bool cache_only = dest.empty();
+  if (!cache_only && dest[0] != '/') return Status::InvalidArgument("destination '" + dest + "' must be an absolute path");
   fs::path parent = fs::path(dest).parent_path();
-  if (!fs::is_directory(parent)) {
+  if (!cache_only && !fs::is_directory(parent)) {
     return Status::NotFound("destination's folder " + parent.string() + " does not exist");
   }
   auto tracker = TrackerClient::Connect(ctx.options.tracker, token);
@@ -314,7 +284,25 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
   double fetch_ms_ewma = 0;  // how long an origin fetch takes here
   uint64_t total_chunks = 0;
   for (const FileTask& t : tasks) total_chunks += t.chunks.size();
+  // Chunks no peer offered go to the tracker while it answers; `asker` is
+  // null while it does not, and the local rule applies.
+  std::unique_ptr<TrackerClient> asker = std::move(tracker).value();
+  Clock::time_point asker_lost;
+  const uint64_t start_have = result.bytes_cached;
   for (;;) {
+    if (asker == nullptr && MsSince(asker_lost) >= kReconnectMs) {
+      auto again = TrackerClient::Connect(ctx.options.tracker, token);
+      if (again.ok()) {
+        asker = std::move(again).value();
+        Log(LogLevel::kInfo, "pull.tracker_back", {{"ref", ref->ToString()}});
+      } else {
+        asker_lost = Clock::now();
+      }
+    }
+    std::vector<std::pair<size_t, uint64_t>> ask;  // (task, piece), in file order
+    // How long a new torrent's swarm gets to show a chunk before it is
+    // taken as missing (the first announce and connections).
+    const int64_t swarm_form_ms = std::min<int64_t>(ctx.options.origin_fallback_ms, kSwarmFormMs);
     std::shared_ptr<const HashRing> ring = ctx.ring ? ctx.ring() : nullptr;
     // An owner needs the swarm to form, then the time to fetch its share of
     // the chunks, origin_parallelism at a time, on a busy node. Before this
@@ -345,7 +333,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
                {"peers", prog->peers}});
           all_done = false;
           state.have_bytes += std::min<uint64_t>(t.file->size, prog->have_pieces * m.piece_size);
-          if (fetches) {
+          {
             auto missing = ctx.engine.UnavailablePieces(t.torrent);
             if (!missing.ok()) return missing.status();
             std::map<uint64_t, Clock::time_point> still;
@@ -364,15 +352,25 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
                 continue;
               }
               if (t.fetching[p]) continue;
-              // The origin rule: a chunk's first live owner fetches it once
-              // the swarm has had a moment to form (the first announce and
-              // connections, so a seeder that exists is seen); anyone else
-              // waits for it to appear in the swarm; the k-th in the chunk's
-              // ranking takes over after k timeouts, each growing with how
-              // long origin fetches take.
+              if (asker != nullptr) {
+                // The tracker decides who fetches it, once the swarm has had
+                // a moment to show whether some peer has it.
+                auto asked = t.asked.find(p);
+                if (MsSince(still[p]) >= swarm_form_ms &&
+                    (asked == t.asked.end() || MsSince(asked->second) >= kAskAgainMs)) {
+                  ask.push_back({i, p});
+                }
+                continue;
+              }
+              if (!fetches) continue;
+              // The local rule, while the tracker is away: a chunk's first
+              // owner on the last ring seen fetches it once the swarm has
+              // had a moment to form; anyone else waits for it to appear in
+              // the swarm; the k-th in the chunk's ranking takes over after
+              // k timeouts, each growing with how long origin fetches take.
               OriginTurn turn = TurnFor(ctx, ring.get(), t.chunks[p]);
               OriginRole role = turn.role;
-              const int64_t owner_wait = std::min<int64_t>(ctx.options.origin_fallback_ms, kSwarmFormMs);
+              const int64_t owner_wait = swarm_form_ms;
               int64_t wait = role == OriginRole::kOwner    ? owner_wait
                              : role == OriginRole::kNoRing ? ctx.options.origin_fallback_ms
                                                            : std::min<int64_t>(kMaxTakeoverMs,
@@ -394,6 +392,27 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
         ++state.files_done;
       }
     }
+    for (size_t from = 0; from < ask.size() && asker != nullptr; from += kMaxAsk) {
+      size_t to = std::min(ask.size(), from + kMaxAsk);
+      std::vector<ChunkId> chunks;
+      for (size_t k = from; k < to; ++k) chunks.push_back(tasks[ask[k].first].chunks[ask[k].second]);
+      auto answer = asker->Need(ref->ns(), ref->name(), version->id, chunks);
+      if (!answer.ok()) {
+        Log(LogLevel::kWarn, "pull.tracker_lost",
+            {{"ref", ref->ToString()}, {"error", answer.status().ToString()},
+             {"fallback", ctx.origin != nullptr ? "owners on the last ring fetch from the origin" : "peers only"}});
+        asker.reset();
+        asker_lost = Clock::now();
+        break;
+      }
+      if (!answer->failed.empty()) {
+        const auto& [chunk, error] = answer->failed.front();
+        return Status::Unavailable(std::to_string(answer->failed.size()) + " chunks of " + ref->ToString() +
+                                   " could not be fetched from the origin by any owner; chunk " + chunk.ShortHex() +
+                                   ": " + error);
+      }
+      for (size_t k = from; k < to; ++k) tasks[ask[k].first].asked[ask[k].second] = Clock::now();
+    }
     if (fetches) {
       for (const OriginFetches::Done& d : fetches->TakeDone()) {
         if (!d.status.ok()) return d.status;
@@ -408,6 +427,9 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
       }
     }
     state.bytes_from_origin = result.bytes_from_origin;
+    if (result.first_chunk_seconds < 0 && state.have_bytes > start_have) {
+      result.first_chunk_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    }
     if (progress) progress(state);
     if (all_done) break;
     if (state.have_bytes != last_have) {
@@ -421,6 +443,14 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
   }
   fetches.reset();
   for (const FileTask& t : tasks) result.bytes_from_peers += t.from_peers;
+  if (cache_only) {
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    Log(LogLevel::kInfo, "prefetch.done",
+        {{"ref", ref->ToString()}, {"version", result.version.ToHex()}, {"bytes", result.total_bytes},
+         {"from_peers", result.bytes_from_peers}, {"from_origin", result.bytes_from_origin},
+         {"seconds", result.seconds}});
+    return result;
+  }
 
   std::string tmp = dest + ".shoal-tmp-" + std::to_string(::getpid()) + "-" +
                     std::to_string(Clock::now().time_since_epoch().count() % 1000000);

@@ -2,10 +2,15 @@
 //
 // Resolves the name with the caller's token (so a pod reads only what its
 // token allows) and checks the manifest's signature; adds one torrent per
-// distinct file; fetches from the origin any chunk that no peer has offered
-// within the fallback delay; pins the chunks it has; then materialises the
-// version into a temporary sibling of the destination and swaps it into
-// place, read-only.
+// distinct file; asks the tracker for chunks no peer has offered once the
+// swarm has had a moment to form (the tracker has their owners fetch them
+// from the origin, paced cluster-wide; see tracker/fetch_scheduler.h), and
+// asks again for any still missing; then materialises the version into a
+// temporary sibling of the destination and swaps it into place, read-only.
+//
+// While the tracker cannot be reached, the agent falls back to a local
+// rule: a chunk's first owner on the last ring it saw fetches it itself,
+// and the k-th in rank takes over after k bounded, adaptive timeouts.
 //
 // Thread-safety: Run() blocks; run each job on its own thread. The engine,
 // store and origin it uses are thread-safe.
@@ -46,6 +51,7 @@ struct PullResult {
   uint64_t bytes_from_origin = 0;
   uint64_t bytes_cached = 0;
   double seconds = 0;
+  double first_chunk_seconds = -1;  // when the first missing chunk arrived; -1 if none was missing
   uint32_t file_count = 0;
 };
 
@@ -80,13 +86,8 @@ struct SeedResult {
 Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref, const std::string& token,
                            const std::string& dir);
 
-// Carries out the tracker's order to this agent as the chunks' owner: fetch
-// them from the origin (using the agent's own token to read the manifest),
-// mark them owned so they are evicted last, and seed them.
-Result<SeedResult> RunFetchOrder(PullContext& ctx, const std::string& ns, const std::string& name,
-                                 const VersionId& version, const std::vector<ChunkId>& chunks);
-
-// REQUIRES: `dest` is an absolute path whose parent folder exists.
+// REQUIRES: `dest` is an absolute path whose parent folder exists, or empty
+// to take the version into the cache only (`shoal warm --nodes`).
 Result<PullResult> RunPull(PullContext& ctx, const std::string& ref, const std::string& token,
                            const std::string& dest, const std::function<void(const PullState&)>& progress);
 

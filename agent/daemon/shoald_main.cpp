@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "daemon/agent_options.h"
+#include "daemon/fetch_orders.h"
 #include "daemon/local_control.h"
 #include "daemon/pull_job.h"
 #include "daemon/tracker_link.h"
@@ -117,15 +118,28 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
     return a;
   };
   PullContext pulls{o, **store, **engine, origin.get(), "", counters, nullptr, ""};
-  TrackerLink link(io, o, (*engine)->listen_port(), stats,
-                   [&pulls, &link](const std::string& ns, const std::string& name, const VersionId& version,
-                                   const std::vector<ChunkId>& chunks) -> Result<FetchOrderResult> {
-                     PullContext job = pulls;
-                     job.announce_url = link.announce_url();
-                     auto r = RunFetchOrder(job, ns, name, version, chunks);
-                     if (!r.ok()) return r.status();
-                     return FetchOrderResult{static_cast<uint32_t>(r->chunks), r->bytes};
-                   });
+  TrackerLink* link_ptr = nullptr;  // the link outlives every order it carries
+  FetchOrders orders(pulls, [&link_ptr] { return link_ptr->announce_url(); });
+  ControlHandlers handlers;
+  handlers.stats = stats;
+  handlers.fetch = [&orders](const std::string& ns, const std::string& name, const VersionId& version,
+                             const std::vector<ChunkId>& chunks, bool takeover) -> Result<FetchOrderResult> {
+    auto r = orders.Run(ns, name, version, chunks, takeover);
+    if (!r.ok()) return r.status();
+    return FetchOrderResult{static_cast<uint32_t>(r->chunks), r->bytes};
+  };
+  handlers.prefetch = [&pulls, &link_ptr](const std::string& ns, const std::string& name,
+                                          const VersionId& version) -> Result<PrefetchResult> {
+    PullContext job = pulls;
+    job.announce_url = link_ptr->announce_url();
+    job.ring = [&link_ptr] { return link_ptr->ring(); };
+    job.self_id = link_ptr->agent_id();
+    auto r = RunPull(job, ns + "/" + name + ":" + version.ToHex(), pulls.options.token, "", nullptr);
+    if (!r.ok()) return r.status();
+    return PrefetchResult{r->total_bytes, r->bytes_from_peers, r->bytes_from_origin};
+  };
+  TrackerLink link(io, o, (*engine)->listen_port(), std::move(handlers));
+  link_ptr = &link;
 
   MetricsRegistry metrics;
   AddMetrics(metrics, **store, **engine, counters, origin.get(), link);
@@ -197,6 +211,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--origin-parallelism", o.origin_parallelism, "origin GETs in flight per pull")->capture_default_str();
   app.add_option("--disk-threads", o.disk_threads, "disk I/O threads")->capture_default_str();
+  app.add_option("--label", o.labels, "key=value label for `shoal warm --nodes key=value`; repeatable");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   try {
     app.parse(argc, argv);

@@ -8,31 +8,34 @@
 namespace shoal {
 namespace {
 
+VersionId OrderVersion(capnp::Data::Reader d) {
+  if (d.size() != VersionId::kSize) ThrowIfError(Status::InvalidArgument("order: version id is not 32 bytes"));
+  return VersionId::FromBytes(d.begin());
+}
+
 class AgentControlImpl final : public proto::AgentControl::Server {
  public:
-  AgentControlImpl(std::function<AgentStatsSnapshot()> stats, FetchOrderHandler on_fetch, JobThreads& jobs)
-      : stats_(std::move(stats)), on_fetch_(std::move(on_fetch)), jobs_(jobs) {}
+  AgentControlImpl(const ControlHandlers& handlers, JobThreads& jobs) : handlers_(handlers), jobs_(jobs) {}
 
  protected:
   kj::Promise<void> status(StatusContext c) override {
-    FillAgentStats(stats_(), c.getResults().initStats());
+    FillAgentStats(handlers_.stats(), c.getResults().initStats());
     return kj::READY_NOW;
   }
 
   kj::Promise<void> fetch(FetchContext c) override {
     auto p = c.getParams();
     std::string ns = p.getNamespace(), name = p.getName();
-    if (p.getVersionId().size() != VersionId::kSize) {
-      ThrowIfError(Status::InvalidArgument("fetch order: version id is not 32 bytes"));
-    }
-    VersionId version = VersionId::FromBytes(p.getVersionId().begin());
+    VersionId version = OrderVersion(p.getVersionId());
     std::vector<ChunkId> chunks;
     for (auto d : p.getChunks()) {
-      if (d.size() == ChunkId::kSize) chunks.push_back(ChunkId::FromBytes(d.begin()));
+      if (d.size() != ChunkId::kSize) ThrowIfError(Status::InvalidArgument("fetch order: a chunk id is not 32 bytes"));
+      chunks.push_back(ChunkId::FromBytes(d.begin()));
     }
-    FetchOrderHandler handler = on_fetch_;
-    return jobs_.Run<Result<FetchOrderResult>>([handler, ns, name, version, chunks] {
-             return handler(ns, name, version, chunks);
+    bool takeover = p.getTakeover();
+    auto handler = handlers_.fetch;
+    return jobs_.Run<Result<FetchOrderResult>>([handler, ns, name, version, chunks, takeover] {
+             return handler(ns, name, version, chunks, takeover);
            })
         .then([c](Result<FetchOrderResult> r) mutable {
       ThrowIfError(r.status());
@@ -41,9 +44,22 @@ class AgentControlImpl final : public proto::AgentControl::Server {
     });
   }
 
+  kj::Promise<void> prefetch(PrefetchContext c) override {
+    auto p = c.getParams();
+    std::string ns = p.getNamespace(), name = p.getName();
+    VersionId version = OrderVersion(p.getVersionId());
+    auto handler = handlers_.prefetch;
+    return jobs_.Run<Result<PrefetchResult>>([handler, ns, name, version] { return handler(ns, name, version); })
+        .then([c](Result<PrefetchResult> r) mutable {
+          ThrowIfError(r.status());
+          c.getResults().setBytes(r->bytes);
+          c.getResults().setBytesFromPeers(r->from_peers);
+          c.getResults().setBytesFromOrigin(r->from_origin);
+        });
+  }
+
  private:
-  std::function<AgentStatsSnapshot()> stats_;
-  FetchOrderHandler on_fetch_;
+  const ControlHandlers& handlers_;
   JobThreads& jobs_;
 };
 
@@ -72,8 +88,8 @@ void FillAgentStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out)
 }
 
 TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-                         std::function<AgentStatsSnapshot()> stats, FetchOrderHandler on_fetch)
-    : io_(io), options_(options), peer_port_(peer_port), stats_(std::move(stats)), on_fetch_(std::move(on_fetch)) {}
+                         ControlHandlers handlers)
+    : io_(io), options_(options), peer_port_(peer_port), handlers_(std::move(handlers)) {}
 
 std::string TrackerLink::agent_id() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -143,7 +159,9 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
         info.setZone(options_.zone);
         info.setCacheBytes(options_.cache_bytes);
         info.setVersion("0.1.0");
-        req.setControl(kj::heap<AgentControlImpl>(stats_, on_fetch_, jobs_));
+        auto labels = info.initLabels(static_cast<unsigned>(options_.labels.size()));
+        for (size_t i = 0; i < options_.labels.size(); ++i) labels.set(static_cast<unsigned>(i), options_.labels[i]);
+        req.setControl(kj::heap<AgentControlImpl>(handlers_, jobs_));
         auto disconnected = network_->onDisconnect();
         return req.send()
             .then([this, gateway](capnp::Response<proto::Gateway::RegisterAgentResults> r) mutable {
@@ -171,7 +189,7 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
 kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms) {
   return io_.provider->getTimer().afterDelay(interval_ms * kj::MILLISECONDS).then([this, session, interval_ms]() mutable {
     auto req = session.heartbeatRequest();
-    FillAgentStats(stats_(), req.initStats());
+    FillAgentStats(handlers_.stats(), req.initStats());
     return req.send().then([this, session, interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
       epoch_ = r.getEpoch();
       std::shared_ptr<const HashRing> ring = this->ring();

@@ -35,21 +35,30 @@ struct AgentStatsSnapshot {
 // Copies a snapshot into the wire form.
 void FillAgentStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out);
 
-// Carries out a tracker's fetch order: fetch `chunks` of version `version`
-// of ns/name from the origin and seed them. Blocking; returns chunks and
-// bytes fetched.
 struct FetchOrderResult {
   uint32_t fetched = 0;
   uint64_t bytes = 0;
 };
-using FetchOrderHandler = std::function<Result<FetchOrderResult>(
-    const std::string& ns, const std::string& name, const VersionId& version, const std::vector<ChunkId>& chunks)>;
+struct PrefetchResult {
+  uint64_t bytes = 0, from_peers = 0, from_origin = 0;
+};
+
+// What the tracker can ask of this agent. The blocking ones run on a
+// thread of their own per order.
+struct ControlHandlers {
+  std::function<AgentStatsSnapshot()> stats;
+  // Fetch `chunks` of ns/name's `version` from the origin and seed them.
+  std::function<Result<FetchOrderResult>(const std::string& ns, const std::string& name, const VersionId& version,
+                                         const std::vector<ChunkId>& chunks, bool takeover)>
+      fetch;
+  // Take the whole version into the cache from the swarm.
+  std::function<Result<PrefetchResult>(const std::string& ns, const std::string& name, const VersionId& version)>
+      prefetch;
+};
 
 class TrackerLink {
  public:
-  // `on_fetch` runs on a thread of its own per order.
-  TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-              std::function<AgentStatsSnapshot()> stats, FetchOrderHandler on_fetch);
+  TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port, ControlHandlers handlers);
 
   // Runs until the promise is dropped.
   kj::Promise<void> Run();
@@ -72,8 +81,7 @@ class TrackerLink {
   kj::AsyncIoContext& io_;
   const AgentOptions& options_;
   const uint16_t peer_port_;
-  std::function<AgentStatsSnapshot()> stats_;
-  FetchOrderHandler on_fetch_;
+  ControlHandlers handlers_;
   uint32_t backoff_ms_ = 500;
 
   // Connection state, owned by the event loop.

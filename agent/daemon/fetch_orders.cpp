@@ -1,0 +1,106 @@
+#include "daemon/fetch_orders.h"
+
+#include <map>
+#include <unordered_map>
+
+#include "client/tracker_client.h"
+#include "daemon/origin_fetch.h"
+#include "p2p/torrent_engine.h"
+#include "shoal/log.h"
+
+namespace shoal {
+
+// How many versions' manifests are kept.
+constexpr size_t kKeepVersions = 8;
+
+struct FetchOrders::Version {
+  std::string ns, name;
+  VersionId id;
+  Manifest manifest;
+  // Where each chunk sits: the file and the piece (the first, if repeated).
+  std::unordered_map<ChunkId, std::pair<const FileEntry*, uint64_t>> where;
+  std::mutex mu;
+  std::map<const FileEntry*, FileTorrentId> torrents;  // protected by mu
+};
+
+FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce_url)
+    : ctx_(ctx), announce_url_(std::move(announce_url)) {}
+
+FetchOrders::~FetchOrders() = default;
+
+Result<std::shared_ptr<FetchOrders::Version>> FetchOrders::Load(const std::string& ns, const std::string& name,
+                                                                 const VersionId& version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = versions_.begin(); it != versions_.end(); ++it) {
+    if ((*it)->id == version && (*it)->ns == ns && (*it)->name == name) {
+      versions_.splice(versions_.begin(), versions_, it);
+      return versions_.front();
+    }
+  }
+  auto tracker = TrackerClient::Connect(ctx_.options.tracker, ctx_.options.token);
+  if (!tracker.ok()) return tracker.status();
+  auto v = (*tracker)->Resolve(ns, name, version.ToHex());
+  if (!v.ok()) return v.status();
+  auto out = std::make_shared<Version>();
+  out->ns = ns;
+  out->name = name;
+  out->id = version;
+  out->manifest = std::move(v->manifest);
+  for (const FileEntry& f : out->manifest.files) {
+    std::vector<ChunkId> ids = f.ChunkIds();
+    for (uint64_t p = 0; p < ids.size(); ++p) out->where.emplace(ids[p], std::make_pair(&f, p));
+  }
+  versions_.push_front(out);
+  if (versions_.size() > kKeepVersions) versions_.pop_back();
+  return out;
+}
+
+Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& name, const VersionId& version,
+                                    const std::vector<ChunkId>& chunks, bool takeover) {
+  if (ctx_.origin == nullptr) return Status::Unavailable("this agent has no --origin to fetch from");
+  auto v = Load(ns, name, version);
+  if (!v.ok()) return v.status();
+  Version& ver = **v;
+  const uint32_t piece_size = ver.manifest.piece_size;
+  SeedResult out;
+  for (const ChunkId& chunk : chunks) {
+    auto at = ver.where.find(chunk);
+    if (at == ver.where.end()) {
+      return Status::InvalidArgument("chunk " + chunk.ShortHex() + " is not part of " + ns + "/" + name);
+    }
+    const FileEntry& f = *at->second.first;
+    const uint64_t piece = at->second.second;
+    if (!ctx_.store.Contains(chunk)) {
+      uint64_t size = std::min<uint64_t>(piece_size, f.size - piece * piece_size);
+      SHOAL_RETURN_IF_ERROR(FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, size));
+      ++out.chunks;
+      out.bytes += size;
+      (takeover ? ctx_.counters.takeover_fetches : ctx_.counters.owner_fetches)++;
+      ctx_.counters.origin_chunks++;
+      ctx_.counters.bytes_from_origin += size;
+    }
+    ctx_.store.SetOwned(chunk, true);
+    std::optional<FileTorrentId> torrent;
+    {
+      std::lock_guard<std::mutex> lock(ver.mu);
+      auto t = ver.torrents.find(&f);
+      if (t != ver.torrents.end()) torrent = t->second;
+    }
+    Status s = torrent ? ctx_.engine.ChunkArrived(*torrent, piece) : Status::NotFound("no torrent yet");
+    if (s.IsNotFound()) {
+      auto id = ctx_.engine.AddFile(f, piece_size, announce_url_());
+      if (!id.ok()) return id.status().WithContext("seed " + f.path);
+      {
+        std::lock_guard<std::mutex> lock(ver.mu);
+        ver.torrents[&f] = *id;
+      }
+      s = ctx_.engine.ChunkArrived(*id, piece);
+    }
+    SHOAL_RETURN_IF_ERROR(s.WithContext("seed " + f.path));
+  }
+  Log(LogLevel::kDebug, "fetch_order.done",
+      {{"model", ns + "/" + name}, {"chunks", out.chunks}, {"bytes", out.bytes}, {"takeover", takeover}});
+  return out;
+}
+
+}  // namespace shoal

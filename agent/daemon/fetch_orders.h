@@ -1,0 +1,51 @@
+// FetchOrders: carries out the tracker's fetch orders on this agent, the
+// chunks' owner: fetch each chunk from the origin (unless cached), mark it
+// owned so it is evicted last, and seed it.
+//
+// Orders name a version and a few chunks; the manifest of each version is
+// resolved once (with the agent's own token) and kept for the last few
+// versions, with the torrent of each file, so an order costs one origin GET
+// and no tracker round trip.
+//
+// Thread-safety: Run() may be called from many threads at once.
+#ifndef SHOAL_AGENT_DAEMON_FETCH_ORDERS_H_
+#define SHOAL_AGENT_DAEMON_FETCH_ORDERS_H_
+
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "daemon/pull_job.h"
+#include "shoal/chunk_id.h"
+#include "shoal/status.h"
+#include "shoal/version_id.h"
+
+namespace shoal {
+
+class FetchOrders {
+ public:
+  // `ctx` must outlive this; `announce_url` gives the current announce URL.
+  FetchOrders(PullContext& ctx, std::function<std::string()> announce_url);
+  ~FetchOrders();
+
+  // `takeover`: the tracker sent this after an earlier owner did not
+  // deliver (counted apart). Unavailable if this agent has no origin.
+  Result<SeedResult> Run(const std::string& ns, const std::string& name, const VersionId& version,
+                         const std::vector<ChunkId>& chunks, bool takeover);
+
+ private:
+  struct Version;
+  Result<std::shared_ptr<Version>> Load(const std::string& ns, const std::string& name, const VersionId& version);
+
+  PullContext& ctx_;
+  std::function<std::string()> announce_url_;
+  std::mutex mu_;
+  std::list<std::shared_ptr<Version>> versions_;  // newest first; protected by mu_
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_DAEMON_FETCH_ORDERS_H_

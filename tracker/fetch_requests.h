@@ -1,0 +1,38 @@
+// The Registry calls that become origin fetch orders: need (an agent asks
+// for chunks no peer offered it) and warm (fetch a version ahead of a
+// scale-out, optionally onto named nodes). Both run on the RPC thread, after
+// the caller's token has been checked.
+#ifndef SHOAL_TRACKER_FETCH_REQUESTS_H_
+#define SHOAL_TRACKER_FETCH_REQUESTS_H_
+
+#include <capnp/capability.h>
+#include <kj/async.h>
+
+#include <string>
+#include <vector>
+
+#include "shoal/manifest.h"
+#include "shoal/proto/tracker.capnp.h"
+#include "shoal/version_id.h"
+#include "tracker_context.h"
+
+namespace shoal::tracker {
+
+// Checks that every chunk asked for belongs to ns/name's version and
+// queues the ones not already queued or recently delivered.
+void AnswerNeed(TrackerContext& ctx, const std::string& ns, const std::string& name,
+                capnp::CallContext<proto::Registry::NeedParams, proto::Registry::NeedResults> c);
+
+// Which live agents `nodes` names: "" none, "all", a count N (the N with the
+// most free cache), or "key=value" ("zone=..." or one of an agent's labels).
+// InvalidArgument for anything else.
+Result<std::vector<std::string>> SelectNodes(TrackerContext& ctx, const std::string& nodes);
+
+// Queues every chunk of the version for its owner and sends each named node
+// a prefetch order; resolves when all have answered.
+kj::Promise<void> RunWarm(TrackerContext& ctx, const std::string& ns, const std::string& name,
+                          const VersionId& id, const Manifest& m, capnp::CallContext<proto::Registry::WarmParams, proto::Registry::WarmResults> c);
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_FETCH_REQUESTS_H_

@@ -1,0 +1,288 @@
+#include "fetch_scheduler.h"
+
+#include <algorithm>
+
+#include "capnp_views.h"
+#include "kj_status.h"
+#include "shoal/log.h"
+#include "shoal/manifest_codec.h"
+#include "tracker_context.h"
+
+namespace shoal::tracker {
+namespace {
+
+
+// How many queued entries one dispatch pass looks at, so a long queue whose
+// head waits on busy agents costs bounded time.
+constexpr size_t kScanLimit = 4096;
+// How long a chunk no owner could fetch is reported failed.
+constexpr int64_t kFailedMemoryMs = 10000;
+
+}  // namespace
+
+FetchScheduler::FetchScheduler(TrackerContext& ctx) : ctx_(ctx) {}
+
+FetchScheduler::~FetchScheduler() { *alive_ = false; }
+
+void FetchScheduler::taskFailed(kj::Exception&& e) {
+  Log(LogLevel::kWarn, "fetch.order_error", {{"error", std::string(e.getDescription().cStr())}});
+}
+
+int64_t FetchScheduler::takeover_ms() const {
+  double est = fetch_ms_ewma_ > 0 ? fetch_ms_ewma_ : 2000.0;
+  return std::clamp<int64_t>(static_cast<int64_t>(4 * est) + 2000, 3000, 60000);
+}
+
+Result<std::shared_ptr<const std::unordered_set<ChunkId>>> FetchScheduler::VersionChunks(const FetchTarget& t) {
+  std::string key = t.ns + "/" + t.name + ":" + t.version.ToHex();
+  for (auto it = chunk_sets_.begin(); it != chunk_sets_.end(); ++it) {
+    if (it->first != key) continue;
+    auto found = std::move(*it);
+    chunk_sets_.erase(it);
+    chunk_sets_.push_back(found);
+    return found.second;
+  }
+  Result<StoredVersion> v = ctx_.store.GetVersion(t.ns, t.name, t.version);
+  if (!v.ok()) return v.status();
+  Result<Manifest> m = DecodeManifest(v->manifest_bytes);
+  if (!m.ok()) return m.status();
+  auto set = std::make_shared<std::unordered_set<ChunkId>>();
+  for (const FileEntry& f : m->files) {
+    for (const ChunkId& c : f.ChunkIds()) set->insert(c);
+  }
+  constexpr size_t kKeep = 16;
+  if (chunk_sets_.size() >= kKeep) chunk_sets_.erase(chunk_sets_.begin());
+  chunk_sets_.push_back({key, set});
+  return std::shared_ptr<const std::unordered_set<ChunkId>>(set);
+}
+
+std::shared_ptr<const HashRing> FetchScheduler::Ring() {
+  uint64_t epoch = ctx_.agents.epoch();
+  if (ring_ != nullptr && epoch == ring_epoch_ && ctx_.agent_controls.size() == ring_controls_) return ring_;
+  std::vector<RingMember> members;
+  for (const AgentRecord& a : ctx_.agents.Members(NowMs())) {
+    if (ctx_.agent_controls.count(a.id) != 0) members.push_back({a.id, std::max<uint64_t>(1, a.cache_bytes)});
+  }
+  ring_ = std::make_shared<const HashRing>(std::move(members), epoch);
+  ring_epoch_ = epoch;
+  ring_controls_ = ctx_.agent_controls.size();
+  return ring_;
+}
+
+NeedReply FetchScheduler::Need(const FetchTarget& target, const std::vector<ChunkId>& chunks) {
+  NeedReply reply;
+  int64_t now = NowMs();
+  for (const ChunkId& c : chunks) {
+    auto it = entries_.find(c);
+    if (it != entries_.end()) {
+      Entry& e = it->second;
+      if (e.klass != 0 && !e.in_flight) {  // a warm-only chunk somebody now waits for
+        queue_.erase({{e.klass, e.seq}, c});
+        e.klass = 0;
+        queue_.insert({{e.klass, e.seq}, c});
+      }
+      e.klass = 0;
+      ++reply.pending;
+      continue;
+    }
+    auto d = delivered_.find(c);
+    if (d != delivered_.end() && now - d->second < ctx_.options.fetch_done_grace_ms) {
+      ++reply.recent;
+      continue;
+    }
+    auto f = failed_.find(c);
+    if (f != failed_.end() && now - f->second.first < kFailedMemoryMs) {
+      reply.failed.push_back({c, f->second.second});
+      continue;
+    }
+    Entry e;
+    e.chunk = c;
+    e.target = target;
+    e.klass = 0;
+    Enqueue(std::move(e));
+    ++reply.queued;
+  }
+  ctx_.metrics.need_requests++;
+  ctx_.metrics.need_chunks += chunks.size();
+  Dispatch();
+  return reply;
+}
+
+void FetchScheduler::Warm(const FetchTarget& target, const std::vector<ChunkId>& chunks,
+                          std::shared_ptr<WarmWatch> watch) {
+  watch->total = static_cast<uint32_t>(chunks.size());
+  for (const ChunkId& c : chunks) {
+    auto it = entries_.find(c);
+    if (it != entries_.end()) {
+      it->second.watches.push_back(watch);
+      continue;
+    }
+    Entry e;
+    e.chunk = c;
+    e.target = target;
+    e.klass = 1;
+    e.watches.push_back(watch);
+    Enqueue(std::move(e));
+  }
+  if (watch->total == 0 && watch->finished) watch->finished->fulfill();
+  Dispatch();
+}
+
+void FetchScheduler::Enqueue(Entry e) {
+  e.seq = next_seq_++;
+  failed_.erase(e.chunk);
+  queue_.insert({{e.klass, e.seq}, e.chunk});
+  ChunkId c = e.chunk;
+  entries_.emplace(c, std::move(e));
+}
+
+void FetchScheduler::Dispatch() {
+  struct Publish {  // the gauges, however this returns
+    FetchScheduler* s;
+    ~Publish() {
+      s->ctx_.metrics.fetch_queue = s->queue_.size();
+      s->ctx_.metrics.fetches_in_flight = s->in_flight_;
+      s->ctx_.metrics.takeover_timeout_ms = s->takeover_ms();
+      if (s->ring_ != nullptr) s->ctx_.metrics.ring_members = s->ring_->size();
+    }
+  } publish{this};
+  const uint32_t budget = ctx_.options.origin_budget;
+  const int per_agent = static_cast<int>(ctx_.options.fetches_per_agent);
+  if (in_flight_ >= budget || queue_.empty()) return;
+  std::shared_ptr<const HashRing> ring = Ring();
+  if (ring->size() == 0) return;
+  size_t scanned = 0;
+  for (auto it = queue_.begin(); it != queue_.end() && in_flight_ < budget && scanned < kScanLimit; ++scanned) {
+    Entry& e = entries_.at(it->second);
+    std::vector<std::string> ranked = ring->Owners(e.chunk, std::min<int>(e.attempt + 1, static_cast<int>(ring->size())));
+    const std::string& agent = ranked[static_cast<size_t>(e.attempt) % ranked.size()];
+    if (per_agent_[agent] >= per_agent) {
+      ++it;
+      continue;
+    }
+    it = queue_.erase(it);
+    if (!Send(e, agent)) Requeue(e, "agent " + agent + " has no control connection");
+  }
+}
+
+bool FetchScheduler::Send(Entry& e, const std::string& agent) {
+  auto control = ctx_.agent_controls.find(agent);
+  if (control == ctx_.agent_controls.end()) return false;
+  auto req = control->second.fetchRequest();
+  req.setNamespace(e.target.ns);
+  req.setName(e.target.name);
+  req.setVersionId(Raw(e.target.version));
+  req.initChunks(1).set(0, Raw(e.chunk));
+  req.setTakeover(e.attempt > 0);
+  e.in_flight = true;
+  e.order = next_order_++;
+  e.agent = agent;
+  e.sent_ms = NowMs();
+  ++in_flight_;
+  ++per_agent_[agent];
+  ctx_.metrics.fetch_orders++;
+  ctx_.metrics.fetch_order_chunks++;
+  ChunkId chunk = e.chunk;
+  uint64_t order = e.order;
+  int64_t sent = e.sent_ms;
+  std::shared_ptr<bool> alive = alive_;
+  tasks_.add(req.send().then(
+      [this, alive, chunk, order, agent, sent](capnp::Response<proto::AgentControl::FetchResults> r) {
+        if (*alive) OnDone(chunk, order, agent, Status::OK(), r.getFetched(), r.getBytes(), NowMs() - sent);
+      },
+      [this, alive, chunk, order, agent, sent](kj::Exception&& ex) {
+        if (*alive) OnDone(chunk, order, agent, StatusFromException(ex, "agent " + agent), 0, 0, NowMs() - sent);
+      }));
+  return true;
+}
+
+void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent, Status status,
+                            uint32_t fetched, uint64_t bytes, int64_t ms) {
+  --in_flight_;
+  if (--per_agent_[agent] <= 0) per_agent_.erase(agent);
+  auto it = entries_.find(chunk);
+  if (status.ok()) {
+    if (fetched > 0) {
+      fetch_ms_ewma_ = fetch_ms_ewma_ == 0 ? static_cast<double>(ms) : 0.8 * fetch_ms_ewma_ + 0.2 * static_cast<double>(ms);
+      ctx_.metrics.origin_fetch_bytes += bytes;
+    }
+    if (it != entries_.end()) {
+      if (fetched > 0) (it->second.attempt == 0 ? ctx_.metrics.owner_fetches : ctx_.metrics.takeover_fetches)++;
+      Log(LogLevel::kDebug, "fetch.done",
+          {{"chunk", chunk.ShortHex()}, {"agent", agent}, {"attempt", it->second.attempt}, {"ms", ms}, {"bytes", bytes}});
+      Finish(it->second, true, fetched, bytes);
+    }
+  } else {
+    ctx_.metrics.fetch_order_failures++;
+    Log(LogLevel::kWarn, "fetch.failed", {{"chunk", chunk.ShortHex()}, {"agent", agent}, {"error", status.ToString()}});
+    // Only the current order's failure moves the chunk on; an order already
+    // superseded by a takeover has nothing left to do.
+    if (it != entries_.end() && it->second.in_flight && it->second.order == order) {
+      it->second.last_error = status.ToString();
+      Requeue(it->second, status.ToString());
+    }
+  }
+  Dispatch();
+}
+
+void FetchScheduler::Requeue(Entry& e, const std::string& why) {
+  e.in_flight = false;
+  ++e.attempt;
+  if (e.attempt >= kMaxAttempts) {
+    Log(LogLevel::kWarn, "fetch.gave_up", {{"chunk", e.chunk.ShortHex()}, {"attempts", e.attempt}, {"error", why}});
+    failed_[e.chunk] = {NowMs(), e.last_error.empty() ? why : e.last_error};
+    Finish(e, false, 0, 0);
+    return;
+  }
+  ctx_.metrics.takeovers++;
+  Log(LogLevel::kInfo, "fetch.takeover", {{"chunk", e.chunk.ShortHex()}, {"attempt", e.attempt}, {"why", why}});
+  queue_.insert({{e.klass, e.seq}, e.chunk});  // keeps its place in line
+}
+
+void FetchScheduler::Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes) {
+  if (!e.in_flight) queue_.erase({{e.klass, e.seq}, e.chunk});
+  std::vector<std::shared_ptr<WarmWatch>> watches = std::move(e.watches);
+  ChunkId chunk = e.chunk;
+  entries_.erase(chunk);  // `e` is gone from here on
+  if (ok) delivered_[chunk] = NowMs();
+  for (const auto& w : watches) {
+    ++w->done;
+    if (!ok) ++w->failed;
+    w->fetched += fetched;
+    w->bytes += bytes;
+    if (w->on_change) w->on_change();
+    if (w->done == w->total && w->finished) w->finished->fulfill();
+  }
+}
+
+void FetchScheduler::Tick() {
+  int64_t now = NowMs();
+  int64_t timeout = takeover_ms();
+  std::vector<ChunkId> late;
+  for (auto& [chunk, e] : entries_) {
+    if (e.in_flight && now - e.sent_ms > timeout) late.push_back(chunk);
+  }
+  for (const ChunkId& c : late) {
+    Entry& e = entries_.at(c);
+    // The late order stays in flight (and counted) until it answers; the
+    // next owner gets a new one.
+    e.last_error = "no answer from " + e.agent + " in " + std::to_string(timeout) + " ms";
+    Requeue(e, e.last_error);
+  }
+  for (auto it = delivered_.begin(); it != delivered_.end();) {
+    it = now - it->second >= ctx_.options.fetch_done_grace_ms ? delivered_.erase(it) : std::next(it);
+  }
+  for (auto it = failed_.begin(); it != failed_.end();) {
+    it = now - it->second.first >= kFailedMemoryMs ? failed_.erase(it) : std::next(it);
+  }
+  Dispatch();
+}
+
+kj::Promise<void> FetchScheduler::Run(kj::Timer& timer, kj::Duration period) {
+  return timer.afterDelay(period).then([this, &timer, period] {
+    Tick();
+    return Run(timer, period);
+  });
+}
+
+}  // namespace shoal::tracker

@@ -1,0 +1,152 @@
+// FetchScheduler: the cluster's origin fetches, ordered and paced.
+//
+// Agents ask for chunks no peer offered them (Registry.need); warm adds
+// every chunk of a version. Each chunk is queued once however many agents
+// ask, and sent as a fetch order to its first live owner on the ring. At
+// most `origin_budget` orders are in flight across the cluster, and at most
+// `fetches_per_agent` on one agent, so the origin's bandwidth goes to a few
+// chunks at a time and each becomes shareable quickly, instead of to
+// thousands of GETs that all finish together at the end.
+//
+// Order: chunks somebody is waiting for come before warm-only chunks; within
+// a class, first asked first served (agents ask in file order).
+//
+// Takeover: an order that fails (the agent reported an error or its
+// connection dropped) or runs past an adaptive timeout (a few times the
+// recent fetch time, bounded) goes to the chunk's next owner in rank. After
+// `kMaxAttempts` owners the chunk is reported failed to whoever asks, for a
+// while; asking again later starts over.
+//
+// A delivered chunk is remembered for `done_grace_ms`: asks in that window
+// are answered "recent" (its seeders are being found). An ask after it
+// fetches the chunk again, since its holders may have evicted it.
+//
+// Thread-safety: lives on the RPC event loop; call only from that thread.
+#ifndef SHOAL_TRACKER_FETCH_SCHEDULER_H_
+#define SHOAL_TRACKER_FETCH_SCHEDULER_H_
+
+#include <kj/async.h>
+#include <kj/timer.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "shoal/chunk_id.h"
+#include "shoal/hash_ring.h"
+#include "shoal/status.h"
+#include "shoal/version_id.h"
+
+namespace shoal::tracker {
+
+struct TrackerContext;
+
+// The version a chunk is fetched for (the owner reads its manifest).
+struct FetchTarget {
+  std::string ns, name;
+  VersionId version;
+};
+
+struct NeedReply {
+  uint32_t queued = 0;   // newly queued
+  uint32_t pending = 0;  // queued or in flight already
+  uint32_t recent = 0;   // delivered within the grace period
+  std::vector<std::pair<ChunkId, std::string>> failed;
+};
+
+// Progress of one warm: every chunk of a version ordered from its owner.
+struct WarmWatch {
+  uint32_t total = 0, done = 0, fetched = 0, failed = 0;
+  uint64_t bytes = 0;
+  std::function<void()> on_change;  // after every chunk
+  kj::Own<kj::PromiseFulfiller<void>> finished;
+};
+
+class FetchScheduler final : private kj::TaskSet::ErrorHandler {
+ public:
+  static constexpr int kMaxAttempts = 3;
+
+  explicit FetchScheduler(TrackerContext& ctx);
+  ~FetchScheduler();
+  FetchScheduler(const FetchScheduler&) = delete;
+  FetchScheduler& operator=(const FetchScheduler&) = delete;
+
+  // Queues the chunks (already checked to belong to `target`) that are
+  // neither queued, in flight nor recently delivered, then dispatches.
+  NeedReply Need(const FetchTarget& target, const std::vector<ChunkId>& chunks);
+
+  // Queues every chunk for its owner at warm priority; `watch` hears each
+  // chunk's outcome and is fulfilled when all are done or failed.
+  void Warm(const FetchTarget& target, const std::vector<ChunkId>& chunks, std::shared_ptr<WarmWatch> watch);
+
+  // Checks in-flight orders for timeouts, forgets old deliveries, and
+  // dispatches. Runs every `period` until the promise is dropped.
+  kj::Promise<void> Run(kj::Timer& timer, kj::Duration period);
+  void Tick();
+
+  // The chunk IDs of ns/name's version `id`, decoded from the registry
+  // once and kept for the last few versions asked about. NotFound if the
+  // version is not in ns/name.
+  Result<std::shared_ptr<const std::unordered_set<ChunkId>>> VersionChunks(const FetchTarget& target);
+
+  // The ring of live agents with a control connection, for this epoch.
+  std::shared_ptr<const HashRing> Ring();
+
+  size_t queued() const { return queue_.size(); }
+  size_t in_flight() const { return in_flight_; }
+  // Milliseconds after which an order is handed to the next owner.
+  int64_t takeover_ms() const;
+
+ private:
+  struct Entry {
+    ChunkId chunk;
+    FetchTarget target;
+    int klass = 0;          // 0: somebody waits; 1: warm only
+    uint64_t seq = 0;       // ask order
+    int attempt = 0;        // rank of the owner it goes (went) to
+    bool in_flight = false;
+    uint64_t order = 0;     // id of the current order, if in flight
+    std::string agent;      // the agent holding the current order
+    int64_t sent_ms = 0;
+    std::string last_error;
+    std::vector<std::shared_ptr<WarmWatch>> watches;
+  };
+  using Key = std::pair<int, uint64_t>;  // (klass, seq)
+
+  void Enqueue(Entry e);
+  void Requeue(Entry& e, const std::string& why);
+  void Dispatch();
+  bool Send(Entry& e, const std::string& agent);
+  void OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent, Status status,
+              uint32_t fetched, uint64_t bytes, int64_t ms);
+  void Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes);
+  void taskFailed(kj::Exception&& e) override;
+
+  TrackerContext& ctx_;
+  std::unordered_map<ChunkId, Entry> entries_;       // queued or in flight
+  std::set<std::pair<Key, ChunkId>> queue_;          // waiting entries, neediest first
+  std::unordered_map<ChunkId, int64_t> delivered_;   // chunk -> when, within the grace period
+  std::unordered_map<ChunkId, std::pair<int64_t, std::string>> failed_;  // chunk -> when, error
+  std::map<std::string, int> per_agent_;             // orders in flight per agent
+  size_t in_flight_ = 0;
+  uint64_t next_seq_ = 1;
+  uint64_t next_order_ = 1;
+  double fetch_ms_ewma_ = 0;
+  std::vector<std::pair<std::string, std::shared_ptr<const std::unordered_set<ChunkId>>>> chunk_sets_;  // newest last
+  std::shared_ptr<const HashRing> ring_;
+  uint64_t ring_epoch_ = ~0ull;
+  size_t ring_controls_ = 0;
+  // Set on destruction, so replies arriving later are ignored.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  kj::TaskSet tasks_{*this};  // the orders in flight; declared last, so cancelled first
+};
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_FETCH_SCHEDULER_H_
