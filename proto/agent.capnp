@@ -24,6 +24,7 @@ struct PullSummary {
   bytesCached @4 :UInt64;         # already in the cache before the pull
   seconds @5 :Float64;
   fileCount @6 :UInt32;
+  firstChunkSeconds @7 :Float64;  # when the first missing chunk arrived; -1 if none was missing
 }
 
 interface PullListener {

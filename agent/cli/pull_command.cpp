@@ -71,6 +71,7 @@ Status RunPull(const PullArgs& a) {
                 s.getFileCount(), FormatBytes(s.getTotalBytes()).c_str(), s.getSeconds(),
                 FormatBytes(s.getBytesFromPeers()).c_str(), FormatBytes(s.getBytesFromOrigin()).c_str(),
                 FormatBytes(s.getBytesCached()).c_str());
+    if (s.getFirstChunkSeconds() >= 0) std::printf("  first chunk arrived after %.2f s\n", s.getFirstChunkSeconds());
   })) {
     result = StatusFromException(*e, "agent at " + a.agent_socket);
     if (result.code() == Status::Code::kIOError &&

@@ -84,6 +84,7 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
       out.setBytesFromOrigin(r->bytes_from_origin);
       out.setBytesCached(r->bytes_cached);
       out.setSeconds(r->seconds);
+      out.setFirstChunkSeconds(r->first_chunk_seconds);
       out.setFileCount(r->file_count);
     });
   }

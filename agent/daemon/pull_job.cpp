@@ -47,7 +47,24 @@ struct FileTask {
   std::map<uint64_t, bool> fetching;
   std::map<uint64_t, Clock::time_point> announced;  // last ChunkArrived for a piece
   std::map<uint64_t, Clock::time_point> asked;      // last asked of the tracker
+  std::vector<PinHandle> pins;  // per piece: held until the pull ends, so nothing it has is evicted
+  uint64_t pinned_at_have = ~0ull;  // the engine's piece count at the last PinHeld
 };
+
+// Pins the chunks of `t` the store holds that are not pinned yet. Returns
+// whether every chunk of the file is pinned.
+bool PinHeld(ChunkStore& store, FileTask& t) {
+  t.pins.resize(t.chunks.size());
+  size_t pinned = 0;
+  for (uint64_t p = 0; p < t.chunks.size(); ++p) {
+    if (!t.pins[p].valid() && store.Contains(t.chunks[p])) {
+      auto pin = store.Pin(t.chunks[p]);
+      if (pin.ok()) t.pins[p] = std::move(pin).value();
+    }
+    if (t.pins[p].valid()) ++pinned;
+  }
+  return pinned == t.chunks.size();
+}
 
 // Origin fetches for one pull, `parallelism` at a time.
 class OriginFetches {
@@ -261,7 +278,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
         all = false;
       }
     }
-    t.complete = all;
+    t.complete = all && PinHeld(ctx.store, t);
     tasks.push_back(std::move(t));
   }
   for (FileTask& t : tasks) {
@@ -322,12 +339,20 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
       FileTask& t = tasks[i];
       if (!t.complete) {
         auto prog = ctx.engine.Progress(t.torrent);
+        if (!prog.ok() && prog.status().IsUnavailable()) {
+          all_done = false;  // re-added after an eviction; ask again next round
+          continue;
+        }
         if (!prog.ok()) return prog.status().WithContext(t.file->path);
         t.from_peers = prog->bytes_from_peers;
         state.peers += static_cast<uint32_t>(prog->peers);
-        if (prog->complete) {
-          t.complete = true;
-        } else {
+        if (prog->have_pieces != t.pinned_at_have || prog->complete) {
+          t.pinned_at_have = prog->have_pieces;
+          // A chunk evicted before its pin leaves the torrent, which then
+          // downloads it again.
+          if (PinHeld(ctx.store, t) && prog->complete) t.complete = true;
+        }
+        if (!t.complete) {
           Log(LogLevel::kDebug, "pull.file_waiting",
               {{"path", t.file->path}, {"have", prog->have_pieces}, {"total", prog->total_pieces},
                {"peers", prog->peers}});
@@ -335,6 +360,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
           state.have_bytes += std::min<uint64_t>(t.file->size, prog->have_pieces * m.piece_size);
           {
             auto missing = ctx.engine.UnavailablePieces(t.torrent);
+            if (!missing.ok() && missing.status().IsUnavailable()) continue;
             if (!missing.ok()) return missing.status();
             std::map<uint64_t, Clock::time_point> still;
             for (uint64_t p : *missing) {

@@ -56,6 +56,7 @@ class Status {
   bool IsNotFound() const { return code_ == Code::kNotFound; }
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   bool IsNoSpace() const { return code_ == Code::kNoSpace; }
+  bool IsUnavailable() const { return code_ == Code::kUnavailable; }
 
   // "not found: chunk 3fa2... is not in the cache", or "OK".
   std::string ToString() const;

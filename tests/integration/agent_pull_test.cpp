@@ -25,11 +25,12 @@ std::string Slurp(const std::string& path) {
 struct Cluster {
   TempDir tmp;
   std::string origin = tmp / "origin";
-  TrackerProcess tracker{tmp / "tracker", {"--origin", "file://" + (tmp / "origin"), "--announce-interval", "1s"}};
+  TrackerProcess tracker{tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--announce-interval", "1s", "--fetch-done-grace", "3s"}};
   std::string agent_token, writer, reader;
   std::vector<std::unique_ptr<AgentProcess>> agents;
 
-  explicit Cluster(int n) {
+  explicit Cluster(int n, const std::string& cache_size = "1GiB") {
     fs::create_directories(origin);
     tracker.Start();
     agent_token = tracker.MintToken("*", "read", "agents");
@@ -39,7 +40,8 @@ struct Cluster {
       agents.push_back(std::make_unique<AgentProcess>(
           tmp / "agents", "agent" + std::to_string(i),
           std::vector<std::string>{"--tracker", tracker.rpc_address(), "--token", agent_token, "--origin",
-                                   "file://" + origin, "--origin-fallback-ms", "700", "--cache-size", "1GiB"}));
+                                   "file://" + origin, "--origin-fallback-ms", "700", "--cache-size", cache_size,
+                                   "--label", "rack=r" + std::to_string(i % 2)}));
       agents.back()->Start();
     }
   }
@@ -234,4 +236,63 @@ TEST_CASE("warm has each chunk's owner fetch it, and a later pull reads nothing 
   CHECK_THAT(pull.out, Catch::Contains("0 B from the origin"));
   CHECK(c.OriginBytes() == before);
   CHECK(SameTree(ckpt, c.tmp / "out"));
+}
+
+TEST_CASE("warm --nodes has the named agents take the whole version from the swarm, read once from the origin",
+          "[agent][warm]") {
+  Cluster c(3);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 81);
+  REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every agent has seen the whole ring
+  auto bad = c.Shoal(c.writer, {"warm", "team-a/m:latest", "--nodes", "some"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--nodes must be all, a count, or key=value"));
+  auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest", "--nodes", "rack=r0"});  // agents 0 and 2
+  INFO(warm.out << warm.err);
+  REQUIRE(warm.exit_code == 0);
+  CHECK_THAT(warm.out, Catch::Contains("2 of 2 nodes took the whole version"));
+  CHECK(c.OriginBytes() == Approx(kUnique));  // owners read each chunk once; the nodes took it from peers
+  for (int i : {0, 2}) {
+    std::string dest = c.tmp / ("out" + std::to_string(i));
+    auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", dest, "--agent", c.agents[static_cast<size_t>(i)]->socket()});
+    INFO(pull.err);
+    REQUIRE(pull.exit_code == 0);
+    CHECK_THAT(pull.out, Catch::Contains("0 B from peers, 0 B from the origin"));  // all in its cache already
+    CHECK(SameTree(ckpt, dest));
+  }
+}
+
+TEST_CASE("a chunk whose owner evicted it is fetched again by an owner, not by every puller", "[agent][warm]") {
+  // Caches of 64 MiB: warming a 192 MiB model onto three owners pushes the
+  // first model's chunks out of their caches.
+  Cluster c(3, "64MiB");
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 91);
+  REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
+  std::string big = c.tmp / "big";
+  for (int i = 0; i < 3; ++i) WriteRandomFile(big + "/shard-" + std::to_string(i), 64 * kMiB, 900 + static_cast<unsigned>(i));
+  REQUIRE(c.Publish(big, "team-a/big", -1).exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every agent has seen the whole ring
+  REQUIRE(c.Shoal(c.writer, {"warm", "team-a/m:latest"}).exit_code == 0);
+  REQUIRE(c.OriginBytes() == Approx(kUnique));
+  REQUIRE(c.Shoal(c.writer, {"warm", "team-a/big:latest"}).exit_code == 0);
+  double evictions = 0;
+  for (auto& a : c.agents) evictions += a->Metric("shoal_agent_cache_evictions_total");
+  REQUIRE(evictions > 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // past the tracker's memory of deliveries
+
+  double before = c.OriginBytes();
+  pid_t p0 = c.StartPull(0, "team-a/m:latest", c.tmp / "a");
+  pid_t p1 = c.StartPull(1, "team-a/m:latest", c.tmp / "b");
+  int rc0 = WaitProcess(p0), rc1 = WaitProcess(p1);
+  INFO(Slurp(c.tmp / "a.log") << Slurp(c.tmp / "b.log"));
+  REQUIRE(rc0 == 0);
+  REQUIRE(rc1 == 0);
+  CHECK(SameTree(ckpt, c.tmp / "a"));
+  CHECK(SameTree(ckpt, c.tmp / "b"));
+  double refetched = c.OriginBytes() - before;
+  std::printf("evicted chunks: %.0f of %.0f bytes fetched again from the origin, by %g owner and %g takeover fetches\n",
+              refetched, kUnique, c.tracker.Metric("shoal_tracker_origin_fetches_total{reason=\"owner\"}"),
+              c.tracker.Metric("shoal_tracker_origin_fetches_total{reason=\"takeover\"}"));
+  CHECK(refetched > 0);                 // the evicted chunks came from the origin again...
+  CHECK(refetched <= 1.02 * kUnique);   // ...once each, not once per puller
 }

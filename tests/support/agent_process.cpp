@@ -62,17 +62,7 @@ void AgentProcess::Stop() {
   pid_ = -1;
 }
 
-double AgentProcess::Metric(const std::string& sample) const {
-  if (http_port_ == 0) return 0;
-  ProcessResult r = RunProcess({"/usr/bin/curl", "-s", "--max-time", "5",
-                                "http://127.0.0.1:" + std::to_string(http_port_) + "/metrics"});
-  std::istringstream in(r.out);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(sample + " ", 0) == 0) return std::stod(line.substr(sample.size() + 1));
-  }
-  return 0;
-}
+double AgentProcess::Metric(const std::string& sample) const { return ScrapeMetric(http_port_, sample); }
 
 std::string AgentProcess::log() const {
   std::ifstream in(dir_ + "/" + name_ + ".log");

@@ -122,4 +122,16 @@ void WriteRandomFile(const std::string& path, size_t size, unsigned seed) {
   std::ofstream(path, std::ios::binary).write(data.data(), static_cast<std::streamsize>(size));
 }
 
+double ScrapeMetric(int http_port, const std::string& sample) {
+  if (http_port == 0) return 0;
+  ProcessResult r = RunProcess({"/usr/bin/curl", "-s", "--max-time", "5",
+                                "http://127.0.0.1:" + std::to_string(http_port) + "/metrics"});
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(sample + " ", 0) == 0) return std::stod(line.substr(sample.size() + 1));
+  }
+  return 0;
+}
+
 }  // namespace shoal::testing

@@ -15,6 +15,10 @@ struct ProcessResult {
   std::string err;
 };
 
+// One sample ("name" or "name{label=\"v\"}") from the Prometheus /metrics
+// of the process whose HTTP server is on 127.0.0.1:`http_port`; 0 if absent.
+double ScrapeMetric(int http_port, const std::string& sample);
+
 // Runs argv[0] with argv and waits for it. Extra environment entries
 // ("KEY=value") are added to the inherited environment.
 ProcessResult RunProcess(const std::vector<std::string>& argv,

@@ -91,4 +91,6 @@ std::string TrackerProcess::MintToken(const std::string& ns, const std::string& 
   return r.out.substr(0, r.out.find('\n'));
 }
 
+double TrackerProcess::Metric(const std::string& sample) const { return ScrapeMetric(http_port_, sample); }
+
 }  // namespace shoal::testing

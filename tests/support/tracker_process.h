@@ -31,6 +31,8 @@ class TrackerProcess {
   int http_port() const { return http_port_; }
   const std::string& data_dir() const { return data_dir_; }
   std::string log() const;
+  // A counter or gauge from /metrics (0 if absent).
+  double Metric(const std::string& sample) const;
 
   // Mints a token with `shoal-tracker token create`.
   std::string MintToken(const std::string& ns, const std::string& role, const std::string& subject,

@@ -1,0 +1,243 @@
+// The tracker's fetch scheduler with in-process agents on a kj event loop:
+// each agent's control capability records the orders it gets and answers
+// when the test says so.
+#include <catch2/catch.hpp>
+#include <kj/async.h>
+#include <stdlib.h>
+
+#include <deque>
+#include <filesystem>
+#include <map>
+
+#include "capnp_views.h"
+#include "kj_status.h"
+#include "tracker_context.h"
+
+using namespace shoal;
+using namespace shoal::tracker;
+
+namespace {
+
+ChunkId Chunk(int i) {
+  ChunkId c;
+  c.mutable_data()[0] = static_cast<uint8_t>(i);
+  c.mutable_data()[1] = static_cast<uint8_t>(i >> 8);
+  return c;
+}
+
+// One agent's control endpoint: records each order and holds its answer.
+struct Orders {
+  struct Pending {
+    ChunkId chunk;
+    bool takeover;
+    kj::Own<kj::PromiseFulfiller<void>> answer;
+  };
+  std::deque<Pending> pending;
+  std::vector<ChunkId> seen;
+};
+
+class RecordingControl final : public proto::AgentControl::Server {
+ public:
+  explicit RecordingControl(Orders& orders) : orders_(orders) {}
+
+ protected:
+  kj::Promise<void> fetch(FetchContext c) override {
+    auto p = c.getParams();
+    ChunkId chunk = ChunkId::FromBytes(p.getChunks()[0].begin());
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    orders_.seen.push_back(chunk);
+    orders_.pending.push_back({chunk, p.getTakeover(), kj::mv(paf.fulfiller)});
+    return paf.promise.then([c]() mutable {
+      c.getResults().setFetched(1);
+      c.getResults().setBytes(1000);
+    });
+  }
+
+ private:
+  Orders& orders_;
+};
+
+struct Harness {
+  Harness(uint32_t budget, uint32_t per_agent, int agents, int64_t grace_ms = 15000) : ws(loop) {
+    char tmpl[] = "/tmp/shoal-fetch-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    store = std::move(RegistryStore::Open(dir + "/registry")).value();
+    tokens = std::make_unique<TokenAuthority>(std::move(TokenAuthority::LoadOrCreate(dir + "/secret")).value());
+    signer = std::move(ManifestSigner::LoadOrCreate(dir + "/key")).value();
+    OriginOptions oo;
+    oo.url = "file://" + dir + "/origin";
+    origin = std::move(OpenOrigin(oo)).value();
+    TrackerOptions o;
+    o.origin = oo;
+    o.origin_budget = budget;
+    o.fetches_per_agent = per_agent;
+    o.fetch_done_grace_ms = grace_ms;
+    ctx = std::make_unique<TrackerContext>(o, *store, *tokens, *signer, *origin);
+    for (int i = 0; i < agents; ++i) AddAgent("agent-" + std::to_string(i));
+  }
+  ~Harness() {
+    ctx.reset();
+    std::filesystem::remove_all(dir);
+  }
+  void AddAgent(const std::string& id) {
+    AgentRecord r;
+    r.id = id;
+    r.name = id;
+    r.cache_bytes = 1 << 30;
+    ctx->agents.Join(r, NowMs());
+    ctx->agent_controls.emplace(id, kj::heap<RecordingControl>(orders[id]));
+  }
+  void Settle() { loop.run(); }
+  size_t Pending() {
+    size_t n = 0;
+    for (auto& [id, o] : orders) n += o.pending.size();
+    return n;
+  }
+  // Answers every pending order; returns how many.
+  size_t AnswerAll() {
+    size_t n = 0;
+    for (auto& [id, o] : orders) {
+      while (!o.pending.empty()) {
+        o.pending.front().answer->fulfill();
+        o.pending.pop_front();
+        ++n;
+      }
+    }
+    Settle();
+    return n;
+  }
+  FetchTarget target{"team-a", "m", VersionId{}};
+
+  kj::EventLoop loop;
+  kj::WaitScope ws;
+  std::string dir;
+  std::unique_ptr<RegistryStore> store;
+  std::unique_ptr<TokenAuthority> tokens;
+  std::unique_ptr<ManifestSigner> signer;
+  std::unique_ptr<Origin> origin;
+  std::map<std::string, Orders> orders;  // before ctx: its capabilities point here
+  std::unique_ptr<TrackerContext> ctx;
+};
+
+}  // namespace
+
+TEST_CASE("no more than the budget of origin fetches is in flight, and each chunk is ordered once", "[fetch]") {
+  Harness h(/*budget=*/5, /*per_agent=*/100, /*agents=*/4);
+  std::vector<ChunkId> chunks;
+  for (int i = 0; i < 40; ++i) chunks.push_back(Chunk(i));
+  NeedReply r = h.ctx->fetches.Need(h.target, chunks);
+  CHECK(r.queued == 40);
+  // A second agent asking for the same chunks adds nothing.
+  NeedReply again = h.ctx->fetches.Need(h.target, chunks);
+  CHECK(again.queued == 0);
+  CHECK(again.pending == 40);
+  h.Settle();
+  size_t answered = 0, rounds = 0;
+  while (h.Pending() > 0) {
+    CHECK(h.Pending() <= 5);
+    answered += h.AnswerAll();
+    ++rounds;
+  }
+  CHECK(answered == 40);
+  CHECK(rounds >= 8);
+  CHECK(h.ctx->metrics.owner_fetches == 40);
+  CHECK(h.ctx->metrics.takeovers == 0);
+  // Just delivered: asking again is answered "recent", nothing is ordered.
+  NeedReply later = h.ctx->fetches.Need(h.target, chunks);
+  CHECK(later.recent == 40);
+  h.Settle();
+  CHECK(h.Pending() == 0);
+}
+
+TEST_CASE("chunks pullers wait for go before warm-only chunks, in the order asked", "[fetch]") {
+  Harness h(/*budget=*/1, /*per_agent=*/1, /*agents=*/1);
+  auto watch = std::make_shared<WarmWatch>();
+  std::vector<ChunkId> warm = {Chunk(100), Chunk(101), Chunk(102)};
+  h.ctx->fetches.Warm(h.target, warm, watch);
+  h.Settle();
+  REQUIRE(h.Pending() == 1);  // the first warm chunk took the only slot
+  h.ctx->fetches.Need(h.target, {Chunk(7), Chunk(3), Chunk(102)});
+  h.Settle();
+  while (h.Pending() > 0) h.AnswerAll();
+  const std::vector<ChunkId>& seen = h.orders["agent-0"].seen;
+  REQUIRE(seen.size() == 5);
+  CHECK(seen[0] == Chunk(100));
+  // Then what a puller waits for: the warm chunk it asked for keeps its
+  // place in line (it was queued first), then the others in the order asked.
+  CHECK(seen[1] == Chunk(102));
+  CHECK(seen[2] == Chunk(7));
+  CHECK(seen[3] == Chunk(3));
+  CHECK(seen[4] == Chunk(101));  // warm-only last
+  CHECK(watch->done == 3);
+  CHECK(watch->failed == 0);
+}
+
+TEST_CASE("an order whose agent fails goes to the chunk's next owner, marked a takeover", "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/3);
+  h.ctx->fetches.Need(h.target, {Chunk(1)});
+  h.Settle();
+  REQUIRE(h.Pending() == 1);
+  std::string first;
+  for (auto& [id, o] : h.orders) {
+    if (!o.pending.empty()) first = id;
+  }
+  CHECK_FALSE(h.orders[first].pending.front().takeover);
+  h.orders[first].pending.front().answer->reject(ExceptionFromStatus(Status::IOError("origin: connection reset")));
+  h.orders[first].pending.pop_front();
+  h.Settle();
+  REQUIRE(h.Pending() == 1);
+  std::string second;
+  for (auto& [id, o] : h.orders) {
+    if (!o.pending.empty()) second = id;
+  }
+  CHECK(second != first);
+  CHECK(h.orders[second].pending.front().takeover);
+  h.AnswerAll();
+  CHECK(h.ctx->metrics.takeovers == 1);
+  CHECK(h.ctx->metrics.takeover_fetches == 1);
+  CHECK(h.ctx->metrics.owner_fetches == 0);
+}
+
+TEST_CASE("a chunk no owner can fetch is reported failed with the last error", "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2);
+  h.ctx->fetches.Need(h.target, {Chunk(9)});
+  h.Settle();
+  for (int attempt = 0; attempt < FetchScheduler::kMaxAttempts; ++attempt) {
+    REQUIRE(h.Pending() == 1);
+    for (auto& [id, o] : h.orders) {
+      if (o.pending.empty()) continue;
+      o.pending.front().answer->reject(ExceptionFromStatus(Status::NotFound("origin has no chunks/09")));
+      o.pending.pop_front();
+    }
+    h.Settle();
+  }
+  CHECK(h.Pending() == 0);
+  NeedReply r = h.ctx->fetches.Need(h.target, {Chunk(9)});
+  REQUIRE(r.failed.size() == 1);
+  CHECK_THAT(r.failed[0].second, Catch::Contains("origin has no chunks/09"));
+}
+
+TEST_CASE("a chunk delivered longer ago than the grace period is fetched again when asked for", "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2, /*grace_ms=*/0);
+  h.ctx->fetches.Need(h.target, {Chunk(5)});
+  h.Settle();
+  CHECK(h.AnswerAll() == 1);
+  h.ctx->fetches.Tick();  // forgets the delivery
+  NeedReply r = h.ctx->fetches.Need(h.target, {Chunk(5)});
+  CHECK(r.queued == 1);
+  h.Settle();
+  CHECK(h.AnswerAll() == 1);
+  CHECK(h.ctx->metrics.owner_fetches == 2);
+}
+
+TEST_CASE("a busy agent's chunks wait while other owners' chunks go ahead", "[fetch]") {
+  Harness h(/*budget=*/64, /*per_agent=*/2, /*agents=*/4);
+  std::vector<ChunkId> chunks;
+  for (int i = 0; i < 100; ++i) chunks.push_back(Chunk(i));
+  h.ctx->fetches.Need(h.target, chunks);
+  h.Settle();
+  CHECK(h.Pending() == 8);  // 4 agents x 2
+  for (auto& [id, o] : h.orders) CHECK(o.pending.size() == 2);
+  while (h.Pending() > 0) h.AnswerAll();
+  CHECK(h.ctx->metrics.owner_fetches == 100);
+}
