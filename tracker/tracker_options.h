@@ -25,7 +25,7 @@ struct TrackerOptions {
   int64_t heartbeat_ms = 2000;                      // agents heartbeat this often; dropped after 3 misses
   int64_t announce_interval_ms = 5000;              // how often agents re-announce; peers expire after 3x
   uint32_t origin_budget = 64;                      // origin fetches in flight across the cluster
-  uint32_t fetches_per_agent = 8;                   // of those, at most this many on one agent
+  uint32_t fetches_per_agent = 2;                   // of those, at most this many on one agent
   int64_t fetch_done_grace_ms = 15000;              // a chunk fetched this recently is not fetched again
 
   Status Validate() const;
