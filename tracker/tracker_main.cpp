@@ -20,6 +20,7 @@
 #include "shoal/log.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
+#include "shoal/service/effective_config.h"
 #include "shoal/token.h"
 #include "tracker_context.h"
 #include "tracker_options.h"
@@ -33,6 +34,7 @@ struct ServeFlags {
   std::string upload_lease = "10m";
   std::string log_level = "info";
   std::string announce_interval = "5s";
+  bool print_config = false;
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
@@ -53,6 +55,9 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--origin-parallelism", o.origin_parallelism, "concurrent origin checks")->capture_default_str();
   cmd->add_option("--announce-interval", f->announce_interval, "how often agents re-announce")->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
+  cmd->add_flag("--print-config", f->print_config,
+                "print the effective configuration as a config file and exit")
+      ->configurable(false);
 }
 
 Status Serve(ServeFlags& f) {
@@ -157,8 +162,16 @@ Status CreateToken(const TokenFlags& f) {
 int main(int argc, char** argv) {
   using namespace shoal::tracker;
   CLI::App app{"shoal-tracker: the Shoal manifest registry and tracker"};
-  app.set_config("--config", "", "read options from this TOML/INI file");
+  app.set_config("--config", "",
+                 "read options from this TOML/INI file; serve's keys go under [serve]");
   app.require_subcommand(1);
+  // Set before the subcommands, which inherit them: --config may follow
+  // `serve`, and a misspelt key in the file is an error.
+  app.fallthrough();
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "shoal-tracker: error: " + std::string(e.what()) + "\n";
+  });
 
   ServeFlags serve;
   CLI::App* serve_cmd = app.add_subcommand("serve", "run the tracker");
@@ -178,6 +191,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (serve_cmd->parsed() && serve.print_config) {
+    std::fputs(shoal::EffectiveConfig(*serve_cmd, "serve", {"s3-secret-key"}).c_str(), stdout);
+    return 0;
   }
   shoal::Status s = serve_cmd->parsed() ? Serve(serve) : CreateToken(token);
   if (!s.ok()) {
