@@ -61,6 +61,11 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
 }
 
 Status Serve(ServeFlags& f) {
+  // Before any thread starts (LevelDB's, the origin client's): threads
+  // inherit this thread's signal mask, and one without it would let SIGTERM
+  // kill the tracker instead of stopping it.
+  kj::UnixEventPort::captureSignal(SIGTERM);
+  kj::UnixEventPort::captureSignal(SIGINT);
   TrackerOptions& o = f.opts;
   Result<LogLevel> level = ParseLogLevel(f.log_level);
   if (!level.ok()) return level.status();
@@ -88,8 +93,6 @@ Status Serve(ServeFlags& f) {
   auto origin = OpenOrigin(o.origin);
   if (!origin.ok()) return origin.status().WithContext("open origin " + o.origin.url);
 
-  kj::UnixEventPort::captureSignal(SIGTERM);
-  kj::UnixEventPort::captureSignal(SIGINT);
   auto io = kj::setupAsyncIo();
   TrackerContext ctx(o, **store, *tokens, **signer, **origin);
 

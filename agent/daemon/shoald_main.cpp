@@ -68,6 +68,12 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
 }
 
 Status Run(AgentOptions& o, const std::string& cache_size, const std::string& log_level) {
+  // Before any thread starts (the store's, the engine's): captureSignal
+  // blocks the signals in this thread only, and threads inherit the mask.
+  // A thread started earlier would take SIGTERM's default action, killing
+  // the agent without stopping the engine or removing its socket.
+  kj::UnixEventPort::captureSignal(SIGTERM);
+  kj::UnixEventPort::captureSignal(SIGINT);
   auto level = ParseLogLevel(log_level);
   if (!level.ok()) return level.status();
   SetLogLevel(*level);
@@ -100,8 +106,6 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   if (!engine.ok()) return engine.status();
   relay->Attach(engine->get());
 
-  kj::UnixEventPort::captureSignal(SIGTERM);
-  kj::UnixEventPort::captureSignal(SIGINT);
   auto io = kj::setupAsyncIo();
   PullCounters counters;
   auto stats = [&] {
