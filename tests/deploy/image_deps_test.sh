@@ -44,20 +44,24 @@ for b in shoald shoal-tracker shoal; do
   [[ -x $tmp/staging/usr/local/bin/$b ]] || fail "cmake --install does not install $b in bin/"
 done
 
-# Every shared library, by package.
+# Every shared library any of the three loads, by package. dpkg knows a
+# library by the path its package installed, which on a merged-/usr system
+# may differ from the one ldd prints.
 missing=""
 for b in shoald shoal-tracker shoal; do
-  while read -r lib; do
-    pkg=""
-    for path in "$lib" "$(readlink -f "$lib")" "${lib#/usr}" "/usr$lib"; do
-      pkg=$(dpkg -S "$path" 2>/dev/null | head -n 1 | cut -d: -f1) && [[ -n $pkg ]] && break
-    done
-    [[ -n $pkg ]] || fail "no Debian package ships $lib (needed by $b)"
-    if [[ $base_pkgs != *" $pkg "* && $runtime_pkgs != *" $pkg "* ]]; then
-      missing+=" $pkg($b: $(basename "$lib"))"
-    fi
-  done < <(ldd "$tmp/staging/usr/local/bin/$b" | awk '/=> \// {print $3}')
-done
+  ldd "$tmp/staging/usr/local/bin/$b" | awk '/=> \// {print $3}'
+done | sort -u >"$tmp/libs"
+[[ -s $tmp/libs ]] || fail "ldd lists no shared libraries"
+while read -r lib; do
+  pkg=""
+  for path in "$lib" "$(readlink -f "$lib")" "${lib#/usr}" "/usr$lib"; do
+    pkg=$(dpkg -S "$path" 2>/dev/null | head -n 1 | cut -d: -f1) && [[ -n $pkg ]] && break
+  done
+  [[ -n $pkg ]] || fail "no Debian package ships $lib"
+  if [[ $base_pkgs != *" $pkg "* && $runtime_pkgs != *" $pkg "* ]]; then
+    missing+=" $pkg($(basename "$lib"))"
+  fi
+done <"$tmp/libs"
 [[ -z $missing ]] || fail "the runtime stage lacks packages:$missing"
 
 echo "Dockerfile: runtime packages cover every shared library;$runtime_pkgs"
