@@ -19,6 +19,7 @@ test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common
   python3-boto3 awscli curl iproute2 util-linux procps
   openssl  # tests/s3/radosgw.sh makes a self-signed certificate for the HTTPS tests
+  python3-yaml systemd  # tests/deploy/: manifest checks; systemd-analyze, -sysusers, -tmpfiles
 )
 
 want=("${build_pkgs[@]}")

@@ -28,13 +28,16 @@ for b in shoal shoal-tracker shoald; do
 done
 
 work=$(mktemp -d /tmp/shoal-demo.XXXXXX)
-pids=()
+pids=()       # the tracker and the agents
+pull_pids=()  # pulls running in the background
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for p in "${pull_pids[@]}" "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pull_pids[@]}" "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [[ $keep == 1 ]]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT   # so an interrupted demo still stops what it started
+trap 'exit 143' TERM
 
 wait_file() {  # waits up to 10 s for a non-empty file
   for _ in $(seq 100); do [[ -s $1 ]] && return 0; sleep 0.1; done
@@ -47,8 +50,9 @@ ckpt=$work/ckpt
 mkdir -p "$ckpt/tokenizer" "$work/origin"
 half=$((size_mib / 2))
 head -c $((half << 20)) /dev/urandom >"$ckpt/model-00001-of-00002.safetensors"
-head -c $(((size_mib - half) << 20)) /dev/urandom | head -c $((((size_mib - half) << 20) - 4096)) \
-  >"$ckpt/model-00002-of-00002.safetensors"
+# 4 KiB short of a whole MiB, so the last piece is a partial one. (One head,
+# not two in a pipe: the first would die of SIGPIPE, failing the pipeline.)
+head -c $((((size_mib - half) << 20) - 4096)) /dev/urandom >"$ckpt/model-00002-of-00002.safetensors"
 printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096}\n' >"$ckpt/config.json"
 head -c 1800000 /dev/urandom >"$ckpt/tokenizer/tokenizer.json"
 
@@ -81,7 +85,6 @@ SHOAL_TOKEN=$writer "$bin/shoal" publish "$ckpt" --name demo/llama-ft --tag late
 echo "== shoal pull on agent1 (cold: chunks come from the origin)"
 SHOAL_TOKEN=$reader "$bin/shoal" pull demo/llama-ft:prod --to "$work/pulled1" --agent "$work/agent1.sock"
 echo "== shoal pull on the other agents at once (chunks come from peers)"
-pull_pids=()
 for i in $(seq 2 "$agents"); do
   SHOAL_TOKEN=$reader "$bin/shoal" pull demo/llama-ft:prod --to "$work/pulled$i" \
     --agent "$work/agent$i.sock" >"$work/pull$i.out" 2>&1 &

@@ -20,6 +20,7 @@
 #include "shoal/log.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
+#include "shoal/service/effective_config.h"
 #include "shoal/token.h"
 #include "tracker_context.h"
 #include "tracker_options.h"
@@ -34,6 +35,7 @@ struct ServeFlags {
   std::string log_level = "info";
   std::string announce_interval = "5s";
   std::string fetch_done_grace = "15s";
+  bool print_config = false;
 };
 
 void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
@@ -61,9 +63,17 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
                   "a chunk delivered this recently is not fetched again when asked for")
       ->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
+  cmd->add_flag("--print-config", f->print_config,
+                "print the effective configuration as a config file and exit")
+      ->configurable(false);
 }
 
 Status Serve(ServeFlags& f) {
+  // Before any thread starts (LevelDB's, the origin client's): threads
+  // inherit this thread's signal mask, and one without it would let SIGTERM
+  // kill the tracker instead of stopping it.
+  kj::UnixEventPort::captureSignal(SIGTERM);
+  kj::UnixEventPort::captureSignal(SIGINT);
   TrackerOptions& o = f.opts;
   Result<LogLevel> level = ParseLogLevel(f.log_level);
   if (!level.ok()) return level.status();
@@ -94,8 +104,6 @@ Status Serve(ServeFlags& f) {
   auto origin = OpenOrigin(o.origin);
   if (!origin.ok()) return origin.status().WithContext("open origin " + o.origin.url);
 
-  kj::UnixEventPort::captureSignal(SIGTERM);
-  kj::UnixEventPort::captureSignal(SIGINT);
   auto io = kj::setupAsyncIo();
   TrackerContext ctx(o, **store, *tokens, **signer, **origin);
 
@@ -172,8 +180,16 @@ Status CreateToken(const TokenFlags& f) {
 int main(int argc, char** argv) {
   using namespace shoal::tracker;
   CLI::App app{"shoal-tracker: the Shoal manifest registry and tracker"};
-  app.set_config("--config", "", "read options from this TOML/INI file");
+  app.set_config("--config", "",
+                 "read options from this TOML/INI file; serve's keys go under [serve]");
   app.require_subcommand(1);
+  // Set before the subcommands, which inherit them: --config may follow
+  // `serve`, and a misspelt key in the file is an error.
+  app.fallthrough();
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "shoal-tracker: error: " + std::string(e.what()) + "\n";
+  });
 
   ServeFlags serve;
   CLI::App* serve_cmd = app.add_subcommand("serve", "run the tracker");
@@ -193,6 +209,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (serve_cmd->parsed() && serve.print_config) {
+    std::fputs(shoal::EffectiveConfig(*serve_cmd, "serve", {"s3-secret-key"}).c_str(), stdout);
+    return 0;
   }
   shoal::Status s = serve_cmd->parsed() ? Serve(serve) : CreateToken(token);
   if (!s.ok()) {

@@ -41,7 +41,7 @@ struct PublishArgs {
   bool follow_symlinks = false;
   ClientFlags client;
   OriginOptions origin;
-  std::string agent_socket = "/run/shoald.sock";
+  std::string agent_socket = "/run/shoald/shoald.sock";
   bool no_seed = false;
   bool no_hash_cache = false;
 };

@@ -21,7 +21,7 @@ struct PullArgs {
   std::string ref;
   std::string to;
   std::string token;
-  std::string agent_socket = "/run/shoald.sock";
+  std::string agent_socket = "/run/shoald/shoald.sock";
 };
 
 class ProgressListener final : public proto::PullListener::Server {

@@ -21,7 +21,7 @@ struct AgentOptions {
   uint64_t cache_bytes = 100ull << 30;            // cache budget (bytes)
   std::string peer_listen = "0.0.0.0:6881";       // BitTorrent listen address; port 0 picks one
   std::string http_listen = "127.0.0.1:7402";     // /metrics, /healthz
-  std::string control_socket = "/run/shoald.sock";  // the local CLI's endpoint
+  std::string control_socket = "/run/shoald/shoald.sock";  // the local CLI's endpoint
   std::string port_file;                          // if set: "peer_port http_port" once listening
   OriginOptions origin;                           // where chunks no peer has come from
   int64_t origin_fallback_ms = 3000;              // wait this long for a peer before the origin

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -127,6 +128,11 @@ struct State {
 
 kj::Promise<void> ServeLocalControl(kj::AsyncIoContext& io, const std::string& socket_path,
                                     LocalControlDeps deps) {
+  // A service manager usually provides the socket's folder (systemd's
+  // RuntimeDirectory=shoald, a hostPath in Kubernetes); make it otherwise.
+  // A failure here shows up as the listen error below.
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(socket_path).parent_path(), ec);
   ::unlink(socket_path.c_str());
   auto addr = io.provider->getNetwork().parseAddress("unix:" + socket_path).wait(io.waitScope);
   auto listener = addr->listen();

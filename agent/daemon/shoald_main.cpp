@@ -23,6 +23,7 @@
 #include "shoal/host_port.h"
 #include "shoal/log.h"
 #include "shoal/origin.h"
+#include "shoal/service/effective_config.h"
 #include "shoal/service/http_server.h"
 #include "shoal/service/metrics.h"
 #include "shoal/service/standard_routes.h"
@@ -68,6 +69,12 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
 }
 
 Status Run(AgentOptions& o, const std::string& cache_size, const std::string& log_level) {
+  // Before any thread starts (the store's, the engine's): captureSignal
+  // blocks the signals in this thread only, and threads inherit the mask.
+  // A thread started earlier would take SIGTERM's default action, killing
+  // the agent without stopping the engine or removing its socket.
+  kj::UnixEventPort::captureSignal(SIGTERM);
+  kj::UnixEventPort::captureSignal(SIGINT);
   auto level = ParseLogLevel(log_level);
   if (!level.ok()) return level.status();
   SetLogLevel(*level);
@@ -100,8 +107,6 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   if (!engine.ok()) return engine.status();
   relay->Attach(engine->get());
 
-  kj::UnixEventPort::captureSignal(SIGTERM);
-  kj::UnixEventPort::captureSignal(SIGINT);
   auto io = kj::setupAsyncIo();
   PullCounters counters;
   auto stats = [&] {
@@ -189,16 +194,24 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
 
 int main(int argc, char** argv) {
   shoal::AgentOptions o;
-  std::string cache_size, log_level = "info";
+  std::string cache_size = "100GiB", log_level = "info";
+  bool print_config = false;
   CLI::App app{"shoald: the Shoal agent"};
   app.set_config("--config", "", "read options from this TOML/INI file");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "shoald: error: " + std::string(e.what()) + "\n";
+  });
+  app.add_flag("--print-config", print_config,
+               "print the effective configuration as a config file and exit")
+      ->configurable(false);
   app.add_option("--name", o.name, "node name; default: the host name");
   app.add_option("--zone", o.zone, "zone label; same-zone peers are preferred");
   app.add_option("--tracker", o.tracker, "tracker RPC host:port")->envname("SHOAL_TRACKER")->capture_default_str();
   app.add_option("--token", o.token, "agent token (shoal-tracker token create --ns '*' --role read)")
       ->envname("SHOAL_AGENT_TOKEN");
   app.add_option("--cache-dir", o.cache_dir, "chunk cache folder")->capture_default_str();
-  app.add_option("--cache-size", cache_size, "cache budget, e.g. 200GiB (default 100GiB)");
+  app.add_option("--cache-size", cache_size, "cache budget, e.g. 200GiB")->capture_default_str();
   app.add_option("--peer-listen", o.peer_listen, "BitTorrent listen address")->capture_default_str();
   app.add_option("--http-listen", o.http_listen, "/metrics and /healthz address")->capture_default_str();
   app.add_option("--control-socket", o.control_socket, "unix socket for the local CLI")->capture_default_str();
@@ -217,6 +230,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (print_config) {
+    std::fputs(shoal::EffectiveConfig(app, "", {"token"}).c_str(), stdout);
+    return 0;
   }
   shoal::Status s = shoal::Run(o, cache_size, log_level);
   if (!s.ok()) {
