@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--origin-parallelism", o.origin_parallelism, "origin GETs in flight per pull")->capture_default_str();
   app.add_option("--disk-threads", o.disk_threads, "disk I/O threads")->capture_default_str();
-  app.add_option("--label", o.labels, "key=value label for `shoal warm --nodes key=value`; repeatable");
+  app.add_option("--label", o.labels, "label this agent for `shoal warm --nodes`, as key=value; repeatable");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   try {
     app.parse(argc, argv);
