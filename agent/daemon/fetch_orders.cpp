@@ -71,7 +71,7 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
     const FileEntry& f = *at->second.first;
     const uint64_t piece = at->second.second;
     if (!ctx_.store.Contains(chunk)) {
-      uint64_t size = std::min<uint64_t>(piece_size, f.size - piece * piece_size);
+      uint64_t size = f.ChunkBytes(piece_size, piece);
       SHOAL_RETURN_IF_ERROR(FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, size));
       ++out.chunks;
       out.bytes += size;

@@ -16,6 +16,7 @@
 
 #include "client/tracker_client.h"
 #include "daemon/origin_fetch.h"
+#include "daemon/origin_fetches.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/log.h"
 #include "shoal/model_ref.h"
@@ -29,10 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 int64_t MsSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
-}
-
-uint64_t PieceBytes(const FileEntry& f, uint32_t piece_size, uint64_t p) {
-  return std::min<uint64_t>(piece_size, f.size - p * piece_size);
 }
 
 // One distinct file of the version (identical files share one).
@@ -66,70 +63,6 @@ bool PinHeld(ChunkStore& store, FileTask& t) {
   return pinned == t.chunks.size();
 }
 
-// Origin fetches for one pull, `parallelism` at a time.
-class OriginFetches {
- public:
-  OriginFetches(Origin& origin, ChunkStore& store, int parallelism) : origin_(origin), store_(store) {
-    for (int i = 0; i < parallelism; ++i) threads_.emplace_back([this] { Loop(); });
-  }
-  ~OriginFetches() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
-  struct Done {
-    size_t task;
-    uint64_t piece;
-    uint64_t bytes;
-    Status status;
-    double ms;  // how long the fetch took
-  };
-  void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size) {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back({task, piece, id, size});
-    cv_.notify_one();
-  }
-  std::vector<Done> TakeDone() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return std::exchange(done_, {});
-  }
-
- private:
-  struct Job {
-    size_t task;
-    uint64_t piece;
-    ChunkId id;
-    uint64_t size;
-  };
-  void Loop() {
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (stopping_) return;
-        job = queue_.front();
-        queue_.pop_front();
-      }
-      Clock::time_point start = Clock::now();
-      Status s = FetchChunkFromOrigin(origin_, store_, job.id, job.size);
-      double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      std::lock_guard<std::mutex> lock(mu_);
-      done_.push_back({job.task, job.piece, job.size, s, ms});
-    }
-  }
-  Origin& origin_;
-  ChunkStore& store_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> queue_;   // protected by mu_
-  std::vector<Done> done_;  // protected by mu_
-  bool stopping_ = false;   // protected by mu_
-  std::vector<std::thread> threads_;
-};
 
 enum class OriginRole { kNoRing, kOwner, kOther };
 
@@ -200,47 +133,6 @@ Status SwapIntoPlace(const std::string& tmp, const std::string& dest) {
 
 }  // namespace
 
-Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const std::string& token,
-                           const std::string& dir) {
-  Result<ModelRef> ref = ModelRef::Parse(ref_text);
-  if (!ref.ok()) return ref.status();
-  auto tracker = TrackerClient::Connect(ctx.options.tracker, token);
-  if (!tracker.ok()) return tracker.status();
-  auto version = (*tracker)->Resolve(ref->ns(), ref->name(), ref->ref());
-  if (!version.ok()) return version.status();
-  const Manifest& m = version->manifest;
-  SeedResult out;
-  std::vector<uint8_t> buf;
-  for (const FileEntry& f : m.files) {
-    if (f.size == 0) continue;
-    std::vector<ChunkId> chunks = f.ChunkIds();
-    std::string path = dir + "/" + f.path;
-    for (uint64_t p = 0; p < chunks.size(); ++p) {
-      if (ctx.store.Contains(chunks[p])) continue;
-      buf.resize(PieceBytes(f, m.piece_size, p));
-      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return Status::FromErrno("open " + path, errno);
-      ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(p * m.piece_size));
-      ::close(fd);
-      if (n != static_cast<ssize_t>(buf.size())) {
-        return Status::Corruption(path + " is shorter than version " + version->id.ShortHex() + " says");
-      }
-      Status s = ctx.store.Put(chunks[p], buf.data(), buf.size());
-      if (s.IsCorruption()) {
-        return Status::Corruption(path + " differs from version " + version->id.ShortHex() + " (piece " +
-                                  std::to_string(p) + "); seed from the folder that was published");
-      }
-      SHOAL_RETURN_IF_ERROR(s);
-      ++out.chunks;
-      out.bytes += buf.size();
-    }
-    auto id = ctx.engine.AddFile(f, m.piece_size, ctx.announce_url);
-    if (!id.ok()) return id.status().WithContext("seed " + f.path);
-  }
-  Log(LogLevel::kInfo, "seed.done", {{"ref", ref->ToString()}, {"chunks", out.chunks}, {"bytes", out.bytes}});
-  return out;
-}
-
 Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const std::string& token,
                            const std::string& dest, const std::function<void(const PullState&)>& progress) {
   const Clock::time_point start = Clock::now();
@@ -273,7 +165,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
     bool all = true;
     for (uint64_t p = 0; p < t.chunks.size(); ++p) {
       if (ctx.store.Contains(t.chunks[p])) {
-        result.bytes_cached += PieceBytes(f, m.piece_size, p);
+        result.bytes_cached += f.ChunkBytes(m.piece_size, p);
       } else {
         all = false;
       }
@@ -405,7 +297,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
                 t.fetching[p] = true;
                 if (role == OriginRole::kOwner) ctx.counters.owner_fetches++;
                 if (role == OriginRole::kOther) ctx.counters.takeover_fetches++;
-                fetches->Add(i, p, t.chunks[p], PieceBytes(*t.file, m.piece_size, p));
+                fetches->Add(i, p, t.chunks[p], t.file->ChunkBytes(m.piece_size, p));
               }
             }
             t.unavailable_since = std::move(still);

@@ -57,6 +57,11 @@ struct FileEntry {
   uint64_t ChunkCount(uint32_t piece_size) const;
   // The chunk IDs in file order (see FileChunkIds in piece_hasher.h).
   std::vector<ChunkId> ChunkIds() const;
+  // Bytes in chunk `p`: piece_size, less for the last.
+  // REQUIRES: p < ChunkCount(piece_size).
+  uint64_t ChunkBytes(uint32_t piece_size, uint64_t p) const {
+    return size - p * piece_size < piece_size ? size - p * piece_size : piece_size;
+  }
 
   friend bool operator==(const FileEntry& a, const FileEntry& b) {
     return a.path == b.path && a.size == b.size && a.mode == b.mode &&

@@ -1,0 +1,40 @@
+#include "daemon/origin_fetches.h"
+
+#include <chrono>
+
+#include "daemon/origin_fetch.h"
+
+namespace shoal {
+
+OriginFetches::OriginFetches(Origin& origin, ChunkStore& store, int parallelism) : origin_(origin), store_(store) {
+  for (int i = 0; i < parallelism; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+OriginFetches::~OriginFetches() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void OriginFetches::Loop() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = queue_.front();
+      queue_.pop_front();
+    }
+    auto start = std::chrono::steady_clock::now();
+    Status s = FetchChunkFromOrigin(origin_, store_, job.id, job.size);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard<std::mutex> lock(mu_);
+    done_.push_back({job.task, job.piece, job.size, s, ms});
+  }
+}
+
+}  // namespace shoal

@@ -1,0 +1,53 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "client/tracker_client.h"
+#include "daemon/pull_job.h"
+#include "p2p/torrent_engine.h"
+#include "shoal/log.h"
+#include "shoal/model_ref.h"
+
+namespace shoal {
+
+Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const std::string& token,
+                           const std::string& dir) {
+  Result<ModelRef> ref = ModelRef::Parse(ref_text);
+  if (!ref.ok()) return ref.status();
+  auto tracker = TrackerClient::Connect(ctx.options.tracker, token);
+  if (!tracker.ok()) return tracker.status();
+  auto version = (*tracker)->Resolve(ref->ns(), ref->name(), ref->ref());
+  if (!version.ok()) return version.status();
+  const Manifest& m = version->manifest;
+  SeedResult out;
+  std::vector<uint8_t> buf;
+  for (const FileEntry& f : m.files) {
+    if (f.size == 0) continue;
+    std::vector<ChunkId> chunks = f.ChunkIds();
+    std::string path = dir + "/" + f.path;
+    for (uint64_t p = 0; p < chunks.size(); ++p) {
+      if (ctx.store.Contains(chunks[p])) continue;
+      buf.resize(f.ChunkBytes(m.piece_size, p));
+      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return Status::FromErrno("open " + path, errno);
+      ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(p * m.piece_size));
+      ::close(fd);
+      if (n != static_cast<ssize_t>(buf.size())) {
+        return Status::Corruption(path + " is shorter than version " + version->id.ShortHex() + " says");
+      }
+      Status s = ctx.store.Put(chunks[p], buf.data(), buf.size());
+      if (s.IsCorruption()) {
+        return Status::Corruption(path + " differs from version " + version->id.ShortHex() + " (piece " +
+                                  std::to_string(p) + "); seed from the folder that was published");
+      }
+      SHOAL_RETURN_IF_ERROR(s);
+      ++out.chunks;
+      out.bytes += buf.size();
+    }
+    auto id = ctx.engine.AddFile(f, m.piece_size, ctx.announce_url);
+    if (!id.ok()) return id.status().WithContext("seed " + f.path);
+  }
+  Log(LogLevel::kInfo, "seed.done", {{"ref", ref->ToString()}, {"chunks", out.chunks}, {"bytes", out.bytes}});
+  return out;
+}
+
+}  // namespace shoal
