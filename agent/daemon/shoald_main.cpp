@@ -17,6 +17,7 @@
 #include "kj_status.h"
 #include "p2p/eviction_relay.h"
 #include "p2p/torrent_engine.h"
+#include "read/read_service.h"
 #include "shoal/byte_size.h"
 #include "shoal/chunk_store.h"
 #include "shoal/host_port.h"
@@ -131,11 +132,22 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   AddMetrics(metrics, **store, **engine, counters, origin.get(), link);
   HttpServerOptions ho;
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &ho.address, &ho.port));
+  ho.threads = o.http_threads;
   HttpServer http(ho);
   AddStandardRoutes(http, metrics, [&] {
     if (!link.registered()) return Status::Unavailable("not registered with tracker " + o.tracker);
     return Status::OK();
   });
+  ReadServiceOptions ro;
+  ro.tracker = o.tracker;
+  ro.agent_token = o.token;
+  ro.anonymous_loopback = o.read_anonymous;
+  ro.cache_ms = o.read_cache_ms;
+  ro.fetch.origin_wait_ms = o.read_origin_wait_ms;
+  ro.fetch.read_ahead_pieces = o.read_ahead_pieces;
+  ro.fetch.origin_parallelism = o.origin_parallelism;
+  ReadService reads(ro, **store, **engine, origin.get(), [&link] { return link.announce_url(); }, metrics);
+  reads.AddRoutes(http);
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
 
   kj::Promise<void> control = nullptr;
@@ -163,6 +175,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
                     .then([](siginfo_t) { return 0; });
   served.exclusiveJoin(kj::mv(signal)).wait(io.waitScope);
   Log(LogLevel::kInfo, "agent.stop", {});
+  reads.Stop();  // its waiting reads hold HTTP connections
   http.Stop();
   relay->Detach();
   (*engine)->Stop();
@@ -186,7 +199,18 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", o.cache_dir, "chunk cache folder")->capture_default_str();
   app.add_option("--cache-size", cache_size, "cache budget, e.g. 200GiB (default 100GiB)");
   app.add_option("--peer-listen", o.peer_listen, "BitTorrent listen address")->capture_default_str();
-  app.add_option("--http-listen", o.http_listen, "/metrics and /healthz address")->capture_default_str();
+  app.add_option("--http-listen", o.http_listen, "address for reads (plain and S3), /metrics and /healthz")
+      ->capture_default_str();
+  app.add_option("--http-threads", o.http_threads, "HTTP I/O threads")->capture_default_str();
+  app.add_flag("--read-anonymous", o.read_anonymous,
+               "let reads without credentials from loopback use the agent's --token");
+  app.add_option("--read-cache-ms", o.read_cache_ms, "reuse a (token, model) resolution this long")
+      ->capture_default_str();
+  app.add_option("--read-origin-wait-ms", o.read_origin_wait_ms,
+                 "a read's piece that no peer offers waits this long before the origin (none if the swarm is empty)")
+      ->capture_default_str();
+  app.add_option("--read-ahead-pieces", o.read_ahead_pieces, "pieces past a reader's position to fetch too")
+      ->capture_default_str();
   app.add_option("--control-socket", o.control_socket, "unix socket for the local CLI")->capture_default_str();
   app.add_option("--port-file", o.port_file, "write 'peer_port http_port' here once listening");
   app.add_option("--origin", o.origin.url, "file:///path or s3://bucket/prefix, for chunks no peer has")

@@ -87,6 +87,11 @@ void HttpServer::Handle(std::string method, std::string pattern, HttpHandler han
   impl_->router.Add(std::move(method), std::move(pattern), std::move(handler));
 }
 
+void HttpServer::HandleAsync(std::string method, std::string pattern, HttpAsyncHandler handler) {
+  if (impl_->started) throw std::logic_error("HttpServer::HandleAsync called after Start");
+  impl_->router.AddAsync(std::move(method), std::move(pattern), std::move(handler));
+}
+
 Status HttpServer::Start() {
   if (impl_->started || !impl_->ioc) {
     throw std::logic_error("HttpServer::Start called twice, or after Stop");

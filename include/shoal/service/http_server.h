@@ -14,7 +14,10 @@
 // these affects other connections.
 //
 // Handlers run on the server's I/O threads, so a slow handler holds one of
-// them; keep handlers short or hand work elsewhere.
+// them; keep handlers short or hand work elsewhere. An asynchronous handler
+// (HandleAsync) returns at once and answers later, from any thread, through
+// its responder; a body that trickles in goes out through an HttpBodySource.
+// File bodies are sent with sendfile(2).
 #ifndef SHOAL_SERVICE_HTTP_SERVER_H_
 #define SHOAL_SERVICE_HTTP_SERVER_H_
 
@@ -42,6 +45,10 @@ struct HttpServerOptions {
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+// Sends the response. Call it exactly once, from any thread.
+using HttpResponder = std::function<void(HttpResponse)>;
+// The request is valid only during the call: copy what the answer needs.
+using HttpAsyncHandler = std::function<void(const HttpRequest&, HttpResponder)>;
 
 // Thread-safety: Handle must be called before Start, from one thread. Start,
 // Stop and port may be called from any one thread; handlers are called
@@ -60,6 +67,9 @@ class HttpServer {
   // ends in '*', starts with the part before the '*'.
   // REQUIRES: not started; no route yet for the same method and pattern.
   void Handle(std::string method, std::string pattern, HttpHandler handler);
+  // As Handle, for a handler that answers later through its responder.
+  // REQUIRES: as Handle; every responder is called or destroyed before Stop.
+  void HandleAsync(std::string method, std::string pattern, HttpAsyncHandler handler);
 
   // Binds, listens and starts the I/O threads. InvalidArgument for bad
   // options, IOError naming the address if it cannot be bound.
