@@ -2,14 +2,14 @@
 
 namespace shoal {
 
-int HttpStatusOf(ReadFailure f) {
+int HttpStatusOf(ReadFailure f, bool s3) {
   switch (f) {
     case ReadFailure::kBadRequest:
     case ReadFailure::kBadAuthorization:
       return 400;
     case ReadFailure::kNoCredentials:
     case ReadFailure::kBadToken:
-      return 401;
+      return s3 ? 403 : 401;
     case ReadFailure::kSignatureMismatch:
     case ReadFailure::kRequestExpired:
     case ReadFailure::kAccessDenied:

@@ -14,8 +14,8 @@ namespace shoal {
 enum class ReadFailure {
   kBadRequest,         // 400 InvalidArgument: a bad path, key, parameter or '..'
   kBadAuthorization,   // 400 AuthorizationHeaderMalformed
-  kNoCredentials,      // 401 (plain) / 403 AccessDenied (S3): no token at all
-  kBadToken,           // 401 (plain) / 403 InvalidAccessKeyId: the tracker refused the token
+  kNoCredentials,      // 401 / S3: 403 AccessDenied: no token at all
+  kBadToken,           // 401 / S3: 403 InvalidAccessKeyId: the tracker refused the token
   kSignatureMismatch,  // 403 SignatureDoesNotMatch
   kRequestExpired,     // 403 RequestTimeTooSkewed
   kAccessDenied,       // 403 AccessDenied: the token may not read this namespace
@@ -33,7 +33,9 @@ struct ReadError {
   std::vector<std::pair<std::string, std::string>> headers = {};  // extra response headers
 };
 
-int HttpStatusOf(ReadFailure f);
+// The status for the plain API, or for S3 (`s3`), which answers missing or
+// refused credentials with 403 rather than 401.
+int HttpStatusOf(ReadFailure f, bool s3 = false);
 const char* S3CodeOf(ReadFailure f);
 
 // A Status from resolving a model with the caller's token, or from reading

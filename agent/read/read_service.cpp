@@ -125,7 +125,7 @@ void ReadService::WithModel(std::shared_ptr<ReadCall> call, const ObjectAddress&
 }
 
 void ReadService::Fail(const std::shared_ptr<ReadCall>& call, ReadError error) {
-  const int status = HttpStatusOf(error.failure);
+  const int status = HttpStatusOf(error.failure, call->api == ReadApi::kS3);
   HttpResponse r;
   if (call->api == ReadApi::kS3) {
     r.status = status;
