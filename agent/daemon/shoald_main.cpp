@@ -84,6 +84,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   StoreOptions so;
   so.dir = o.cache_dir;
   so.capacity_bytes = o.cache_bytes;
+  so.sync = o.cache_sync;
   so.on_evict = relay->Listener();
   auto store = ChunkStore::Open(so);
   if (!store.ok()) return store.status();
@@ -210,6 +211,10 @@ int main(int argc, char** argv) {
                  "a read's piece that no peer offers waits this long before the origin (none if the swarm is empty)")
       ->capture_default_str();
   app.add_option("--read-ahead-pieces", o.read_ahead_pieces, "pieces past a reader's position to fetch too")
+      ->capture_default_str();
+  app.add_option("--cache-sync", o.cache_sync,
+                 "fsync each chunk before it is visible; false trades durability (chunks are hashed again "
+                 "after a restart) for latency")
       ->capture_default_str();
   app.add_option("--control-socket", o.control_socket, "unix socket for the local CLI")->capture_default_str();
   app.add_option("--port-file", o.port_file, "write 'peer_port http_port' here once listening");

@@ -86,9 +86,7 @@ void TorrentEngine::Impl::HandleAlerts() {
       // Whether anyone else is in the swarm: a reader that hears "no one"
       // goes to the origin without waiting for peers.
       std::lock_guard<std::mutex> l(mu_);
-      for (const auto& [id, ft] : torrents_) {
-        if (ft->handle == reply->handle) ft->tracker_peers = reply->num_peers;
-      }
+      tracker_peers_[reply->torrent_name()] = reply->num_peers;
     } else if (auto* tr = lt::alert_cast<lt::tracker_error_alert>(a)) {
       Log(LogLevel::kDebug, "p2p.tracker.error",
           {{"torrent", tr->torrent_name()},

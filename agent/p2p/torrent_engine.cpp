@@ -217,7 +217,8 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
     std::lock_guard<std::mutex> l(impl_->mu_);
     h = t->handle;
     carried = t->bytes_carried;
-    tracker_peers = t->tracker_peers;
+    auto reply = impl_->tracker_peers_.find(t->info->name());
+    tracker_peers = reply == impl_->tracker_peers_.end() ? -1 : reply->second;
   }
   lt::torrent_status st;
   SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent status", [&] {
@@ -356,6 +357,7 @@ Status TorrentEngine::Remove(const FileTorrentId& id) {
   if (it == impl_->torrents_.end()) return Unknown(id);
   std::shared_ptr<FileTorrent> t = it->second;
   impl_->torrents_.erase(it);
+  impl_->tracker_peers_.erase(t->info->name());
   for (uint64_t i = 0; i < t->layout->num_pieces(); ++i) {
     auto range = impl_->chunk_index_.equal_range(t->layout->chunks[i]);
     for (auto e = range.first; e != range.second;) {

@@ -79,6 +79,7 @@ void ReadFetcher::Loop() {
     }
     auto fetched = std::exchange(fetched_, {});
     l.unlock();
+    auto wanted = Sweep();  // readers first: the handovers below read whole chunks
     // Chunks from the origin join their torrents, so this agent seeds them.
     for (const auto& [file, piece] : fetched) {
       auto it = torrents_.find(TorrentKey(*file));
@@ -86,7 +87,7 @@ void ReadFetcher::Loop() {
       Status s = engine_.ChunkArrived(it->second.id, piece);
       if (!s.ok()) Log(LogLevel::kWarn, "read.chunk_handover_failed", {{"error", s.ToString()}});
     }
-    for (const auto& [key, want] : Sweep()) Pursue(want.first, want.second);
+    for (const auto& [key, want] : wanted) Pursue(want.first, want.second);
     l.lock();
     if (!stopping_ && fetched_.empty())
       cv_.wait_for(l, std::chrono::milliseconds(options_.poll_ms));
@@ -211,7 +212,11 @@ void ReadFetcher::FetchLoop() {
     Fetch f = std::move(fetch_queue_.front());
     fetch_queue_.pop_front();
     l.unlock();
+    const Clock::time_point start = Clock::now();
     Status s = FetchFromOrigin(*f.file, f.piece);
+    Log(LogLevel::kDebug, "read.origin_fetch",
+        {{"chunk", f.file->chunks[f.piece].ShortHex()},
+         {"ms", std::chrono::duration<double, std::milli>(Clock::now() - start).count()}});
     l.lock();
     const ChunkId& chunk = f.file->chunks[f.piece];
     fetching_.erase(chunk);
