@@ -199,3 +199,32 @@ TEST_CASE("a failing source cuts its connection, not the server", "[http]") {
   CHECK(!r.complete);
   CHECK(Fetch(s.server.port(), "GET", "/later?who=x").body == "hi x");
 }
+
+TEST_CASE("a client that stops reading a file body is cut off after the idle timeout", "[http]") {
+  char path[] = "/tmp/shoal-http-stall-XXXXXX";
+  int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::unlink(path);
+  REQUIRE(::ftruncate(fd, 64 << 20) == 0);  // more than any socket buffers hold
+  HttpServerOptions o;
+  o.idle_timeout = std::chrono::milliseconds(300);
+  HttpServer server(o);
+  server.Handle("GET", "/big", [fd](const HttpRequest&) {
+    HttpResponse r;
+    r.file = std::make_shared<HttpFileBody>(::dup(fd), 0, 64 << 20);
+    return r;
+  });
+  REQUIRE(server.Start().ok());
+  TestConnection stalled(server.port());
+  REQUIRE(stalled.Send(Request("/big")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  RawResponse r = stalled.Read();
+  CHECK(r.status == 200);
+  CHECK(!r.complete);
+  CHECK(r.body.size() < size_t(64 << 20));
+  // Meanwhile and afterwards, others are served.
+  RawResponse other = Fetch(server.port(), "GET", "/big");
+  CHECK(other.complete);
+  CHECK(other.body.size() == size_t(64 << 20));
+  ::close(fd);
+}
