@@ -32,6 +32,7 @@ struct AgentOptions {
   int64_t read_origin_wait_ms = 500;              // a read's piece no peer offers waits this long, unless the swarm is empty
   int read_ahead_pieces = 4;                      // pieces after the one a reader waits for to fetch too
   bool cache_sync = true;                         // fsync each chunk before it becomes visible (see StoreOptions::sync)
+  std::string http_socket;                        // if set, the HTTP routes on this unix socket too
 
   Status Validate() const;
 };

@@ -135,10 +135,11 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &ho.address, &ho.port));
   ho.threads = o.http_threads;
   HttpServer http(ho);
-  AddStandardRoutes(http, metrics, [&] {
+  auto health = [&] {
     if (!link.registered()) return Status::Unavailable("not registered with tracker " + o.tracker);
     return Status::OK();
-  });
+  };
+  AddStandardRoutes(http, metrics, health);
   ReadServiceOptions ro;
   ro.tracker = o.tracker;
   ro.agent_token = o.token;
@@ -150,6 +151,15 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   ReadService reads(ro, **store, **engine, origin.get(), [&link] { return link.announce_url(); }, metrics);
   reads.AddRoutes(http);
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
+  std::unique_ptr<HttpServer> http_unix;  // the same routes on a unix socket, for pods
+  if (!o.http_socket.empty()) {
+    HttpServerOptions uo = ho;
+    uo.unix_socket = o.http_socket;
+    http_unix = std::make_unique<HttpServer>(uo);
+    AddStandardRoutes(*http_unix, metrics, health);
+    reads.AddRoutes(*http_unix);
+    SHOAL_RETURN_IF_ERROR(http_unix->Start().WithContext("listen on " + o.http_socket));
+  }
 
   kj::Promise<void> control = nullptr;
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
@@ -164,7 +174,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   }
   Log(LogLevel::kInfo, "agent.start",
       {{"peer_port", static_cast<int64_t>((*engine)->listen_port())}, {"http_port", static_cast<int64_t>(http.port())},
-       {"cache_dir", o.cache_dir}, {"cache_bytes", o.cache_bytes}, {"control", o.control_socket},
+       {"http_socket", o.http_socket}, {"cache_dir", o.cache_dir}, {"cache_bytes", o.cache_bytes}, {"control", o.control_socket},
        {"origin", origin ? origin->Describe() : std::string("(none)")}});
 
   auto tracker = link.Run().eagerlyEvaluate([](kj::Exception&& e) {
@@ -178,6 +188,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   Log(LogLevel::kInfo, "agent.stop", {});
   reads.Stop();  // its waiting reads hold HTTP connections
   http.Stop();
+  if (http_unix) http_unix->Stop();
   relay->Detach();
   (*engine)->Stop();
   ::unlink(o.control_socket.c_str());
@@ -203,6 +214,8 @@ int main(int argc, char** argv) {
   app.add_option("--http-listen", o.http_listen, "address for reads (plain and S3), /metrics and /healthz")
       ->capture_default_str();
   app.add_option("--http-threads", o.http_threads, "HTTP I/O threads")->capture_default_str();
+  app.add_option("--http-socket", o.http_socket,
+                 "also serve reads, /metrics and /healthz on this unix socket (mode 0666), for pods");
   app.add_flag("--read-anonymous", o.read_anonymous,
                "let reads without credentials from loopback use the agent's --token");
   app.add_option("--read-cache-ms", o.read_cache_ms, "reuse a (token, model) resolution this long")

@@ -15,8 +15,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// True for 127.0.0.0/8 and ::1 (and ::ffff:127.x), the node itself.
+// True for 127.0.0.0/8 and ::1 (and ::ffff:127.x), and the agent's unix
+// socket: the node itself.
 bool IsLoopback(const std::string& remote) {
+  if (remote == "unix") return true;
   std::string host = remote.substr(0, remote.rfind(':'));
   if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
   if (host.rfind("::ffff:", 0) == 0) host = host.substr(7);

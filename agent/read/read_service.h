@@ -12,7 +12,7 @@
 // Every request resolves its model through the tracker with the caller's
 // token (see ModelResolver), so the tracker's scopes decide access. With
 // anonymous_loopback, a request with no credentials from a loopback
-// address reads with the agent's own token instead.
+// address or the agent's unix socket reads with the agent's own token.
 //
 // Bytes are sent as their chunks arrive (RangeSource over ReadFetcher), so a
 // cold range read starts once the chunks under it are here, not the file.

@@ -3,6 +3,7 @@
 #include <sys/sendfile.h>
 
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <cerrno>
@@ -20,6 +21,15 @@ namespace {
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
+using local = boost::asio::local::stream_protocol;
+
+// "ip:port" for a TCP peer; "unix" for a peer on the local socket.
+std::string RemoteOf(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  tcp::endpoint peer = socket.remote_endpoint(ec);
+  return ec ? std::string() : peer.address().to_string() + ":" + std::to_string(peer.port());
+}
+std::string RemoteOf(const local::socket&) { return "unix"; }
 
 bool BodyForbidden(int status) { return status < 200 || status == 204 || status == 304; }
 
@@ -68,14 +78,16 @@ class OnePiece final : public HttpBodySource {
   HttpBodyPiece piece_;
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+// One connection over TCP or a unix socket (`Protocol`).
+template <class Protocol>
+class Session : public std::enable_shared_from_this<Session<Protocol>> {
+  using std::enable_shared_from_this<Session<Protocol>>::shared_from_this;
+
  public:
-  Session(tcp::socket socket, const HttpServerOptions& options, const HttpRouter& router,
+  Session(typename Protocol::socket socket, const HttpServerOptions& options, const HttpRouter& router,
           boost::asio::thread_pool& workers)
       : stream_(std::move(socket)), options_(options), router_(router), workers_(workers) {
-    boost::system::error_code ec;
-    tcp::endpoint peer = stream_.socket().remote_endpoint(ec);
-    if (!ec) remote_ = peer.address().to_string() + ":" + std::to_string(peer.port());
+    remote_ = RemoteOf(stream_.socket());
   }
 
   void Read() {
@@ -377,7 +389,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void SendFileSome(std::shared_ptr<Source> st) {
     static constexpr uint64_t kSendfileBurst = 4 << 20;
     const HttpFileBody& file = *st->piece.file;
-    tcp::socket& socket = stream_.socket();
+    typename Protocol::socket& socket = stream_.socket();
     if (!sendfile_ready_) {
       boost::system::error_code ec;
       socket.native_non_blocking(true, ec);
@@ -413,7 +425,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void WaitWritable(std::shared_ptr<Source> st) {
     if (!send_timer_armed_) ArmSendTimer(options_.idle_timeout);
-    stream_.socket().async_wait(tcp::socket::wait_write, [self = shared_from_this(), st](beast::error_code ec) {
+    stream_.socket().async_wait(boost::asio::socket_base::wait_write, [self = shared_from_this(), st](beast::error_code ec) {
       if (ec) return self->Close();
       self->SendFileSome(st);
     });
@@ -436,11 +448,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     send_timer_.cancel();
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.socket().shutdown(boost::asio::socket_base::shutdown_send, ignored);
     stream_.close();
   }
 
-  beast::tcp_stream stream_;
+  beast::basic_stream<Protocol> stream_;
   boost::asio::steady_timer send_timer_{stream_.get_executor()};  // sendfile's wait for the socket
   static constexpr int kSendBufferBytes = 4 << 20;
   bool sendfile_ready_ = false;    // non-blocking, with a large send buffer
@@ -457,9 +469,14 @@ class Session : public std::enable_shared_from_this<Session> {
 
 }  // namespace
 
-void StartHttpSession(tcp::socket socket, const HttpServerOptions& options,
-                      const HttpRouter& router, boost::asio::thread_pool& workers) {
-  std::make_shared<Session>(std::move(socket), options, router, workers)->Read();
+void StartHttpSession(tcp::socket socket, const HttpServerOptions& options, const HttpRouter& router,
+                      boost::asio::thread_pool& workers) {
+  std::make_shared<Session<tcp>>(std::move(socket), options, router, workers)->Read();
+}
+
+void StartHttpSession(local::socket socket, const HttpServerOptions& options, const HttpRouter& router,
+                      boost::asio::thread_pool& workers) {
+  std::make_shared<Session<local>>(std::move(socket), options, router, workers)->Read();
 }
 
 }  // namespace shoal

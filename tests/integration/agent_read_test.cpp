@@ -33,7 +33,8 @@ std::string Slurp(const std::string& path) {
 
 // A tracker and two agents on the test bucket (a fresh prefix), with one
 // checkpoint published to the origin only, so every agent starts cold.
-// Agent 0 lets credential-less loopback reads use its own token.
+// Agent 0 lets credential-less loopback reads use its own token; agent 1
+// also listens on a unix socket.
 struct ReadCluster {
   TempDir tmp;
   shoal::OriginOptions o =
@@ -62,6 +63,7 @@ struct ReadCluster {
           "--tracker", tracker->rpc_address(),  "--token", agent_token, "--cache-size",
           "1GiB",      "--read-origin-wait-ms", "300"};
       if (i == 0) flags.push_back("--read-anonymous");
+      if (i == 1) flags.insert(flags.end(), {"--http-socket", tmp / "agent1-http.sock"});
       flags.insert(flags.end(), s3_flags.begin(), s3_flags.end());
       agents.push_back(
           std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(i), flags));
@@ -207,6 +209,16 @@ TEST_CASE("curl reads whole files and ranges through the plain API, byte for byt
                                         "\r\n\r\n");
   CHECK(by_version.status == 200);
   CHECK(by_version.headers["etag"] == head.headers["etag"]);
+
+  // The same through agent 1's unix socket, as a pod with the socket mounted reads.
+  auto [us, unix_body] = c.Curl(
+      {"--unix-socket", c.tmp / "agent1-http.sock", "-H", auth,
+       "http://localhost/v1/models/team-a/llama:latest/files/model-00001-of-00002.safetensors"});
+  CHECK(us == 200);
+  CHECK(unix_body == shard);
+  CHECK(c.Curl({"--unix-socket", c.tmp / "agent1-http.sock",
+                "http://localhost/v1/models/team-a/llama:latest/files/config.json"})
+            .first == 401);
 
   // Anonymous loopback reads where the agent allows them.
   auto [anon, anon_body] = c.Curl({c.FileUrl(0, "config.json")});

@@ -36,6 +36,11 @@ namespace shoal {
 struct HttpServerOptions {
   std::string address = "127.0.0.1";              // IPv4 or IPv6 literal to listen on
   uint16_t port = 0;                              // 0 picks a free port; see port()
+  // If set, listen on this unix socket path instead of address and port: a
+  // stale socket there is replaced, the socket is made connectable by every
+  // local user (mode 0666: callers authenticate per request), and it is
+  // removed on Stop. Requests from it have remote_address "unix".
+  std::string unix_socket;
   int threads = 2;                                // I/O threads, 1 to 256
   size_t max_header_bytes = 16 * 1024;            // request line and headers
   size_t max_body_bytes = 1024 * 1024;            // request body
@@ -76,7 +81,7 @@ class HttpServer {
   // REQUIRES: called at most once.
   Status Start();
 
-  // The bound port, once started.
+  // The bound port, once started; 0 on a unix socket.
   uint16_t port() const;
 
   // Closes the listener and every connection and joins the I/O threads,
