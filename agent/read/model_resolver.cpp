@@ -1,5 +1,6 @@
 #include "read/model_resolver.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "client/tracker_client.h"
@@ -57,17 +58,55 @@ std::shared_ptr<const ResolvedModel> ModelResolver::Cached(const std::string& to
   return it->second.model;
 }
 
-Resolution ModelResolver::Resolve(const std::string& token, const std::string& ns,
-                                  const std::string& name, const std::string& ref) {
-  if (auto hit = Cached(token, ns, name, ref)) return {hit, {}};
-  auto client = TrackerClient::Connect(tracker_, token);
+namespace {
+
+// A tracker connection with `token`, or why not.
+Result<std::unique_ptr<TrackerClient>> ConnectAs(const std::string& tracker,
+                                                 const std::string& token, ReadError* error) {
+  auto client = TrackerClient::Connect(tracker, token);
   if (!client.ok()) {
     const Status& s = client.status();
     if (s.code() == Status::Code::kPermissionDenied || s.code() == Status::Code::kInvalidArgument) {
-      return {nullptr, {ReadFailure::kBadToken, "the tracker refused the token: " + s.message()}};
+      *error = {ReadFailure::kBadToken, "the tracker refused the token: " + s.message()};
+    } else {
+      *error = ReadErrorFrom(s);
     }
-    return {nullptr, ReadErrorFrom(s)};
   }
+  return client;
+}
+
+}  // namespace
+
+TagsResolution ModelResolver::ListTags(const std::string& token, const std::string& ns) {
+  const std::string key = token + '\n' + ns;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = tags_cache_.find(key);
+    if (it != tags_cache_.end() && it->second.expires > Clock::now())
+      return {it->second.listing, {}};
+  }
+  ReadError error;
+  auto client = ConnectAs(tracker_, token, &error);
+  if (!client.ok()) return {nullptr, error};
+  auto models = (*client)->ListModels(ns);
+  if (!models.ok()) return {nullptr, ReadErrorFrom(models.status())};
+  auto listing = std::make_shared<TagListing>();
+  for (const ModelListing& m : *models) {
+    for (const auto& [tag, version] : m.tags) listing->tags.emplace_back(m.name, tag);
+  }
+  std::sort(listing->tags.begin(), listing->tags.end());
+  std::lock_guard<std::mutex> l(mu_);
+  if (tags_cache_.size() >= kMaxEntries) tags_cache_.clear();
+  tags_cache_[key] = TagsEntry{Clock::now() + ttl_, listing};
+  return {listing, {}};
+}
+
+Resolution ModelResolver::Resolve(const std::string& token, const std::string& ns,
+                                  const std::string& name, const std::string& ref) {
+  if (auto hit = Cached(token, ns, name, ref)) return {hit, {}};
+  ReadError error;
+  auto client = ConnectAs(tracker_, token, &error);
+  if (!client.ok()) return {nullptr, error};
   auto v = (*client)->Resolve(ns, name, ref);
   if (!v.ok()) return {nullptr, ReadErrorFrom(v.status())};
   auto m = std::make_shared<ResolvedModel>();

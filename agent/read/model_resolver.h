@@ -49,6 +49,16 @@ struct Resolution {
   ReadError error;                             // when model is null
 };
 
+// Every tag of every model in a namespace: what sits above the files in
+// the S3 key space ({name}/{tag}/...).
+struct TagListing {
+  std::vector<std::pair<std::string, std::string>> tags;  // (model name, tag), sorted
+};
+struct TagsResolution {
+  std::shared_ptr<const TagListing> listing;  // null on failure
+  ReadError error;
+};
+
 class ModelResolver {
  public:
   ModelResolver(std::string tracker, std::chrono::milliseconds ttl);
@@ -61,6 +71,10 @@ class ModelResolver {
   // tracker cannot be reached.
   Resolution Resolve(const std::string& token, const std::string& ns, const std::string& name,
                      const std::string& ref);
+  // The namespace's models and tags, with `token`; errors as for Resolve.
+  // Kept for `ttl` too.
+  TagsResolution ListTags(const std::string& token, const std::string& ns);
+
   // The kept answer, or null; never blocks.
   std::shared_ptr<const ResolvedModel> Cached(const std::string& token, const std::string& ns,
                                               const std::string& name, const std::string& ref);
@@ -77,7 +91,12 @@ class ModelResolver {
   const std::string tracker_;
   const std::chrono::milliseconds ttl_;
   std::mutex mu_;
-  std::map<std::string, Entry> cache_;  // protected by mu_
+  struct TagsEntry {
+    Clock::time_point expires;
+    std::shared_ptr<const TagListing> listing;
+  };
+  std::map<std::string, Entry> cache_;           // protected by mu_
+  std::map<std::string, TagsEntry> tags_cache_;  // protected by mu_
 };
 
 }  // namespace shoal

@@ -30,6 +30,7 @@
 
 #include "read/model_resolver.h"
 #include "read/object_address.h"
+#include "read/object_listing.h"
 #include "read/read_call.h"
 #include "read/read_error.h"
 #include "read/read_fetcher.h"
@@ -79,6 +80,13 @@ class ReadService {
   void ServeS3Object(std::shared_ptr<ReadCall> call, const std::string& bucket,
                      const std::string& key);
   void ServeS3List(std::shared_ptr<ReadCall> call, const std::string& bucket);
+  void ServeS3ListTags(std::shared_ptr<ReadCall> call, const std::string& bucket,
+                       const ObjectListRequest& request, bool url);
+  void AnswerList(const std::shared_ptr<ReadCall>& call, const std::string& bucket,
+                  const ObjectListRequest& request, bool url,
+                  const std::vector<ObjectEntry>& entries);
+  static void AppendEntries(const ResolvedModel& model, const std::string& ref,
+                            std::vector<ObjectEntry>* out);
 
   // Runs `then` with the model, at once if it is cached, else on a worker.
   void WithModel(std::shared_ptr<ReadCall> call, const ObjectAddress& address,

@@ -1,5 +1,6 @@
 // The S3 face of ReadService: path-style GetObject, HeadObject and
 // ListObjectsV2, signed with SigV4 by a read token.
+#include <algorithm>
 #include <ctime>
 
 #include "read/read_service.h"
@@ -106,45 +107,89 @@ void ReadService::ServeS3List(std::shared_ptr<ReadCall> call, const std::string&
   lr.max_keys = *max_keys;
   const bool url = get("encoding-type") == "url";
 
-  // Keys live under {name}/{ref}/: the prefix must name both.
+  // Keys live under {name}/{ref}/. A prefix that names both lists one
+  // version; a shorter one lists the namespace's tags.
   size_t first = lr.prefix.find('/');
   size_t second = first == std::string::npos ? std::string::npos : lr.prefix.find('/', first + 1);
-  if (second == std::string::npos) {
-    return Fail(
-        call, {ReadFailure::kNotImplemented,
-               "list with a prefix of {model}/{tag}/; listing models and tags is not served here"});
-  }
+  if (second == std::string::npos) return ServeS3ListTags(call, bucket, lr, url);
   ObjectAddress a;
   a.ns = bucket;
   a.name = lr.prefix.substr(0, first);
   a.ref = lr.prefix.substr(first + 1, second - first - 1);
   a.manifest = true;
-  auto answer = [this, call, bucket, lr, url](const std::vector<ObjectEntry>& entries) {
-    Result<ObjectPage> page = ListObjects(entries, lr);
-    if (!page.ok()) return Fail(call, {ReadFailure::kBadRequest, page.status().message()});
-    HttpResponse r;
-    r.headers.Set("Content-Type", "application/xml");
-    r.headers.Set("x-amz-request-id", call->request_id);
-    r.body = ListBucketResultXml(bucket, lr, *page, url);
-    call->Finish(std::move(r));
-  };
-  if (!ValidateName("model name", a.name).ok() || !ValidateRef(a.ref).ok()) return answer({});
-  WithModel(call, a, [this, call, a, answer](const Resolution& r) {
+  if (!ValidateName("model name", a.name).ok() || !ValidateRef(a.ref).ok()) {
+    return AnswerList(call, bucket, lr, url, {});
+  }
+  WithModel(call, a, [this, call, a, bucket, lr, url](const Resolution& r) {
     if (!r.model) {
-      if (r.error.failure == ReadFailure::kNoSuchKey) return answer({});  // no such model: no keys
+      if (r.error.failure == ReadFailure::kNoSuchKey)
+        return AnswerList(call, bucket, lr, url, {});  // no keys
       return Fail(call, r.error);
     }
-    const std::string base = a.name + "/" + a.ref + "/";
     std::vector<ObjectEntry> entries;
-    entries.reserve(r.model->manifest.files.size());
-    for (const FileEntry& f : r.model->manifest.files) {
-      entries.push_back(
-          ObjectEntry{base + f.path, f.size, r.model->ETag(f), r.model->LastModifiedIso()});
+    AppendEntries(*r.model, a.ref, &entries);
+    std::sort(entries.begin(), entries.end(),
+              [](const ObjectEntry& x, const ObjectEntry& y) { return x.key < y.key; });
+    AnswerList(call, bucket, lr, url, entries);
+  });
+}
+
+void ReadService::AppendEntries(const ResolvedModel& model, const std::string& ref,
+                                std::vector<ObjectEntry>* out) {
+  const std::string base = model.name + "/" + ref + "/";
+  for (const FileEntry& f : model.manifest.files) {
+    out->push_back(ObjectEntry{base + f.path, f.size, model.ETag(f), model.LastModifiedIso()});
+  }
+}
+
+void ReadService::AnswerList(const std::shared_ptr<ReadCall>& call, const std::string& bucket,
+                             const ObjectListRequest& request, bool url,
+                             const std::vector<ObjectEntry>& entries) {
+  Result<ObjectPage> page = ListObjects(entries, request);
+  if (!page.ok()) return Fail(call, {ReadFailure::kBadRequest, page.status().message()});
+  HttpResponse r;
+  r.headers.Set("Content-Type", "application/xml");
+  r.headers.Set("x-amz-request-id", call->request_id);
+  r.body = ListBucketResultXml(bucket, request, *page, url);
+  call->Finish(std::move(r));
+}
+
+// Above the versions: with delimiter '/', the models ("name/") or their
+// tags ("name/tag/") as common prefixes; without it, every file of every
+// tag, each tag resolved as a read would. Versions are reached by tag only.
+void ReadService::ServeS3ListTags(std::shared_ptr<ReadCall> call, const std::string& bucket,
+                                  const ObjectListRequest& request, bool url) {
+  bool queued = workers_.Post([this, call, bucket, request, url] {
+    TagsResolution tags = resolver_.ListTags(call->token, bucket);
+    if (!tags.listing) {
+      if (tags.error.failure == ReadFailure::kNoSuchKey)
+        return AnswerList(call, bucket, request, url, {});
+      return Fail(call, tags.error);
+    }
+    std::vector<ObjectEntry> entries;
+    for (const auto& [name, tag] : tags.listing->tags) {
+      const std::string base = name + "/" + tag + "/";
+      // Only tags that can hold keys under the prefix.
+      size_t common = std::min(base.size(), request.prefix.size());
+      if (base.compare(0, common, request.prefix, 0, common) != 0) continue;
+      if (request.delimiter == "/") {
+        // A stand-in key: under this delimiter only its "name/" or
+        // "name/tag/" part is ever shown.
+        entries.push_back(ObjectEntry{base + "-", 0, "", ""});
+        continue;
+      }
+      Resolution r = resolver_.Resolve(call->token, bucket, name, tag);
+      if (!r.model) {
+        if (r.error.failure == ReadFailure::kNoSuchKey) continue;  // the tag moved away meanwhile
+        return Fail(call, r.error);
+      }
+      AppendEntries(*r.model, tag, &entries);
     }
     std::sort(entries.begin(), entries.end(),
               [](const ObjectEntry& x, const ObjectEntry& y) { return x.key < y.key; });
-    answer(entries);
+    AnswerList(call, bucket, request, url, entries);
   });
+  if (!queued) Fail(call, {ReadFailure::kUnavailable, "the agent is stopping"});
 }
 
 }  // namespace shoal

@@ -256,6 +256,9 @@ for k in keys: print('key', k)
 d = s3.list_objects_v2(Bucket='team-a', Prefix='llama/latest/', Delimiter='/')
 print('folders', [p['Prefix'] for p in d.get('CommonPrefixes', [])], len(d['Contents']))
 print('missing-model', len(s3.list_objects_v2(Bucket='team-a', Prefix='nope/latest/').get('Contents', [])))
+print('models', [p['Prefix'] for p in s3.list_objects_v2(Bucket='team-a', Delimiter='/').get('CommonPrefixes', [])])
+print('tags', [p['Prefix'] for p in s3.list_objects_v2(Bucket='team-a', Prefix='llama/', Delimiter='/').get('CommonPrefixes', [])])
+print('everything', len(s3.list_objects_v2(Bucket='team-a')['Contents']))
 )");
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
@@ -269,6 +272,9 @@ print('missing-model', len(s3.list_objects_v2(Bucket='team-a', Prefix='nope/late
         std::string::npos);
   CHECK(r.out.find("folders ['llama/latest/tokenizer/'] 3\n") != std::string::npos);
   CHECK(r.out.find("missing-model 0\n") != std::string::npos);
+  CHECK(r.out.find("models ['llama/']\n") != std::string::npos);
+  CHECK(r.out.find("tags ['llama/latest/']\n") != std::string::npos);
+  CHECK(r.out.find("everything 5\n") != std::string::npos);
 }
 
 TEST_CASE("aws s3 cp --recursive copies a whole version from the agent", "[agent][read][s3]") {
