@@ -134,7 +134,10 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
   const Clock::time_point now = Clock::now();
   auto [it, added] = torrents_.try_emplace(TorrentKey(*file));
   Torrent& t = it->second;
-  if (added) {
+  // A failed add (the engine busy re-adding after an eviction, say) is
+  // tried again a second later; meanwhile the origin serves.
+  if (added || (!t.add_error.ok() && now - t.added >= std::chrono::seconds(1))) {
+    t.add_error = Status::OK();
     t.added = now;
     auto id = engine_.AddFile(file->file, file->piece_size, announce_url_ ? announce_url_() : "");
     if (id.ok()) {

@@ -36,7 +36,7 @@ void ReadCall::Finish(HttpResponse r) {
       ->counter("shoal_agent_read_requests_total", "Read requests by API and HTTP status",
                 {{"api", ReadApiName(api)}, {"status", std::to_string(r.status)}})
       .Increment();
-  if (!r.source) ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
+  if (!r.source || method == "HEAD") ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
   respond(std::move(r));
 }
 

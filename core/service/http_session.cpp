@@ -420,7 +420,9 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
     st->piece = HttpBodyPiece{};
     sending_file_ = false;
-    NextSourcePiece(st);
+    // Posted, not called: a source whose pieces are all ready at once would
+    // otherwise recurse a level per piece.
+    boost::asio::post(stream_.get_executor(), [self = shared_from_this(), st] { self->NextSourcePiece(st); });
   }
 
   void WaitWritable(std::shared_ptr<Source> st) {
