@@ -14,8 +14,8 @@
 // peers are noticed within poll_ms.
 //
 // Thread-safety: every method may be called from any thread. `ready`
-// callbacks run on the fetcher's thread, or on the caller's when the chunk
-// is already stored; they must not block.
+// callbacks run on one of the fetcher's threads, or on the caller's when
+// the chunk is already stored; they must not block.
 #ifndef SHOAL_AGENT_READ_READ_FETCHER_H_
 #define SHOAL_AGENT_READ_READ_FETCHER_H_
 

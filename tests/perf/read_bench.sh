@@ -66,6 +66,7 @@ reader=$(token bench read pod)
 "$bin/shoald" --name bench --tracker "127.0.0.1:$rpc" --token "$agent_token" --cache-dir "$work/cache" \
   --cache-size 4GiB --peer-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --control-socket "$work/agent.sock" \
   --port-file "$work/agent.ports" --origin "$origin" --s3-endpoint "$delayed" --s3-region "$SHOAL_S3_REGION" \
+  --http-socket "$work/agent-http.sock" \
   ${READ_BENCH_AGENT_FLAGS:-} >"$work/agent.log" 2>&1 &
 pids+=($!)
 wait_for 15 test -s "$work/agent.ports"
@@ -100,9 +101,10 @@ cold_ms=$(ms_since "$t")
 files=()
 for c in $chunks; do files+=("$work/cache/chunks/${c:0:2}/${c:2:2}/$c"); done
 seq() { "$py" "$here/read_bench_seq.py" "$@" | awk '{print $2}'; }
-agent_runs=() curl_runs=() cat_runs=() cat_pipe_runs=()
+agent_runs=() unix_runs=() curl_runs=() cat_runs=() cat_pipe_runs=()
 for i in 1 2 3; do
   agent_runs+=("$(seq http "$url" "$reader")")
+  unix_runs+=("$(seq http "$url" "$reader" "$work/agent-http.sock")")
   t=$(date +%s%N); curl -sf -H "Authorization: Bearer $reader" -o /dev/null "$url"; curl_runs+=("$(ms_since "$t")")
   t=$(date +%s%N); cat "${files[@]}" >/dev/null; cat_runs+=("$(ms_since "$t")")
   cat_pipe_runs+=("$(cat "${files[@]}" | seq stdin)")
@@ -114,10 +116,19 @@ echo "| read | MB/s (median of 3) | runs (ms) |"
 echo "|---|---|---|"
 echo "| agent, cold (origin through the proxy), curl | $(mbs "$cold_ms") | $cold_ms |"
 echo "| agent, warm, HTTP client reading into a 4 MiB buffer | $(mbs "$agent_ms") | ${agent_runs[*]} |"
+echo "| agent, warm, the same reader over the unix socket | $(mbs "$(median "${unix_runs[@]}")") | ${unix_runs[*]} |"
 echo "| agent, warm, curl -o /dev/null | $(mbs "$(median "${curl_runs[@]}")") | ${curl_runs[*]} |"
 echo "| \`cat\` of the same 64 chunk files into the same reader (a pipe) | $(mbs "$cat_pipe_ms") | ${cat_pipe_runs[*]} |"
 echo "| \`cat\` of the same 64 chunk files > /dev/null | $(mbs "$(median "${cat_runs[@]}")") | ${cat_runs[*]} |"
 echo
-awk -v a="$agent_ms" -v c="$cat_pipe_ms" 'BEGIN { r = c / a; printf "warm agent / cat into the same reader = %.2f; goal >= 0.8: %s\n", r, (r >= 0.8 ? "met" : "NOT met") }'
+cat_ms=$(median "${cat_runs[@]}")
+unix_ms=$(median "${unix_runs[@]}")
+awk -v a="$agent_ms" -v u="$unix_ms" -v c="$cat_pipe_ms" -v d="$cat_ms" 'BEGIN {
+  split("TCP unix", name, " "); t[1] = a; t[2] = u;
+  for (i = 1; i <= 2; i++) {
+    r = c / t[i]; q = d / t[i];
+    printf "warm agent over %s / cat into the same reader = %.2f (goal >= 0.8: %s); / cat > /dev/null = %.2f (%s)\n",
+      name[i], r, (r >= 0.8 ? "met" : "NOT met"), q, (q >= 0.8 ? "met" : "NOT met");
+  } }'
 echo "agent metrics: $(curl -s "$agent/metrics" | grep -E '^shoal_agent_read_origin_(chunks|bytes)_total' | tr '\n' ' ')"
 if [[ -n "${READ_BENCH_KEEP_LOG:-}" ]]; then cp "$work/agent.log" "$READ_BENCH_KEEP_LOG"; fi
