@@ -14,6 +14,12 @@ Status AgentOptions::Validate() const {
   if (origin_parallelism < 1 || origin_parallelism > 64) {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 64");
   }
+  if (http_threads < 1 || http_threads > 64) return Status::InvalidArgument("--http-threads must be 1 to 64");
+  if (read_cache_ms < 0) return Status::InvalidArgument("--read-cache-ms must not be negative");
+  if (read_origin_wait_ms < 0) return Status::InvalidArgument("--read-origin-wait-ms must not be negative");
+  if (read_ahead_pieces < 0 || read_ahead_pieces > 64) {
+    return Status::InvalidArgument("--read-ahead-pieces must be 0 to 64");
+  }
   if (!origin.url.empty()) SHOAL_RETURN_IF_ERROR(origin.Validate().WithContext("origin"));
   for (const std::string& label : labels) {
     size_t eq = label.find('=');

@@ -20,7 +20,7 @@ struct AgentOptions {
   std::string cache_dir = "/var/lib/shoald";      // chunk store and its index
   uint64_t cache_bytes = 100ull << 30;            // cache budget (bytes)
   std::string peer_listen = "0.0.0.0:6881";       // BitTorrent listen address; port 0 picks one
-  std::string http_listen = "127.0.0.1:7402";     // /metrics, /healthz
+  std::string http_listen = "127.0.0.1:7402";     // /metrics, /healthz and reads
   std::string control_socket = "/run/shoald/shoald.sock";  // the local CLI's endpoint
   std::string port_file;                          // if set: "peer_port http_port" once listening
   OriginOptions origin;                           // where chunks no peer has come from
@@ -28,6 +28,13 @@ struct AgentOptions {
   int origin_parallelism = 4;                     // origin GETs in flight per pull
   int disk_threads = 2;                           // disk I/O workers of the transfer engine
   std::vector<std::string> labels;                // "key=value", for `shoal warm --nodes key=value`
+  int http_threads = 2;                           // HTTP I/O threads (reads never hold one while waiting)
+  bool read_anonymous = false;                    // reads without credentials from loopback use `token`
+  int64_t read_cache_ms = 10000;                  // how long a (token, model) resolution is reused
+  int64_t read_origin_wait_ms = 500;              // a read's piece no peer offers waits this long, unless the swarm is empty
+  int read_ahead_pieces = 4;                      // pieces after the one a reader waits for to fetch too
+  bool cache_sync = true;                         // fsync each chunk before it becomes visible (see StoreOptions::sync)
+  std::string http_socket;                        // if set, the HTTP routes on this unix socket too
 
   Status Validate() const;
 };

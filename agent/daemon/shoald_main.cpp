@@ -18,6 +18,7 @@
 #include "kj_status.h"
 #include "p2p/eviction_relay.h"
 #include "p2p/torrent_engine.h"
+#include "read/read_service.h"
 #include "shoal/byte_size.h"
 #include "shoal/chunk_store.h"
 #include "shoal/host_port.h"
@@ -91,6 +92,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   StoreOptions so;
   so.dir = o.cache_dir;
   so.capacity_bytes = o.cache_bytes;
+  so.sync = o.cache_sync;
   so.on_evict = relay->Listener();
   auto store = ChunkStore::Open(so);
   if (!store.ok()) return store.status();
@@ -150,12 +152,33 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   AddMetrics(metrics, **store, **engine, counters, origin.get(), link);
   HttpServerOptions ho;
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &ho.address, &ho.port));
+  ho.threads = o.http_threads;
   HttpServer http(ho);
-  AddStandardRoutes(http, metrics, [&] {
+  auto health = [&] {
     if (!link.registered()) return Status::Unavailable("not registered with tracker " + o.tracker);
     return Status::OK();
-  });
+  };
+  AddStandardRoutes(http, metrics, health);
+  ReadServiceOptions ro;
+  ro.tracker = o.tracker;
+  ro.agent_token = o.token;
+  ro.anonymous_loopback = o.read_anonymous;
+  ro.cache_ms = o.read_cache_ms;
+  ro.fetch.origin_wait_ms = o.read_origin_wait_ms;
+  ro.fetch.read_ahead_pieces = o.read_ahead_pieces;
+  ro.fetch.origin_parallelism = o.origin_parallelism;
+  ReadService reads(ro, **store, **engine, origin.get(), [&link] { return link.announce_url(); }, metrics);
+  reads.AddRoutes(http);
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
+  std::unique_ptr<HttpServer> http_unix;  // the same routes on a unix socket, for pods
+  if (!o.http_socket.empty()) {
+    HttpServerOptions uo = ho;
+    uo.unix_socket = o.http_socket;
+    http_unix = std::make_unique<HttpServer>(uo);
+    AddStandardRoutes(*http_unix, metrics, health);
+    reads.AddRoutes(*http_unix);
+    SHOAL_RETURN_IF_ERROR(http_unix->Start().WithContext("listen on " + o.http_socket));
+  }
 
   kj::Promise<void> control = nullptr;
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
@@ -170,7 +193,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   }
   Log(LogLevel::kInfo, "agent.start",
       {{"peer_port", static_cast<int64_t>((*engine)->listen_port())}, {"http_port", static_cast<int64_t>(http.port())},
-       {"cache_dir", o.cache_dir}, {"cache_bytes", o.cache_bytes}, {"control", o.control_socket},
+       {"http_socket", o.http_socket}, {"cache_dir", o.cache_dir}, {"cache_bytes", o.cache_bytes}, {"control", o.control_socket},
        {"origin", origin ? origin->Describe() : std::string("(none)")}});
 
   auto tracker = link.Run().eagerlyEvaluate([](kj::Exception&& e) {
@@ -182,7 +205,9 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
                     .then([](siginfo_t) { return 0; });
   served.exclusiveJoin(kj::mv(signal)).wait(io.waitScope);
   Log(LogLevel::kInfo, "agent.stop", {});
+  reads.Stop();  // its waiting reads hold HTTP connections
   http.Stop();
+  if (http_unix) http_unix->Stop();
   relay->Detach();
   (*engine)->Stop();
   ::unlink(o.control_socket.c_str());
@@ -213,7 +238,24 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", o.cache_dir, "chunk cache folder")->capture_default_str();
   app.add_option("--cache-size", cache_size, "cache budget, e.g. 200GiB")->capture_default_str();
   app.add_option("--peer-listen", o.peer_listen, "BitTorrent listen address")->capture_default_str();
-  app.add_option("--http-listen", o.http_listen, "/metrics and /healthz address")->capture_default_str();
+  app.add_option("--http-listen", o.http_listen, "address for reads (plain and S3), /metrics and /healthz")
+      ->capture_default_str();
+  app.add_option("--http-threads", o.http_threads, "HTTP I/O threads")->capture_default_str();
+  app.add_option("--http-socket", o.http_socket,
+                 "also serve reads, /metrics and /healthz on this unix socket (mode 0666), for pods");
+  app.add_flag("--read-anonymous", o.read_anonymous,
+               "let reads without credentials from loopback use the agent's --token");
+  app.add_option("--read-cache-ms", o.read_cache_ms, "reuse a (token, model) resolution this long")
+      ->capture_default_str();
+  app.add_option("--read-origin-wait-ms", o.read_origin_wait_ms,
+                 "a read's piece that no peer offers waits this long before the origin (none if the swarm is empty)")
+      ->capture_default_str();
+  app.add_option("--read-ahead-pieces", o.read_ahead_pieces, "pieces past a reader's position to fetch too")
+      ->capture_default_str();
+  app.add_option("--cache-sync", o.cache_sync,
+                 "fsync each chunk before it is visible; false trades durability (chunks are hashed again "
+                 "after a restart) for latency")
+      ->capture_default_str();
   app.add_option("--control-socket", o.control_socket, "unix socket for the local CLI")->capture_default_str();
   app.add_option("--port-file", o.port_file, "write 'peer_port http_port' here once listening");
   app.add_option("--origin", o.origin.url, "file:///path or s3://bucket/prefix, for chunks no peer has")

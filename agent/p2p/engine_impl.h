@@ -87,6 +87,10 @@ class TorrentEngine::Impl {
   std::unordered_multimap<ChunkId, std::pair<FileTorrentId, uint64_t>> chunk_index_;
   uint64_t stat_sent_ = 0, stat_recv_ = 0, stat_peers_ = 0, stat_banned_ = 0;
   uint64_t hash_failures_ = 0;
+  // Other peers in each torrent's last tracker reply, by torrent name (the
+  // hex pieces root): a reply may come before AddFile has registered its
+  // torrent.
+  std::map<std::string, int> tracker_peers_;
   uint64_t evictions_applied_ = 0;
 
   // Chunks reported evicted, not yet applied. Its own lock, so the store's

@@ -82,6 +82,11 @@ void TorrentEngine::Impl::HandleAlerts() {
           {{"address", lf->address.to_string()},
            {"port", lf->port},
            {"error", lf->error.message()}});
+    } else if (auto* reply = lt::alert_cast<lt::tracker_reply_alert>(a)) {
+      // Whether anyone else is in the swarm: a reader that hears "no one"
+      // goes to the origin without waiting for peers.
+      std::lock_guard<std::mutex> l(mu_);
+      tracker_peers_[reply->torrent_name()] = reply->num_peers;
     } else if (auto* tr = lt::alert_cast<lt::tracker_error_alert>(a)) {
       Log(LogLevel::kDebug, "p2p.tracker.error",
           {{"torrent", tr->torrent_name()},

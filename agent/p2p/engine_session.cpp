@@ -57,7 +57,8 @@ lt::settings_pack EngineSettings(const EngineOptions& o) {
   p.set_int(
       sp::settings_pack::alert_mask,
       static_cast<int>(static_cast<std::uint32_t>(
-          lt::alert_category::error | lt::alert_category::status | lt::alert_category::storage)));
+          lt::alert_category::error | lt::alert_category::status | lt::alert_category::storage |
+          lt::alert_category::tracker)));
   p.set_int(sp::settings_pack::alert_queue_size, 10000);
   return p;
 }

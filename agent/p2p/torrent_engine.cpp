@@ -212,10 +212,13 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
   if (t == nullptr) return impl_->Missing(id);
   lt::torrent_handle h;
   uint64_t carried;
+  int tracker_peers;
   {
     std::lock_guard<std::mutex> l(impl_->mu_);
     h = t->handle;
     carried = t->bytes_carried;
+    auto reply = impl_->tracker_peers_.find(t->info->name());
+    tracker_peers = reply == impl_->tracker_peers_.end() ? -1 : reply->second;
   }
   lt::torrent_status st;
   SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent status", [&] {
@@ -231,6 +234,7 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
   p.have_pieces = static_cast<uint64_t>(st.num_pieces);
   p.bytes_from_peers = carried + static_cast<uint64_t>(st.total_payload_download);
   p.peers = st.num_peers;
+  p.tracker_peers = tracker_peers;
   p.complete = p.have_pieces == p.total_pieces;
   return p;
 }
@@ -272,6 +276,31 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   if (*got != chunk_bytes) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
   return CallLibtorrent("add piece", [&] {
     h.add_piece(p, std::move(data));
+    return Status::OK();
+  });
+}
+
+Status TorrentEngine::PrioritizePieces(const FileTorrentId& id, uint64_t first, uint64_t last) {
+  auto t = impl_->Find(id);
+  if (t == nullptr) return impl_->Missing(id);
+  if (first > last || last >= t->layout->num_pieces()) {
+    return Status::InvalidArgument("pieces " + std::to_string(first) + " to " + std::to_string(last) +
+                                   " of torrent " + id.ShortHex() + ", which has " +
+                                   std::to_string(t->layout->num_pieces()));
+  }
+  lt::torrent_handle h;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    h = t->handle;
+  }
+  return CallLibtorrent("prioritize pieces", [&] {
+    for (uint64_t i = first; i <= last; ++i) {
+      lt::piece_index_t p(static_cast<int>(i));
+      if (h.have_piece(p)) continue;
+      h.piece_priority(p, lt::top_priority);
+      // Earlier pieces first; a few milliseconds apart keeps their order.
+      h.set_piece_deadline(p, static_cast<int>(std::min<uint64_t>(i - first, 1000) * 5));
+    }
     return Status::OK();
   });
 }
@@ -328,6 +357,7 @@ Status TorrentEngine::Remove(const FileTorrentId& id) {
   if (it == impl_->torrents_.end()) return Unknown(id);
   std::shared_ptr<FileTorrent> t = it->second;
   impl_->torrents_.erase(it);
+  impl_->tracker_peers_.erase(t->info->name());
   for (uint64_t i = 0; i < t->layout->num_pieces(); ++i) {
     auto range = impl_->chunk_index_.equal_range(t->layout->chunks[i]);
     for (auto e = range.first; e != range.second;) {

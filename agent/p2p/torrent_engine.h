@@ -60,6 +60,7 @@ class TorrentEngine {
     uint64_t have_pieces = 0;
     uint64_t bytes_from_peers = 0;  // payload received, in whole 16 KiB blocks (the last padded)
     int peers = 0;                  // connected peers
+    int tracker_peers = -1;         // other peers in the tracker's last reply; -1 before the first
     bool complete = false;          // the torrent has every piece (so the store has every chunk)
   };
   // NotFound for an unknown torrent; IOError if the torrent stopped on a
@@ -74,6 +75,12 @@ class TorrentEngine {
   // unknown or the store lacks the chunk; InvalidArgument for a piece out of
   // range.
   Status ChunkArrived(const FileTorrentId& id, uint64_t piece);
+
+  // Makes pieces [first, last] the torrent's most urgent: top priority and
+  // deadlines in file order, so libtorrent asks peers for them before any
+  // other (a range that a reader waits for). Other pieces keep their
+  // priority. InvalidArgument for a range out of bounds.
+  Status PrioritizePieces(const FileTorrentId& id, uint64_t first, uint64_t last);
 
   // Pieces that no connected peer has and this agent lacks: the candidates
   // for fetching from the origin.

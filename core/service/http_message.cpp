@@ -52,7 +52,7 @@ std::optional<std::string> HttpRequest::BearerToken() const {
 }
 
 HttpFileBody::~HttpFileBody() {
-  if (fd_ >= 0) ::close(fd_);
+  if (owner_ == nullptr && fd_ >= 0) ::close(fd_);
 }
 
 HttpResponse HttpResponse::Text(int status, std::string body) {

@@ -7,6 +7,13 @@
 namespace shoal {
 
 void HttpRouter::Add(std::string method, std::string pattern, HttpHandler handler) {
+  AddAsync(std::move(method), std::move(pattern),
+           [handler = std::move(handler)](const HttpRequest& request, HttpResponder respond) {
+             respond(handler(request));
+           });
+}
+
+void HttpRouter::AddAsync(std::string method, std::string pattern, HttpAsyncHandler handler) {
   bool prefix = !pattern.empty() && pattern.back() == '*';
   if (prefix) pattern.pop_back();
   if (pattern.empty() || pattern[0] != '/') {
@@ -20,7 +27,7 @@ void HttpRouter::Add(std::string method, std::string pattern, HttpHandler handle
   routes_.push_back(Route{std::move(method), std::move(pattern), prefix, std::move(handler)});
 }
 
-HttpResponse HttpRouter::Dispatch(const HttpRequest& request) const {
+const HttpRouter::Route* HttpRouter::Match(const HttpRequest& request, HttpResponse* refusal) const {
   // The most specific pattern that matches the path: exact first, then the
   // longest prefix.
   const Route* best = nullptr;
@@ -34,7 +41,8 @@ HttpResponse HttpRouter::Dispatch(const HttpRequest& request) const {
     }
   }
   if (best == nullptr) {
-    return HttpResponse::Error(404, "no route for " + request.method + " " + request.path);
+    *refusal = HttpResponse::Error(404, "no route for " + request.method + " " + request.path);
+    return nullptr;
   }
   const Route* chosen = nullptr;
   const Route* get = nullptr;
@@ -48,22 +56,29 @@ HttpResponse HttpRouter::Dispatch(const HttpRequest& request) const {
   if (chosen == nullptr && request.method == "HEAD") chosen = get;
   if (chosen == nullptr) {
     if (get != nullptr) allow += ", HEAD";
-    HttpResponse r =
+    *refusal =
         HttpResponse::Error(405, "method " + request.method + " is not allowed on " + request.path);
-    r.headers.Set("Allow", allow);
-    return r;
+    refusal->headers.Set("Allow", allow);
   }
+  return chosen;
+}
+
+void HttpRouter::Dispatch(const HttpRequest& request, HttpResponder respond) const {
+  HttpResponse refusal;
+  const Route* route = Match(request, &refusal);
+  if (route == nullptr) return respond(std::move(refusal));
+  // A handler that throws has not answered (a responder is called once, and
+  // an answer is its last act).
   try {
-    return chosen->handler(request);
+    return route->handler(request, respond);
   } catch (const std::exception& e) {
     Log(LogLevel::kError, "http.handler_exception",
         {{"method", request.method}, {"path", request.path}, {"what", e.what()}});
-    return HttpResponse::Error(500, "internal error; the server log has the details");
   } catch (...) {
     Log(LogLevel::kError, "http.handler_exception",
         {{"method", request.method}, {"path", request.path}});
-    return HttpResponse::Error(500, "internal error; the server log has the details");
   }
+  respond(HttpResponse::Error(500, "internal error; the server log has the details"));
 }
 
 }  // namespace shoal

@@ -17,18 +17,22 @@ class HttpRouter {
  public:
   // Throws std::invalid_argument for a duplicate method and pattern.
   void Add(std::string method, std::string pattern, HttpHandler handler);
+  void AddAsync(std::string method, std::string pattern, HttpAsyncHandler handler);
 
-  // Runs the matching handler. A HEAD request without a HEAD route uses the
-  // GET route; the caller drops the body.
-  HttpResponse Dispatch(const HttpRequest& request) const;
+  // Runs the matching handler, which answers through `respond` now or
+  // later. A HEAD request without a HEAD route uses the GET route; the
+  // caller drops the body.
+  void Dispatch(const HttpRequest& request, HttpResponder respond) const;
 
  private:
   struct Route {
     std::string method;
     std::string pattern;  // without the trailing '*'
     bool prefix;
-    HttpHandler handler;
+    HttpAsyncHandler handler;
   };
+  // The route `request` goes to, or the 404 or 405 answer.
+  const Route* Match(const HttpRequest& request, HttpResponse* refusal) const;
   std::vector<Route> routes_;
 };
 

@@ -1,7 +1,11 @@
 #include "shoal/service/http_server.h"
 
 #include <boost/asio/io_context.hpp>
+#include <sys/stat.h>
+#include <sys/un.h>
+
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -18,11 +22,17 @@ namespace shoal {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
+using local = asio::local::stream_protocol;
 
 Status HttpServerOptions::Validate() const {
   boost::system::error_code ec;
   asio::ip::make_address(address, ec);
-  if (ec) {
+  if (!unix_socket.empty()) {
+    if (unix_socket.size() >= sizeof(sockaddr_un::sun_path)) {
+      return Status::InvalidArgument("HTTP unix socket path '" + unix_socket + "' is longer than " +
+                                     std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
+    }
+  } else if (ec) {
     return Status::InvalidArgument("HTTP listen address '" + address +
                                    "' is not an IPv4 or IPv6 address");
   }
@@ -45,21 +55,59 @@ Status HttpServerOptions::Validate() const {
 struct HttpServer::Impl {
   explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
 
-  void Accept() {
+  template <class Acceptor>
+  void Accept(Acceptor& acceptor) {
     acceptor.async_accept(asio::make_strand(*ioc),
-                          [this](boost::system::error_code ec, tcp::socket socket) {
+                          [this, &acceptor](boost::system::error_code ec, typename Acceptor::protocol_type::socket socket) {
                             if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
                             if (!ec) {
                               StartHttpSession(std::move(socket), options, router, *workers);
-                              return Accept();
+                              return Accept(acceptor);
                             }
                             // Out of descriptors, most likely: back off instead of spinning.
                             Log(LogLevel::kWarn, "http.accept_failed", {{"error", ec.message()}});
                             retry.expires_after(std::chrono::milliseconds(100));
-                            retry.async_wait([this](boost::system::error_code wait_ec) {
-                              if (!wait_ec) Accept();
+                            retry.async_wait([this, &acceptor](boost::system::error_code wait_ec) {
+                              if (!wait_ec) Accept(acceptor);
                             });
                           });
+  }
+
+  Status ListenTcp() {
+    std::string where = options.address + ":" + std::to_string(options.port);
+    tcp::endpoint endpoint(asio::ip::make_address(options.address), options.port);
+    boost::system::error_code ec;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      acceptor.close();
+      return Status::IOError("cannot listen for HTTP on " + where + ": " + ec.message());
+    }
+    port = acceptor.local_endpoint().port();
+    return Status::OK();
+  }
+
+  Status ListenUnix() {
+    const std::string& path = options.unix_socket;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      if (!S_ISSOCK(st.st_mode)) {
+        return Status::InvalidArgument("cannot listen for HTTP on " + path + ": it exists and is not a socket");
+      }
+      ::unlink(path.c_str());  // left by an earlier run
+    }
+    boost::system::error_code ec;
+    local_acceptor.open(local(), ec);
+    if (!ec) local_acceptor.bind(local::endpoint(path), ec);
+    if (!ec) local_acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (!ec && ::chmod(path.c_str(), 0666) != 0) ec.assign(errno, boost::system::system_category());
+    if (ec) {
+      local_acceptor.close();
+      return Status::IOError("cannot listen for HTTP on unix socket " + path + ": " + ec.message());
+    }
+    return Status::OK();
   }
 
   // Declaration order is destruction order in reverse: the io_context, and
@@ -70,8 +118,10 @@ struct HttpServer::Impl {
   // Runs streaming producers; joined and destroyed before the io_context.
   std::unique_ptr<asio::thread_pool> workers;
   std::optional<tcp::acceptor> acceptor_storage{std::in_place, *ioc};
+  std::optional<local::acceptor> local_acceptor_storage{std::in_place, *ioc};
   std::optional<asio::steady_timer> retry_storage{std::in_place, *ioc};
   tcp::acceptor& acceptor = *acceptor_storage;
+  local::acceptor& local_acceptor = *local_acceptor_storage;
   asio::steady_timer& retry = *retry_storage;
   std::vector<std::thread> threads;
   bool started = false;
@@ -87,28 +137,25 @@ void HttpServer::Handle(std::string method, std::string pattern, HttpHandler han
   impl_->router.Add(std::move(method), std::move(pattern), std::move(handler));
 }
 
+void HttpServer::HandleAsync(std::string method, std::string pattern, HttpAsyncHandler handler) {
+  if (impl_->started) throw std::logic_error("HttpServer::HandleAsync called after Start");
+  impl_->router.AddAsync(std::move(method), std::move(pattern), std::move(handler));
+}
+
 Status HttpServer::Start() {
   if (impl_->started || !impl_->ioc) {
     throw std::logic_error("HttpServer::Start called twice, or after Stop");
   }
   SHOAL_RETURN_IF_ERROR(impl_->options.Validate());
   const HttpServerOptions& o = impl_->options;
-  std::string where = o.address + ":" + std::to_string(o.port);
-  tcp::endpoint endpoint(asio::ip::make_address(o.address), o.port);
-  boost::system::error_code ec;
-  tcp::acceptor& acceptor = impl_->acceptor;
-  acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(endpoint, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    acceptor.close();
-    return Status::IOError("cannot listen for HTTP on " + where + ": " + ec.message());
-  }
-  impl_->port = acceptor.local_endpoint().port();
+  SHOAL_RETURN_IF_ERROR(o.unix_socket.empty() ? impl_->ListenTcp() : impl_->ListenUnix());
   impl_->started = true;
   impl_->workers.reset(new asio::thread_pool(size_t(o.threads)));
-  impl_->Accept();
+  if (o.unix_socket.empty()) {
+    impl_->Accept(impl_->acceptor);
+  } else {
+    impl_->Accept(impl_->local_acceptor);
+  }
   for (int i = 0; i < o.threads; ++i) {
     impl_->threads.emplace_back([this] {
       // An exception escaping a completion handler must not end the thread,
@@ -142,7 +189,9 @@ void HttpServer::Stop() {
   // handler, and with them the sessions and their sockets.
   impl_->retry_storage.reset();
   impl_->acceptor_storage.reset();
+  impl_->local_acceptor_storage.reset();
   impl_->ioc.reset();
+  if (impl_->started && !impl_->options.unix_socket.empty()) ::unlink(impl_->options.unix_socket.c_str());
 }
 
 }  // namespace shoal

@@ -5,6 +5,7 @@
 #define SHOAL_SERVICE_HTTP_SESSION_H_
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "http_router.h"
@@ -19,6 +20,9 @@ namespace shoal {
 // REQUIRES: `options` and `router` outlive the socket's io_context; `workers`
 // is joined and destroyed before that io_context.
 void StartHttpSession(boost::asio::ip::tcp::socket socket, const HttpServerOptions& options,
+                      const HttpRouter& router, boost::asio::thread_pool& workers);
+// The same over a unix socket; the request's remote_address is "unix".
+void StartHttpSession(boost::asio::local::stream_protocol::socket socket, const HttpServerOptions& options,
                       const HttpRouter& router, boost::asio::thread_pool& workers);
 
 }  // namespace shoal

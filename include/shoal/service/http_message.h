@@ -53,14 +53,18 @@ struct HttpRequest {
   std::optional<std::string> BearerToken() const;
 };
 
-// A region of an open file sent as a response body without loading it into
-// memory. Owns the descriptor and closes it when the last reference goes.
+// A region of an open file sent as a response body with sendfile(2), without
+// loading it into memory. Either owns the descriptor and closes it when the
+// last reference goes, or borrows it from `owner`, which it keeps alive
+// until then (a chunk span that also holds a pin, say).
 class HttpFileBody {
  public:
   // REQUIRES: `fd` is open for reading; [offset, offset + length) lies within
   // the file (a file that shrinks meanwhile aborts the connection).
   HttpFileBody(int fd, uint64_t offset, uint64_t length)
       : fd_(fd), offset_(offset), length_(length) {}
+  HttpFileBody(int fd, uint64_t offset, uint64_t length, std::shared_ptr<void> owner)
+      : fd_(fd), offset_(offset), length_(length), owner_(std::move(owner)) {}
   ~HttpFileBody();
   HttpFileBody(const HttpFileBody&) = delete;
   HttpFileBody& operator=(const HttpFileBody&) = delete;
@@ -73,6 +77,30 @@ class HttpFileBody {
   const int fd_;
   const uint64_t offset_;
   const uint64_t length_;
+  const std::shared_ptr<void> owner_;  // null: fd_ is ours to close
+};
+
+// One piece of a body from an HttpBodySource: bytes, or a file region.
+struct HttpBodyPiece {
+  std::string bytes;                          // sent as they are, when `file` is null
+  std::shared_ptr<const HttpFileBody> file;  // sent with sendfile(2)
+};
+
+// A body whose pieces become available over time (bytes still arriving from
+// elsewhere), delivered without holding a thread while it waits.
+//
+// The server calls Next() for one piece at a time, after the previous one
+// is sent, until the response's stream_length bytes have gone. Next()
+// returns at once and calls `ready` exactly once, from any thread: with a
+// non-empty piece, or with an error, which aborts the connection. A source
+// is dropped without further calls when its client goes away.
+// REQUIRES: every pending `ready` is called or destroyed before the server
+// stops, since it holds the connection.
+class HttpBodySource {
+ public:
+  using Ready = std::function<void(Result<HttpBodyPiece>)>;
+  virtual ~HttpBodySource() = default;
+  virtual void Next(Ready ready) = 0;
 };
 
 struct HttpResponse {
@@ -89,6 +117,9 @@ struct HttpResponse {
   // Never called for HEAD. Stop() waits for a running producer, so a
   // producer must not block indefinitely.
   std::function<bool(std::string* piece)> stream;
+  // When set (and `file` and `stream` are not), the body comes from this
+  // source, stream_length bytes of it. REQUIRES: stream_length >= 0.
+  std::shared_ptr<HttpBodySource> source;
   int64_t stream_length = -1;  // bytes, or -1 if unknown
 
   static HttpResponse Text(int status, std::string body);  // text/plain; charset=utf-8

@@ -14,7 +14,10 @@
 // these affects other connections.
 //
 // Handlers run on the server's I/O threads, so a slow handler holds one of
-// them; keep handlers short or hand work elsewhere.
+// them; keep handlers short or hand work elsewhere. An asynchronous handler
+// (HandleAsync) returns at once and answers later, from any thread, through
+// its responder; a body that trickles in goes out through an HttpBodySource.
+// File bodies are sent with sendfile(2).
 #ifndef SHOAL_SERVICE_HTTP_SERVER_H_
 #define SHOAL_SERVICE_HTTP_SERVER_H_
 
@@ -33,6 +36,11 @@ namespace shoal {
 struct HttpServerOptions {
   std::string address = "127.0.0.1";              // IPv4 or IPv6 literal to listen on
   uint16_t port = 0;                              // 0 picks a free port; see port()
+  // If set, listen on this unix socket path instead of address and port: a
+  // stale socket there is replaced, the socket is made connectable by every
+  // local user (mode 0666: callers authenticate per request), and it is
+  // removed on Stop. Requests from it have remote_address "unix".
+  std::string unix_socket;
   int threads = 2;                                // I/O threads, 1 to 256
   size_t max_header_bytes = 16 * 1024;            // request line and headers
   size_t max_body_bytes = 1024 * 1024;            // request body
@@ -42,6 +50,10 @@ struct HttpServerOptions {
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+// Sends the response. Call it exactly once, from any thread.
+using HttpResponder = std::function<void(HttpResponse)>;
+// The request is valid only during the call: copy what the answer needs.
+using HttpAsyncHandler = std::function<void(const HttpRequest&, HttpResponder)>;
 
 // Thread-safety: Handle must be called before Start, from one thread. Start,
 // Stop and port may be called from any one thread; handlers are called
@@ -60,13 +72,16 @@ class HttpServer {
   // ends in '*', starts with the part before the '*'.
   // REQUIRES: not started; no route yet for the same method and pattern.
   void Handle(std::string method, std::string pattern, HttpHandler handler);
+  // As Handle, for a handler that answers later through its responder.
+  // REQUIRES: as Handle; every responder is called or destroyed before Stop.
+  void HandleAsync(std::string method, std::string pattern, HttpAsyncHandler handler);
 
   // Binds, listens and starts the I/O threads. InvalidArgument for bad
   // options, IOError naming the address if it cannot be bound.
   // REQUIRES: called at most once.
   Status Start();
 
-  // The bound port, once started.
+  // The bound port, once started; 0 on a unix socket.
   uint16_t port() const;
 
   // Closes the listener and every connection and joins the I/O threads,

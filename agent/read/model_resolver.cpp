@@ -1,0 +1,129 @@
+#include "read/model_resolver.h"
+
+#include <algorithm>
+#include <ctime>
+
+#include "client/tracker_client.h"
+#include "shoal/sha256.h"
+#include "shoal/utc_time.h"
+
+namespace shoal {
+namespace {
+
+// Older entries are dropped when the cache grows past this.
+constexpr size_t kMaxEntries = 4096;
+
+}  // namespace
+
+const FileEntry* ResolvedModel::Find(const std::string& path) const {
+  auto it = by_path.find(path);
+  return it == by_path.end() ? nullptr : &manifest.files[it->second];
+}
+
+std::string ResolvedModel::ETag(const FileEntry& f) const {
+  Sha256 h;
+  h.Update(version.data(), VersionId::kSize);
+  h.Update(f.path.data(), f.path.size());
+  return "\"" + h.Finish().ToHex() + "\"";
+}
+
+std::string ResolvedModel::LastModifiedHttp() const {
+  std::time_t t = static_cast<std::time_t>(manifest.created_at_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  return buf;
+}
+
+std::string ResolvedModel::LastModifiedIso() const {
+  return FormatUtcMillis(manifest.created_at_ms);
+}
+
+ModelResolver::ModelResolver(std::string tracker, std::chrono::milliseconds ttl)
+    : tracker_(std::move(tracker)), ttl_(ttl) {}
+
+std::string ModelResolver::Key(const std::string& token, const std::string& ns,
+                               const std::string& name, const std::string& ref) {
+  return token + '\n' + ns + '/' + name + ':' + ref;
+}
+
+std::shared_ptr<const ResolvedModel> ModelResolver::Cached(const std::string& token,
+                                                           const std::string& ns,
+                                                           const std::string& name,
+                                                           const std::string& ref) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = cache_.find(Key(token, ns, name, ref));
+  if (it == cache_.end() || it->second.expires <= Clock::now()) return nullptr;
+  return it->second.model;
+}
+
+namespace {
+
+// A tracker connection with `token`, or why not.
+Result<std::unique_ptr<TrackerClient>> ConnectAs(const std::string& tracker,
+                                                 const std::string& token, ReadError* error) {
+  auto client = TrackerClient::Connect(tracker, token);
+  if (!client.ok()) {
+    const Status& s = client.status();
+    if (s.code() == Status::Code::kPermissionDenied || s.code() == Status::Code::kInvalidArgument) {
+      *error = {ReadFailure::kBadToken, "the tracker refused the token: " + s.message()};
+    } else {
+      *error = ReadErrorFrom(s);
+    }
+  }
+  return client;
+}
+
+}  // namespace
+
+TagsResolution ModelResolver::ListTags(const std::string& token, const std::string& ns) {
+  const std::string key = token + '\n' + ns;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = tags_cache_.find(key);
+    if (it != tags_cache_.end() && it->second.expires > Clock::now())
+      return {it->second.listing, {}};
+  }
+  ReadError error;
+  auto client = ConnectAs(tracker_, token, &error);
+  if (!client.ok()) return {nullptr, error};
+  auto models = (*client)->ListModels(ns);
+  if (!models.ok()) return {nullptr, ReadErrorFrom(models.status())};
+  auto listing = std::make_shared<TagListing>();
+  for (const ModelListing& m : *models) {
+    for (const auto& [tag, version] : m.tags) listing->tags.emplace_back(m.name, tag);
+  }
+  std::sort(listing->tags.begin(), listing->tags.end());
+  std::lock_guard<std::mutex> l(mu_);
+  if (tags_cache_.size() >= kMaxEntries) tags_cache_.clear();
+  tags_cache_[key] = TagsEntry{Clock::now() + ttl_, listing};
+  return {listing, {}};
+}
+
+Resolution ModelResolver::Resolve(const std::string& token, const std::string& ns,
+                                  const std::string& name, const std::string& ref) {
+  if (auto hit = Cached(token, ns, name, ref)) return {hit, {}};
+  ReadError error;
+  auto client = ConnectAs(tracker_, token, &error);
+  if (!client.ok()) return {nullptr, error};
+  auto v = (*client)->Resolve(ns, name, ref);
+  if (!v.ok()) return {nullptr, ReadErrorFrom(v.status())};
+  auto m = std::make_shared<ResolvedModel>();
+  m->ns = ns;
+  m->name = name;
+  m->version = v->id;
+  m->manifest = std::move(v->manifest);
+  for (size_t i = 0; i < m->manifest.files.size(); ++i) m->by_path[m->manifest.files[i].path] = i;
+  std::lock_guard<std::mutex> l(mu_);
+  if (cache_.size() >= kMaxEntries) {
+    for (auto it = cache_.begin(); it != cache_.end();) {
+      it = it->second.expires <= Clock::now() ? cache_.erase(it) : std::next(it);
+    }
+    if (cache_.size() >= kMaxEntries) cache_.clear();
+  }
+  cache_[Key(token, ns, name, ref)] = Entry{Clock::now() + ttl_, m};
+  return {m, {}};
+}
+
+}  // namespace shoal

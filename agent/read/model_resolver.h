@@ -1,0 +1,104 @@
+// ModelResolver: turns (token, ns/name:ref) into a signed, verified
+// manifest by asking the tracker with the caller's own token, so the
+// tracker's namespace scopes decide what a pod may read. The agent cannot
+// check tokens itself.
+//
+// Successful answers are kept for `ttl` per (token, reference), so a reader
+// does not pay a tracker round trip per request, and a tag moved on the
+// tracker is seen within `ttl`. Failures are never kept.
+//
+// Thread-safety: every method may be called from any thread. Resolve blocks
+// on the tracker; call it off the HTTP server's I/O threads.
+#ifndef SHOAL_AGENT_READ_MODEL_RESOLVER_H_
+#define SHOAL_AGENT_READ_MODEL_RESOLVER_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "read/read_error.h"
+#include "shoal/manifest.h"
+#include "shoal/version_id.h"
+
+namespace shoal {
+
+// One version as reads see it. Immutable.
+struct ResolvedModel {
+  std::string ns, name;
+  VersionId version;
+  Manifest manifest;
+  std::map<std::string, size_t> by_path;  // file path to its index in manifest.files
+
+  // The file at `path`, or null.
+  const FileEntry* Find(const std::string& path) const;
+  // The version-scoped file ID: hex SHA-256 of the version ID and the path,
+  // quoted, as an ETag. A file's ETag differs between versions even if its
+  // bytes do not, so a cache keyed by it never mixes versions.
+  std::string ETag(const FileEntry& f) const;
+  // The version's creation time, as HTTP's Last-Modified wants it.
+  std::string LastModifiedHttp() const;
+  // ... and as S3's listings want it: "2026-01-02T03:04:05.000Z".
+  std::string LastModifiedIso() const;
+};
+
+struct Resolution {
+  std::shared_ptr<const ResolvedModel> model;  // null on failure
+  ReadError error;                             // when model is null
+};
+
+// Every tag of every model in a namespace: what sits above the files in
+// the S3 key space ({name}/{tag}/...).
+struct TagListing {
+  std::vector<std::pair<std::string, std::string>> tags;  // (model name, tag), sorted
+};
+struct TagsResolution {
+  std::shared_ptr<const TagListing> listing;  // null on failure
+  ReadError error;
+};
+
+class ModelResolver {
+ public:
+  ModelResolver(std::string tracker, std::chrono::milliseconds ttl);
+  ModelResolver(const ModelResolver&) = delete;
+  ModelResolver& operator=(const ModelResolver&) = delete;
+
+  // The tracker's answer for `ns/name:ref` with `token`: kBadToken if the
+  // tracker refuses the token, kAccessDenied if it may not read `ns`,
+  // kNoSuchKey for an unknown model, tag or version, kUnavailable if the
+  // tracker cannot be reached.
+  Resolution Resolve(const std::string& token, const std::string& ns, const std::string& name,
+                     const std::string& ref);
+  // The namespace's models and tags, with `token`; errors as for Resolve.
+  // Kept for `ttl` too.
+  TagsResolution ListTags(const std::string& token, const std::string& ns);
+
+  // The kept answer, or null; never blocks.
+  std::shared_ptr<const ResolvedModel> Cached(const std::string& token, const std::string& ns,
+                                              const std::string& name, const std::string& ref);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Entry {
+    Clock::time_point expires;
+    std::shared_ptr<const ResolvedModel> model;
+  };
+  static std::string Key(const std::string& token, const std::string& ns, const std::string& name,
+                         const std::string& ref);
+
+  const std::string tracker_;
+  const std::chrono::milliseconds ttl_;
+  std::mutex mu_;
+  struct TagsEntry {
+    Clock::time_point expires;
+    std::shared_ptr<const TagListing> listing;
+  };
+  std::map<std::string, Entry> cache_;           // protected by mu_
+  std::map<std::string, TagsEntry> tags_cache_;  // protected by mu_
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_READ_MODEL_RESOLVER_H_

@@ -1,0 +1,58 @@
+#include "read/range_source.h"
+
+namespace shoal {
+namespace {
+
+// A chunk evicted between "it is here" and opening it is waited for again,
+// this many times.
+constexpr int kMaxAttempts = 3;
+
+}  // namespace
+
+RangeSource::RangeSource(ReadFetcher& fetcher, ChunkStore& store,
+                         std::shared_ptr<const ReadFile> file, ByteRange range,
+                         std::function<void(uint64_t)> on_piece)
+    : fetcher_(fetcher),
+      store_(store),
+      file_(std::move(file)),
+      range_(range),
+      on_piece_(std::move(on_piece)),
+      pos_(range.first) {}
+
+void RangeSource::Next(Ready ready) { Send(std::move(ready), 0); }
+
+void RangeSource::Send(Ready ready, int attempt) {
+  const uint64_t piece = pos_ / file_->piece_size;
+  const uint64_t last_piece = range_.last / file_->piece_size;
+  fetcher_.Await(
+      file_, piece, last_piece,
+      [self = shared_from_this(), piece, attempt, ready = std::move(ready)](Status s) mutable {
+        if (!s.ok()) return ready(s);
+        const uint64_t piece_start = piece * self->file_->piece_size;
+        const uint64_t end =
+            std::min(piece_start + self->file_->PieceBytes(piece), self->range_.last + 1);
+        const uint64_t len = end - self->pos_;
+        auto span =
+            self->store_.OpenSpan(self->file_->chunks[piece], self->pos_ - piece_start, len);
+        if (!span.ok()) {
+          if (span.status().IsNotFound() && attempt + 1 < kMaxAttempts) {
+            return self->Send(std::move(ready), attempt + 1);
+          }
+          return ready(span.status().WithContext(self->file_->file.path));
+        }
+        if (span->length() != len) {
+          return ready(Status::Corruption("chunk " + self->file_->chunks[piece].ShortHex() +
+                                          " of " + self->file_->file.path +
+                                          " is shorter than its manifest says"));
+        }
+        auto owner = std::make_shared<ChunkSpan>(std::move(span).value());
+        HttpBodyPiece out;
+        out.file =
+            std::make_shared<HttpFileBody>(owner->fd(), owner->offset(), owner->length(), owner);
+        self->pos_ = end;
+        if (self->on_piece_) self->on_piece_(len);
+        ready(std::move(out));
+      });
+}
+
+}  // namespace shoal

@@ -1,0 +1,42 @@
+// ReadCall: one read request in flight, from its arrival to its answer.
+// What the request said is copied here, since an answer may come after the
+// request object is gone. Private to the read service.
+#ifndef SHOAL_AGENT_READ_READ_CALL_H_
+#define SHOAL_AGENT_READ_READ_CALL_H_
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "shoal/service/http_server.h"
+#include "shoal/service/metrics.h"
+
+namespace shoal {
+
+enum class ReadApi { kPlain = 0, kS3 = 1 };
+
+// "plain" or "s3", the api label of the read metrics.
+const char* ReadApiName(ReadApi api);
+
+struct ReadCall {
+  ReadApi api = ReadApi::kPlain;
+  std::string method;    // GET or HEAD (others are refused)
+  std::string resource;  // the decoded path, for S3 error bodies
+  std::optional<std::string> range, if_none_match, if_range;
+  std::map<std::string, std::string> query;
+  std::string token;       // whose read this is, once known
+  std::string request_id;  // x-amz-request-id
+  std::chrono::steady_clock::time_point start;
+  HttpResponder respond;
+  MetricsRegistry* metrics = nullptr;
+  Histogram* ttfb = nullptr;
+
+  // Sends the answer and counts it by API and status. Without a body to
+  // wait for, the first byte is now.
+  void Finish(HttpResponse response);
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_READ_READ_CALL_H_

@@ -1,0 +1,266 @@
+#include "read/read_fetcher.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "daemon/origin_fetch.h"
+#include "p2p/torrent_engine.h"
+#include "shoal/log.h"
+
+namespace shoal {
+namespace {
+
+std::string TorrentKey(const ReadFile& f) {
+  return f.file.pieces_root.ToHex() + ":" + std::to_string(f.piece_size);
+}
+
+}  // namespace
+
+uint64_t ReadFile::PieceBytes(uint64_t piece) const {
+  return std::min<uint64_t>(piece_size, file.size - piece * piece_size);
+}
+
+ReadFetcher::ReadFetcher(const ReadFetcherOptions& options, ChunkStore& store,
+                         TorrentEngine& engine, Origin* origin,
+                         std::function<std::string()> announce_url)
+    : options_(options),
+      store_(store),
+      engine_(engine),
+      origin_(origin),
+      announce_url_(std::move(announce_url)) {
+  loop_ = std::thread([this] { Loop(); });
+  for (int i = 0; i < std::max(1, options_.origin_parallelism); ++i) {
+    fetch_threads_.emplace_back([this] { FetchLoop(); });
+  }
+}
+
+ReadFetcher::~ReadFetcher() { Stop(); }
+
+void ReadFetcher::Stop() {
+  std::vector<Waiter> left;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_ && !loop_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  fetch_cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  for (std::thread& t : fetch_threads_) t.join();
+  fetch_threads_.clear();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    left.swap(waiters_);
+  }
+  for (Waiter& w : left) w.ready(Status::Unavailable("the agent is stopping"));
+}
+
+void ReadFetcher::Await(std::shared_ptr<const ReadFile> file, uint64_t piece, uint64_t last_piece,
+                        std::function<void(Status)> ready) {
+  if (store_.Contains(file->chunks[piece])) return ready(Status::OK());
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    if (stopping_) {
+      l.unlock();
+      return ready(Status::Unavailable("the agent is stopping"));
+    }
+    uint64_t last =
+        std::min<uint64_t>(last_piece, piece + uint64_t(std::max(0, options_.read_ahead_pieces)));
+    waiters_.push_back(Waiter{std::move(file), piece, last, std::move(ready), Clock::now()});
+  }
+  cv_.notify_all();
+}
+
+void ReadFetcher::Loop() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stopping_) {
+    if (waiters_.empty() && fetched_.empty()) {
+      cv_.wait(l);
+      continue;
+    }
+    auto fetched = std::exchange(fetched_, {});
+    l.unlock();
+    auto wanted = Sweep();  // readers first: the handovers below read whole chunks
+    // Chunks from the origin join their torrents, so this agent seeds them.
+    for (const auto& [file, piece] : fetched) {
+      auto it = torrents_.find(TorrentKey(*file));
+      if (it == torrents_.end() || !it->second.add_error.ok()) continue;
+      Status s = engine_.ChunkArrived(it->second.id, piece);
+      if (!s.ok()) Log(LogLevel::kWarn, "read.chunk_handover_failed", {{"error", s.ToString()}});
+    }
+    for (const auto& [key, want] : wanted) Pursue(want.first, want.second);
+    l.lock();
+    if (!stopping_ && fetched_.empty())
+      cv_.wait_for(l, std::chrono::milliseconds(options_.poll_ms));
+  }
+}
+
+std::map<std::string, std::pair<std::shared_ptr<const ReadFile>, std::set<uint64_t>>>
+ReadFetcher::Sweep() {
+  std::map<std::string, std::pair<std::shared_ptr<const ReadFile>, std::set<uint64_t>>> wanted;
+  std::vector<std::pair<Waiter, Status>> finished;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto failures = std::exchange(failed_, {});
+    const Clock::time_point now = Clock::now();
+    std::vector<Waiter> keep;
+    for (Waiter& w : waiters_) {
+      const ChunkId& chunk = w.file->chunks[w.piece];
+      auto failed = std::find_if(failures.begin(), failures.end(),
+                                 [&](const auto& f) { return f.first == chunk; });
+      if (store_.Contains(chunk)) {
+        finished.emplace_back(std::move(w), Status::OK());
+      } else if (failed != failures.end()) {
+        finished.emplace_back(std::move(w), failed->second);
+      } else if (now - w.since > std::chrono::milliseconds(options_.give_up_ms)) {
+        finished.emplace_back(
+            std::move(w),
+            Status::Unavailable("no peer or origin delivered chunk " + chunk.ShortHex() + " in " +
+                                std::to_string(options_.give_up_ms / 1000) + " s"));
+      } else {
+        auto& want = wanted[TorrentKey(*w.file)];
+        want.first = w.file;
+        for (uint64_t p = w.piece; p <= w.last_wanted; ++p) want.second.insert(p);
+        keep.push_back(std::move(w));
+      }
+    }
+    waiters_ = std::move(keep);
+  }
+  for (auto& [w, s] : finished) w.ready(s);
+  return wanted;
+}
+
+void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
+                         const std::set<uint64_t>& pieces) {
+  const Clock::time_point now = Clock::now();
+  auto [it, added] = torrents_.try_emplace(TorrentKey(*file));
+  Torrent& t = it->second;
+  // A failed add (the engine busy re-adding after an eviction, say) is
+  // tried again a second later; meanwhile the origin serves.
+  if (added || (!t.add_error.ok() && now - t.added >= std::chrono::seconds(1))) {
+    t.add_error = Status::OK();
+    t.added = now;
+    auto id = engine_.AddFile(file->file, file->piece_size, announce_url_ ? announce_url_() : "");
+    if (id.ok()) {
+      t.id = *id;
+    } else {
+      t.add_error = id.status();
+      Log(LogLevel::kWarn, "read.torrent_add_failed",
+          {{"path", file->file.path}, {"error", id.status().ToString()}});
+    }
+  }
+  std::vector<uint64_t> missing;
+  for (uint64_t p : pieces) {
+    if (!store_.Contains(file->chunks[p])) missing.push_back(p);
+  }
+  if (missing.empty()) return;
+  if (t.add_error.ok()) {
+    for (uint64_t p : missing) {
+      if (!t.prioritized.insert(p).second) continue;
+      Status s = engine_.PrioritizePieces(t.id, p, p);
+      if (!s.ok()) Log(LogLevel::kDebug, "read.prioritize_failed", {{"error", s.ToString()}});
+    }
+  }
+  if (origin_ == nullptr && !request_origin_) return;  // peers are the only source
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    missing.erase(std::remove_if(missing.begin(), missing.end(),
+                                 [&](uint64_t p) { return fetching_.count(file->chunks[p]) != 0; }),
+                  missing.end());
+  }
+  if (missing.empty()) return;
+
+  // The origin rule for reads: a piece no connected peer offers comes from
+  // the origin at once when the tracker says nobody else is in the swarm,
+  // else once it has gone unoffered for origin_wait_ms.
+  bool nobody = !t.add_error.ok();
+  bool wait_for_tracker = false;
+  std::set<uint64_t> unavailable(missing.begin(), missing.end());
+  if (t.add_error.ok()) {
+    auto progress = engine_.Progress(t.id);
+    auto none_have = engine_.UnavailablePieces(t.id);
+    if (!progress.ok() || !none_have.ok()) return;  // re-added after an eviction: next pass
+    unavailable = std::set<uint64_t>(none_have->begin(), none_have->end());
+    nobody = progress->tracker_peers == 0 && progress->peers == 0;
+    wait_for_tracker = progress->tracker_peers < 0 && progress->peers == 0 &&
+                       now - t.added < std::chrono::milliseconds(options_.tracker_wait_ms);
+  }
+  std::vector<uint64_t> go;
+  for (uint64_t p : missing) {
+    if (unavailable.count(p) == 0) {
+      t.unavailable_since.erase(p);  // a peer has it: libtorrent is on it
+      continue;
+    }
+    Clock::time_point since = t.unavailable_since.emplace(p, now).first->second;
+    if (wait_for_tracker) continue;
+    if (nobody || now - since >= std::chrono::milliseconds(options_.origin_wait_ms))
+      go.push_back(p);
+  }
+  if (go.empty()) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (uint64_t p : go) {
+      if (!fetching_.insert(file->chunks[p]).second) continue;
+      t.unavailable_since.erase(p);
+      fetch_queue_.push_back(Fetch{file, p});
+    }
+  }
+  fetch_cv_.notify_all();
+}
+
+void ReadFetcher::FetchLoop() {
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    fetch_cv_.wait(l, [this] { return stopping_ || !fetch_queue_.empty(); });
+    if (stopping_) return;
+    Fetch f = std::move(fetch_queue_.front());
+    fetch_queue_.pop_front();
+    l.unlock();
+    const Clock::time_point start = Clock::now();
+    Status s = FetchFromOrigin(*f.file, f.piece);
+    Log(LogLevel::kDebug, "read.origin_fetch",
+        {{"chunk", f.file->chunks[f.piece].ShortHex()},
+         {"ms", std::chrono::duration<double, std::milli>(Clock::now() - start).count()}});
+    l.lock();
+    const ChunkId& chunk = f.file->chunks[f.piece];
+    fetching_.erase(chunk);
+    std::vector<Waiter> woken;
+    if (s.ok()) {
+      fetched_.emplace_back(f.file, f.piece);
+      // Its readers go now, from this thread, rather than at the loop's
+      // next pass: one hand-off fewer on a cold read's path.
+      if (store_.Contains(chunk)) {
+        auto moved = std::stable_partition(waiters_.begin(), waiters_.end(), [&](const Waiter& w) {
+          return w.file->chunks[w.piece] != chunk;
+        });
+        std::move(moved, waiters_.end(), std::back_inserter(woken));
+        waiters_.erase(moved, waiters_.end());
+      }
+    } else {
+      counters_.origin_failures++;
+      Log(LogLevel::kWarn, "read.origin_failed",
+          {{"chunk", chunk.ShortHex()}, {"error", s.ToString()}});
+      failed_.emplace_back(chunk, s);
+    }
+    cv_.notify_all();
+    l.unlock();
+    for (Waiter& w : woken) w.ready(Status::OK());
+    l.lock();
+  }
+}
+
+Status ReadFetcher::FetchFromOrigin(const ReadFile& file, uint64_t piece) {
+  const ChunkId& chunk = file.chunks[piece];
+  if (request_origin_) return request_origin_(file.ns, file.name, file.version, {chunk});
+  if (store_.Contains(chunk)) return Status::OK();
+  const uint64_t size = file.PieceBytes(piece);
+  Status s = FetchChunkFromOrigin(*origin_, store_, chunk, size);
+  if (s.code() == Status::Code::kAlreadyExists) return Status::OK();  // another fetch won
+  if (s.ok()) {
+    counters_.origin_chunks++;
+    counters_.origin_bytes += size;
+  }
+  return s;
+}
+
+}  // namespace shoal

@@ -1,0 +1,162 @@
+// ReadFetcher: gets the chunks a reader waits for into the store, soonest
+// first, and says when each is there.
+//
+// For a waited-for piece and a few after it (the read-ahead), the fetcher
+// adds the file's torrent to the engine and gives those pieces top priority
+// and deadlines, so peers that have them send them first. A piece that no
+// connected peer offers is fetched from the origin: at once when the
+// tracker said nobody else is in the swarm, otherwise after
+// origin_wait_ms. How the origin is asked is one hook, request_origin;
+// unset, the fetcher reads the origin itself (FetchChunkFromOrigin) and
+// hands the chunk to the engine so this agent seeds it.
+//
+// Chunks from the origin are announced to waiters at once; chunks from
+// peers are noticed within poll_ms.
+//
+// Thread-safety: every method may be called from any thread. `ready`
+// callbacks run on one of the fetcher's threads, or on the caller's when
+// the chunk is already stored; they must not block.
+#ifndef SHOAL_AGENT_READ_READ_FETCHER_H_
+#define SHOAL_AGENT_READ_READ_FETCHER_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "p2p/file_torrent_id.h"
+#include "shoal/chunk_store.h"
+#include "shoal/manifest.h"
+#include "shoal/origin.h"
+#include "shoal/status.h"
+#include "shoal/version_id.h"
+
+namespace shoal {
+
+class TorrentEngine;
+
+// One file of one version, as a read needs it. Immutable.
+struct ReadFile {
+  std::string ns, name;
+  VersionId version;
+  FileEntry file;
+  uint32_t piece_size = 0;
+  std::vector<ChunkId> chunks;  // file.ChunkIds()
+
+  uint64_t PieceBytes(uint64_t piece) const;
+};
+
+struct ReadFetcherOptions {
+  int64_t origin_wait_ms =
+      500;  // a piece no peer offers waits this long for one, unless the swarm is empty
+  int64_t tracker_wait_ms = 500;  // how long a new torrent waits for the tracker's first reply
+  int64_t give_up_ms = 300000;    // a waiter fails with Unavailable after this long
+  int read_ahead_pieces = 4;      // pieces after the waited-for one to fetch too
+  int origin_parallelism = 4;     // origin fetches in flight
+  int poll_ms = 5;                // how often the store is checked while someone waits
+};
+
+// Counters for /metrics. Monotonic.
+struct ReadFetchCounters {
+  std::atomic<uint64_t> origin_chunks{0}, origin_bytes{0}, origin_failures{0};
+};
+
+class ReadFetcher {
+ public:
+  // Gets `chunks` of version `version` into the store or the swarm, on a
+  // fetcher thread; OK once they are stored here.
+  using OriginRequest =
+      std::function<Status(const std::string& ns, const std::string& name, const VersionId& version,
+                           const std::vector<ChunkId>& chunks)>;
+
+  // `origin` may be null (then only the hook, or peers, can deliver).
+  // `announce_url` gives the tracker URL new torrents announce to.
+  ReadFetcher(const ReadFetcherOptions& options, ChunkStore& store, TorrentEngine& engine,
+              Origin* origin, std::function<std::string()> announce_url);
+  ~ReadFetcher();  // Stop()
+  ReadFetcher(const ReadFetcher&) = delete;
+  ReadFetcher& operator=(const ReadFetcher&) = delete;
+
+  // Replaces the direct origin read. REQUIRES: before the first Await.
+  void set_request_origin(OriginRequest hook) { request_origin_ = std::move(hook); }
+
+  // Calls `ready` with OK once piece `piece` of `file` is in the store, or
+  // with an error (the origin failed, give_up_ms passed, or Stop). Pieces
+  // up to `last_piece` (within the read-ahead) are fetched meanwhile.
+  // REQUIRES: piece <= last_piece < file->chunks.size().
+  void Await(std::shared_ptr<const ReadFile> file, uint64_t piece, uint64_t last_piece,
+             std::function<void(Status)> ready);
+
+  // Fails every waiter with Unavailable, waits for fetches in flight, and
+  // joins the threads. Idempotent; later Awaits fail at once.
+  void Stop();
+
+  const ReadFetchCounters& counters() const { return counters_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Waiter {
+    std::shared_ptr<const ReadFile> file;
+    uint64_t piece, last_wanted;
+    std::function<void(Status)> ready;
+    Clock::time_point since;
+  };
+  // A file's torrent, as the loop sees it. Loop thread only.
+  struct Torrent {
+    FileTorrentId id;
+    Status add_error;
+    Clock::time_point added;
+    std::set<uint64_t> prioritized;
+    std::map<uint64_t, Clock::time_point> unavailable_since;
+  };
+  struct Fetch {
+    std::shared_ptr<const ReadFile> file;
+    uint64_t piece;
+  };
+
+  void Loop();
+  void FetchLoop();
+  // One pass over the waiters: hands out what arrived, fails what expired,
+  // and returns the pieces still wanted, per file.
+  std::map<std::string, std::pair<std::shared_ptr<const ReadFile>, std::set<uint64_t>>> Sweep();
+  void Pursue(const std::shared_ptr<const ReadFile>& file, const std::set<uint64_t>& pieces);
+  Status FetchFromOrigin(const ReadFile& file, uint64_t piece);
+
+  // Constant after construction.
+  const ReadFetcherOptions options_;
+  ChunkStore& store_;
+  TorrentEngine& engine_;
+  Origin* const origin_;
+  const std::function<std::string()> announce_url_;
+  OriginRequest request_origin_;
+  ReadFetchCounters counters_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;        // wakes the loop
+  std::condition_variable fetch_cv_;  // wakes the fetch threads
+  // Protected by mu_.
+  bool stopping_ = false;
+  std::vector<Waiter> waiters_;
+  std::deque<Fetch> fetch_queue_;
+  std::unordered_set<ChunkId> fetching_;  // queued or in flight
+  std::vector<std::pair<std::shared_ptr<const ReadFile>, uint64_t>> fetched_;  // for the engine
+  std::vector<std::pair<ChunkId, Status>> failed_;  // origin errors to report
+
+  std::map<std::string, Torrent> torrents_;  // by pieces root hex; loop thread only
+  std::vector<std::thread> fetch_threads_;
+  std::thread loop_;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_READ_READ_FETCHER_H_

@@ -1,0 +1,207 @@
+// ReadService: construction, the routes, and what the plain and S3 faces
+// share (credentials, model lookups, file answers, errors, metrics).
+#include "read/read_service.h"
+
+#include <arpa/inet.h>
+
+#include "read/byte_range.h"
+#include "read/range_source.h"
+#include "read/s3_xml.h"
+#include "shoal/log.h"
+
+namespace shoal {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// True for 127.0.0.0/8 and ::1 (and ::ffff:127.x), and the agent's unix
+// socket: the node itself.
+bool IsLoopback(const std::string& remote) {
+  if (remote == "unix") return true;
+  std::string host = remote.substr(0, remote.rfind(':'));
+  if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
+  if (host.rfind("::ffff:", 0) == 0) host = host.substr(7);
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  return host == "::1";
+}
+
+}  // namespace
+
+const char* ReadApiName(ReadApi api) { return api == ReadApi::kPlain ? "plain" : "s3"; }
+
+void ReadCall::Finish(HttpResponse r) {
+  metrics
+      ->counter("shoal_agent_read_requests_total", "Read requests by API and HTTP status",
+                {{"api", ReadApiName(api)}, {"status", std::to_string(r.status)}})
+      .Increment();
+  if (!r.source || method == "HEAD") ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
+  respond(std::move(r));
+}
+
+ReadService::ReadService(const ReadServiceOptions& options, ChunkStore& store,
+                         TorrentEngine& engine, Origin* origin,
+                         std::function<std::string()> announce_url, MetricsRegistry& metrics)
+    : options_(options),
+      store_(store),
+      metrics_(metrics),
+      resolver_(options.tracker, std::chrono::milliseconds(options.cache_ms)),
+      fetcher_(options.fetch, store, engine, origin, std::move(announce_url)),
+      workers_(std::max(1, options.workers)) {
+  for (int api = 0; api < 2; ++api) {
+    ttfb_[api] =
+        &metrics.histogram("shoal_agent_read_ttfb_seconds",
+                           "Time from a read request to its first body byte (or its answer)",
+                           Histogram::ExponentialBuckets(0.001, 2, 15),
+                           {{"api", ReadApiName(static_cast<ReadApi>(api))}});
+    bytes_[api] = &metrics.counter("shoal_agent_read_bytes_total", "Body bytes handed to readers",
+                                   {{"api", ReadApiName(static_cast<ReadApi>(api))}});
+  }
+  metrics.AddCollector([this](MetricsWriter& w) {
+    const ReadFetchCounters& c = fetcher_.counters();
+    w.AddCounter("shoal_agent_read_origin_chunks_total", "Chunks reads fetched from the origin",
+                 static_cast<double>(c.origin_chunks.load()));
+    w.AddCounter("shoal_agent_read_origin_bytes_total", "Bytes reads fetched from the origin",
+                 static_cast<double>(c.origin_bytes.load()));
+    w.AddCounter("shoal_agent_read_origin_failures_total", "Origin fetches for reads that failed",
+                 static_cast<double>(c.origin_failures.load()));
+  });
+}
+
+ReadService::~ReadService() { Stop(); }
+
+void ReadService::Stop() {
+  stopped_ = true;
+  workers_.Stop();
+  fetcher_.Stop();
+}
+
+void ReadService::AddRoutes(HttpServer& server) {
+  for (const char* method : {"GET", "HEAD"}) {
+    server.HandleAsync(method, "/v1/models/*", [this](const HttpRequest& r, HttpResponder respond) {
+      ServePlain(r, std::move(respond));
+    });
+  }
+  for (const char* method : {"GET", "HEAD", "PUT", "POST", "DELETE"}) {
+    server.HandleAsync(method, "/*", [this](const HttpRequest& r, HttpResponder respond) {
+      ServeS3(r, std::move(respond));
+    });
+  }
+}
+
+std::shared_ptr<ReadCall> ReadService::Begin(ReadApi api, const HttpRequest& request,
+                                             HttpResponder respond) {
+  auto call = std::make_shared<ReadCall>();
+  call->api = api;
+  call->method = request.method;
+  call->resource = request.path;
+  call->range = request.headers.Get("Range");
+  call->if_none_match = request.headers.Get("If-None-Match");
+  call->if_range = request.headers.Get("If-Range");
+  call->query = request.query;
+  call->respond = std::move(respond);
+  call->start = Clock::now();
+  call->metrics = &metrics_;
+  call->ttfb = ttfb_[static_cast<int>(api)];
+  char id[24];
+  std::snprintf(id, sizeof(id), "%016llx", static_cast<unsigned long long>(++request_ids_));
+  call->request_id = id;
+  return call;
+}
+
+std::string ReadService::AnonymousToken(const HttpRequest& request) const {
+  if (!options_.anonymous_loopback || !IsLoopback(request.remote_address)) return "";
+  return options_.agent_token;
+}
+
+void ReadService::WithModel(std::shared_ptr<ReadCall> call, const ObjectAddress& address,
+                            std::function<void(const Resolution&)> then) {
+  if (auto hit = resolver_.Cached(call->token, address.ns, address.name, address.ref)) {
+    return then(Resolution{hit, {}});
+  }
+  bool queued = workers_.Post([this, call, address, then] {
+    then(resolver_.Resolve(call->token, address.ns, address.name, address.ref));
+  });
+  if (!queued) Fail(call, {ReadFailure::kUnavailable, "the agent is stopping"});
+}
+
+void ReadService::Fail(const std::shared_ptr<ReadCall>& call, ReadError error) {
+  const int status = HttpStatusOf(error.failure, call->api == ReadApi::kS3);
+  HttpResponse r;
+  if (call->api == ReadApi::kS3) {
+    r.status = status;
+    r.headers.Set("Content-Type", "application/xml");
+    r.headers.Set("x-amz-request-id", call->request_id);
+    r.body = S3ErrorXml(S3CodeOf(error.failure), error.message, call->resource, call->request_id);
+  } else {
+    r = HttpResponse::Error(status, error.message);
+    if (status == 401) r.headers.Set("WWW-Authenticate", "Bearer realm=\"shoal\"");
+  }
+  for (const auto& [name, value] : error.headers) r.headers.Set(name, value);
+  if (status >= 500) {
+    Log(LogLevel::kWarn, "read.failed",
+        {{"path", call->resource}, {"status", status}, {"error", error.message}});
+  }
+  call->Finish(std::move(r));
+}
+
+void ReadService::AnswerFile(std::shared_ptr<ReadCall> call,
+                             const std::shared_ptr<const ResolvedModel>& model,
+                             const FileEntry& file) {
+  const std::string etag = model->ETag(file);
+  HttpResponse r;
+  r.headers.Set("Accept-Ranges", "bytes");
+  r.headers.Set("ETag", etag);
+  r.headers.Set("Last-Modified", model->LastModifiedHttp());
+  r.headers.Set("Content-Type", "application/octet-stream");
+  if (call->api == ReadApi::kS3) r.headers.Set("x-amz-request-id", call->request_id);
+  if (call->if_none_match && (*call->if_none_match == etag || *call->if_none_match == "*")) {
+    r.status = 304;
+    return call->Finish(std::move(r));
+  }
+  // If-Range with another validator: the range is stale, send everything.
+  std::optional<std::string> range = call->range;
+  if (call->if_range && *call->if_range != etag) range.reset();
+  RangeAnswer answer = AnswerRange(range, file.size);
+  if (answer.kind == RangeAnswer::Kind::kUnsatisfiable) {
+    ReadError e{ReadFailure::kInvalidRange, "range '" + range->substr(0, 100) + "' is outside '" +
+                                                file.path + "' (" + std::to_string(file.size) +
+                                                " bytes)"};
+    e.headers.emplace_back("Content-Range", "bytes */" + std::to_string(file.size));
+    return Fail(call, std::move(e));
+  }
+  ByteRange bytes = answer.range;
+  if (answer.kind == RangeAnswer::Kind::kPartial) {
+    r.status = 206;
+    r.headers.Set("Content-Range", ContentRange(bytes, file.size));
+  } else if (file.size == 0) {
+    return call->Finish(std::move(r));
+  } else {
+    bytes = ByteRange{0, file.size - 1};
+  }
+  auto read = std::make_shared<ReadFile>();
+  read->ns = model->ns;
+  read->name = model->name;
+  read->version = model->version;
+  read->file = file;
+  read->piece_size = model->manifest.piece_size;
+  read->chunks = file.ChunkIds();
+  struct FirstByte {
+    std::atomic<bool> seen{false};
+  };
+  auto first = std::make_shared<FirstByte>();
+  Histogram* ttfb = call->ttfb;
+  Counter* served = bytes_[static_cast<int>(call->api)];
+  Clock::time_point start = call->start;
+  r.source = std::make_shared<RangeSource>(
+      fetcher_, store_, read, bytes, [first, ttfb, served, start](uint64_t n) {
+        if (!first->seen.exchange(true))
+          ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
+        served->Increment(n);
+      });
+  r.stream_length = static_cast<int64_t>(bytes.length());
+  call->Finish(std::move(r));
+}
+
+}  // namespace shoal

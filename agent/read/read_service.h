@@ -1,0 +1,118 @@
+// ReadService: pull-through reads for inference pods, on the agent's HTTP
+// server. Two faces over the same files:
+//
+//   GET/HEAD /v1/models/{ns}/{name}:{ref}/files/{path}   Range, ETag, ...
+//   GET      /v1/models/{ns}/{name}:{ref}/manifest       the manifest, JSON
+//            "Authorization: Bearer <read token>"
+//
+//   S3, path-style: bucket = namespace, key = {name}/{ref}/{path}.
+//   GetObject (with Range), HeadObject, ListObjectsV2; errors as S3 XML.
+//   SigV4 with the read token as access key ID and as secret key.
+//
+// Every request resolves its model through the tracker with the caller's
+// token (see ModelResolver), so the tracker's scopes decide access. With
+// anonymous_loopback, a request with no credentials from a loopback
+// address or the agent's unix socket reads with the agent's own token.
+//
+// Bytes are sent as their chunks arrive (RangeSource over ReadFetcher), so a
+// cold range read starts once the chunks under it are here, not the file.
+//
+// Thread-safety: handlers run on the HTTP server's threads; blocking work
+// runs on the service's own workers.
+#ifndef SHOAL_AGENT_READ_READ_SERVICE_H_
+#define SHOAL_AGENT_READ_READ_SERVICE_H_
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "read/model_resolver.h"
+#include "read/object_address.h"
+#include "read/object_listing.h"
+#include "read/read_call.h"
+#include "read/read_error.h"
+#include "read/read_fetcher.h"
+#include "read/work_queue.h"
+#include "shoal/chunk_store.h"
+#include "shoal/origin.h"
+#include "shoal/service/http_server.h"
+#include "shoal/service/metrics.h"
+
+namespace shoal {
+
+class TorrentEngine;
+
+struct ReadServiceOptions {
+  std::string tracker;              // tracker RPC host:port
+  std::string agent_token;          // used for anonymous loopback reads
+  bool anonymous_loopback = false;  // allow credential-less reads from 127.0.0.0/8 and ::1
+  int64_t cache_ms = 10000;         // how long a (token, model) resolution is reused
+  int workers = 8;                  // tracker lookups in flight
+  ReadFetcherOptions fetch;
+};
+
+class ReadService {
+ public:
+  // `origin` may be null. `announce_url` gives the tracker URL for new
+  // torrents. Everything passed in must outlive the service.
+  ReadService(const ReadServiceOptions& options, ChunkStore& store, TorrentEngine& engine,
+              Origin* origin, std::function<std::string()> announce_url, MetricsRegistry& metrics);
+  ~ReadService();
+  ReadService(const ReadService&) = delete;
+  ReadService& operator=(const ReadService&) = delete;
+
+  // Declares the routes: /v1/models/* and, for S3, every other path.
+  // REQUIRES: before server.Start().
+  void AddRoutes(HttpServer& server);
+
+  // Where chunks for reads come from; see ReadFetcher::set_request_origin.
+  ReadFetcher& fetcher() { return fetcher_; }
+
+  // Fails reads still waiting and stops the workers; later requests get
+  // 503. REQUIRES: called before the HTTP server stops.
+  void Stop();
+
+ private:
+  void ServePlain(const HttpRequest& request, HttpResponder respond);
+  void ServeS3(const HttpRequest& request, HttpResponder respond);
+  void ServeS3Object(std::shared_ptr<ReadCall> call, const std::string& bucket,
+                     const std::string& key);
+  void ServeS3List(std::shared_ptr<ReadCall> call, const std::string& bucket);
+  void ServeS3ListTags(std::shared_ptr<ReadCall> call, const std::string& bucket,
+                       const ObjectListRequest& request, bool url);
+  void AnswerList(const std::shared_ptr<ReadCall>& call, const std::string& bucket,
+                  const ObjectListRequest& request, bool url,
+                  const std::vector<ObjectEntry>& entries);
+  static void AppendEntries(const ResolvedModel& model, const std::string& ref,
+                            std::vector<ObjectEntry>* out);
+
+  // Runs `then` with the model, at once if it is cached, else on a worker.
+  void WithModel(std::shared_ptr<ReadCall> call, const ObjectAddress& address,
+                 std::function<void(const Resolution&)> then);
+  // The answer for one file: 200, 206 or 416 with its headers and body.
+  void AnswerFile(std::shared_ptr<ReadCall> call, const std::shared_ptr<const ResolvedModel>& model,
+                  const FileEntry& file);
+  void Fail(const std::shared_ptr<ReadCall>& call, ReadError error);
+  // The token for a request with no credentials, or "".
+  std::string AnonymousToken(const HttpRequest& request) const;
+  std::shared_ptr<ReadCall> Begin(ReadApi api, const HttpRequest& request, HttpResponder respond);
+
+  // Constant after construction.
+  const ReadServiceOptions options_;
+  ChunkStore& store_;
+  MetricsRegistry& metrics_;
+  Histogram* ttfb_[2];
+  Counter* bytes_[2];
+
+  ModelResolver resolver_;
+  ReadFetcher fetcher_;
+  WorkQueue workers_;
+  std::atomic<bool> stopped_{false};
+  std::atomic<uint64_t> request_ids_{0};
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_READ_READ_SERVICE_H_
