@@ -12,6 +12,7 @@
 
 #include "daemon/agent_options.h"
 #include "daemon/fetch_orders.h"
+#include "daemon/read_origin.h"
 #include "daemon/local_control.h"
 #include "daemon/pull_job.h"
 #include "daemon/tracker_link.h"
@@ -168,6 +169,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   ro.fetch.read_ahead_pieces = o.read_ahead_pieces;
   ro.fetch.origin_parallelism = o.origin_parallelism;
   ReadService reads(ro, **store, **engine, origin.get(), [&link] { return link.announce_url(); }, metrics);
+  reads.fetcher().set_request_origin(OwnerPacedOrigin(o, **store));
   reads.AddRoutes(http);
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
   std::unique_ptr<HttpServer> http_unix;  // the same routes on a unix socket, for pods

@@ -251,7 +251,11 @@ void ReadFetcher::FetchLoop() {
 
 Status ReadFetcher::FetchFromOrigin(const ReadFile& file, uint64_t piece) {
   const ChunkId& chunk = file.chunks[piece];
-  if (request_origin_) return request_origin_(file.ns, file.name, file.version, {chunk});
+  if (request_origin_) {
+    Status asked = request_origin_(file.ns, file.name, file.version, {chunk});
+    if (asked.ok() || !asked.IsUnavailable() || origin_ == nullptr) return asked;
+    Log(LogLevel::kWarn, "read.origin_direct", {{"chunk", chunk.ShortHex()}, {"why", asked.ToString()}});
+  }
   if (store_.Contains(chunk)) return Status::OK();
   const uint64_t size = file.PieceBytes(piece);
   Status s = FetchChunkFromOrigin(*origin_, store_, chunk, size);

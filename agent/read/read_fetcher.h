@@ -6,9 +6,11 @@
 // and deadlines, so peers that have them send them first. A piece that no
 // connected peer offers is fetched from the origin: at once when the
 // tracker said nobody else is in the swarm, otherwise after
-// origin_wait_ms. How the origin is asked is one hook, request_origin;
-// unset, the fetcher reads the origin itself (FetchChunkFromOrigin) and
-// hands the chunk to the engine so this agent seeds it.
+// origin_wait_ms. How the origin is asked is one hook, request_origin
+// (shoald's asks the tracker to have the chunk's owner fetch it); unset, or
+// when the hook answers Unavailable, the fetcher reads the origin itself
+// (FetchChunkFromOrigin) and hands the chunk to the engine so this agent
+// seeds it.
 //
 // Chunks from the origin are announced to waiters at once; chunks from
 // peers are noticed within poll_ms.
@@ -73,8 +75,9 @@ struct ReadFetchCounters {
 
 class ReadFetcher {
  public:
-  // Gets `chunks` of version `version` into the store or the swarm, on a
-  // fetcher thread; OK once they are stored here.
+  // Gets `chunks` of version `version` into the store, on a fetcher
+  // thread: OK once they are stored here; Unavailable to have the fetcher
+  // read the origin itself; any other error fails the read.
   using OriginRequest =
       std::function<Status(const std::string& ns, const std::string& name, const VersionId& version,
                            const std::vector<ChunkId>& chunks)>;

@@ -25,7 +25,7 @@ import shutil
 import sys
 import tempfile
 
-METRIC_CALL = re.compile(r'(?:AddCounter|AddGauge|AddHistogram|\.counter|\.gauge|\.histogram)\(\s*"(shoal_[a-z0-9_:]+)"')
+METRIC_CALL = re.compile(r'(?:AddCounter|AddGauge|AddHistogram|\.counter|\.gauge|\.histogram|->counter|->gauge|->histogram)\(\s*"(shoal_[a-z0-9_:]+)"')
 ROUTE = re.compile(r'Handle\(\s*"(GET|HEAD|PUT|POST|DELETE)",\s*"([^"]+)"')
 CAPNP_INTERFACE = re.compile(r"^interface\s+(\w+)\s*\{(.*?)^\}", re.M | re.S)
 CAPNP_METHOD = re.compile(r"^\s*(\w+)\s+@\d+\s*\(", re.M)
