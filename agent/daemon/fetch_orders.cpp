@@ -88,7 +88,7 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
     }
     Status s = torrent ? ctx_.engine.ChunkArrived(*torrent, piece) : Status::NotFound("no torrent yet");
     if (s.IsNotFound()) {
-      auto id = ctx_.engine.AddFile(f, piece_size, announce_url_());
+      auto id = ctx_.engine.AddFile(f, piece_size, announce_url_(), TorrentEngine::AddMode::kSeedOnly);
       if (!id.ok()) return id.status().WithContext("seed " + f.path);
       {
         std::lock_guard<std::mutex> lock(ver.mu);

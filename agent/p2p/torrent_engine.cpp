@@ -78,6 +78,7 @@ lt::add_torrent_params TorrentEngine::Impl::ParamsFor(const FileTorrent& t) {
     if (store_.Contains(t.layout->chunks[i]))
       p.have_pieces.set_bit(lt::piece_index_t(static_cast<int>(i)));
   }
+  if (!t.download) p.piece_priorities.assign(t.layout->num_pieces(), lt::dont_download);
   return p;
 }
 
@@ -140,30 +141,44 @@ uint16_t TorrentEngine::listen_port() const {
 }
 
 Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t piece_size,
-                                             const std::string& announce_url) {
+                                             const std::string& announce_url, AddMode mode) {
   auto meta = BuildTorrentMetainfo(file, piece_size);
   if (!meta.ok()) return meta.status();
   FileTorrentId id = meta->id;
   std::lock_guard<std::mutex> add(impl_->add_mu_);
   if (auto existing = impl_->Find(id)) {
-    if (announce_url.empty()) return id;
     lt::torrent_handle h;
+    bool start_download = false, add_tracker = !announce_url.empty();
     {
       std::lock_guard<std::mutex> l(impl_->mu_);
       for (const auto& u : existing->trackers) {
-        if (u == announce_url) return id;
+        if (u == announce_url) add_tracker = false;
       }
-      existing->trackers.push_back(announce_url);
+      if (add_tracker) existing->trackers.push_back(announce_url);
+      if (mode == AddMode::kDownload && !existing->download) {
+        existing->download = true;
+        start_download = true;
+      }
       h = existing->handle;
     }
-    SHOAL_RETURN_IF_ERROR(CallLibtorrent("add tracker", [&] {
-      h.add_tracker(lt::announce_entry(announce_url));
-      return Status::OK();
-    }));
+    if (start_download) {
+      SHOAL_RETURN_IF_ERROR(CallLibtorrent("download every piece", [&] {
+        std::vector<lt::download_priority_t> all(existing->layout->num_pieces(), lt::default_priority);
+        h.prioritize_pieces(all);
+        return Status::OK();
+      }));
+    }
+    if (add_tracker) {
+      SHOAL_RETURN_IF_ERROR(CallLibtorrent("add tracker", [&] {
+        h.add_tracker(lt::announce_entry(announce_url));
+        return Status::OK();
+      }));
+    }
     return id;
   }
   auto t = std::make_shared<FileTorrent>();
   t->id = id;
+  t->download = mode == AddMode::kDownload;
   lt::error_code ec;
   auto info = std::make_shared<lt::torrent_info>(
       lt::span<const char>(meta->torrent.data(), static_cast<std::ptrdiff_t>(meta->torrent.size())),

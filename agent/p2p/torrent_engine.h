@@ -47,13 +47,19 @@ class TorrentEngine {
   // The port peers connect to.
   uint16_t listen_port() const;
 
+  // kDownload: fetch every piece the store lacks from peers (a pull).
+  // kSeedOnly: seed what the store holds and fetch only pieces given to
+  // PrioritizePieces (an owner seeding chunks it was ordered to fetch, a
+  // read that wants a range). A torrent added seed-only starts downloading
+  // when it is added again with kDownload.
+  enum class AddMode { kDownload, kSeedOnly };
+
   // Adds the torrent of one file, or finds it if it is already here (the
   // announce URL is then added to its trackers). Pieces the store holds are
-  // seeded at once and never downloaded; the rest are downloaded. Returns
-  // when the torrent is ready. InvalidArgument for an empty file or a piece
-  // layer that does not fit.
+  // seeded at once and never downloaded. Returns when the torrent is ready.
+  // InvalidArgument for an empty file or a piece layer that does not fit.
   Result<FileTorrentId> AddFile(const FileEntry& file, uint32_t piece_size,
-                                const std::string& announce_url);
+                                const std::string& announce_url, AddMode mode = AddMode::kDownload);
 
   struct FileProgress {
     uint64_t total_pieces = 0;

@@ -140,7 +140,8 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
   if (added || (!t.add_error.ok() && now - t.added >= std::chrono::seconds(1))) {
     t.add_error = Status::OK();
     t.added = now;
-    auto id = engine_.AddFile(file->file, file->piece_size, announce_url_ ? announce_url_() : "");
+    auto id = engine_.AddFile(file->file, file->piece_size, announce_url_ ? announce_url_() : "",
+                              TorrentEngine::AddMode::kSeedOnly);
     if (id.ok()) {
       t.id = *id;
     } else {

@@ -122,6 +122,10 @@ TEST_CASE("with no peer holding a chunk, the cluster reads it from the origin on
   auto origin_bytes = [&](int i) { return c.agents[i]->Metric("shoal_agent_origin_bytes_total"); };
   CHECK(origin_bytes(0) + origin_bytes(1) == Approx(kUnique));
   CHECK(origin_bytes(1) > 0);
+  // The owner that does not pull seeds what it was ordered to fetch and
+  // downloads nothing else.
+  CHECK(c.agents[1]->Metric("shoal_agent_peer_bytes_total{direction=\"in\"}") == 0);
+  CHECK(c.agents[1]->Metric("shoal_agent_cache_bytes") == Approx(origin_bytes(1)));
   double second_before = origin_bytes(1);
   pid_t second = c.StartPull(1, "team-a/m:latest", c.tmp / "b");
   REQUIRE(WaitProcess(second) == 0);
