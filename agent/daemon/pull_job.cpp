@@ -250,6 +250,9 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
                {"peers", prog->peers}});
           all_done = false;
           state.have_bytes += std::min<uint64_t>(t.file->size, prog->have_pieces * m.piece_size);
+          // Nobody else in the swarm, by the tracker's reply: no peer can
+          // offer anything, so there is no point waiting for one.
+          const bool alone = prog->tracker_peers == 0 && prog->peers == 0;
           {
             auto missing = ctx.engine.UnavailablePieces(t.torrent);
             if (!missing.ok() && missing.status().IsUnavailable()) continue;
@@ -274,7 +277,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
                 // The tracker decides who fetches it, once the swarm has had
                 // a moment to show whether some peer has it.
                 auto asked = t.asked.find(p);
-                if (MsSince(still[p]) >= swarm_form_ms &&
+                if ((alone || MsSince(still[p]) >= swarm_form_ms) &&
                     (asked == t.asked.end() || MsSince(asked->second) >= kAskAgainMs)) {
                   ask.push_back({i, p});
                 }
