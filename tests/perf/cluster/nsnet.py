@@ -63,3 +63,11 @@ def link_bytes(ns, dev="eth0"):
                     v = rest.split()
                     return int(v[8]), int(v[0])
     raise RuntimeError("no %s in namespace %s" % (dev, ns))
+
+
+def tcp_retransmitted_segments(ns):
+    """The namespace's TCP RetransSegs counter (/proc/thread-self/net/snmp)."""
+    with entered(ns):
+        with open("/proc/thread-self/net/snmp") as f:
+            rows = [line.split() for line in f if line.startswith("Tcp:")]
+    return int(rows[1][rows[0].index("RetransSegs")])

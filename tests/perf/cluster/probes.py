@@ -94,6 +94,15 @@ class Sampler:
             return p["cpu_s"] - (p["cpu_s_at_watch"] or 0.0), p["peak_rss"]
 
 
+def cpu_pressure_us():
+    """Microseconds some runnable task waited for a CPU (/proc/pressure/cpu), or None."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return int(f.readline().rsplit("total=", 1)[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def machine_busy(seconds=3.0):
     """Busy share of all cores over the next `seconds` (for the load before a run)."""
     t0, i0 = _cpu_times()

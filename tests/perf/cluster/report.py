@@ -28,6 +28,7 @@ def summarize(result, size, t_lb, t_origin):
     """Adds the derived figures to one scenario's result, in place."""
     nodes = result["nodes"].values()
     done = [n["seconds"] for n in nodes if n.get("seconds") is not None]
+    last = [n["last_byte_s"] for n in nodes if n.get("seconds") is not None and n.get("last_byte_s") is not None]
     s = {
         "completed": len(done),
         "nodes": len(result["nodes"]),
@@ -37,9 +38,12 @@ def summarize(result, size, t_lb, t_origin):
         "p50_s": percentile(done, 0.5),
         "p99_s": percentile(done, 0.99),
         "max_s": max(done) if done else None,
+        # When the network part ended: the node's eth0 stopped receiving (1 s samples).
+        "p99_last_byte_s": percentile(last, 0.99),
         "egress_rgw": result["origin_rgw_bytes"] / size,
         "egress_wire": result["origin_wire_bytes"] / size,
     }
+    s["p99_last_byte_over_tlb"] = s["p99_last_byte_s"] / t_lb if s["p99_last_byte_s"] is not None else None
     for k in ("p50", "p99", "max"):
         v = s[k + "_s"]
         s[k + "_over_tlb"] = v / t_lb if v is not None else None
@@ -94,40 +98,47 @@ def markdown(report):
            "%.1f ms" % c["rtt_ms"] if c["rtt_ms"] else "under 0.1 ms (no netem)", c["mtu"], c["piece_size"]),
         "T_LB = S/B = %.1f s; origin-only bound N S / B_o = %.1f s." % (c["t_lb_s"], c["t_origin_s"]),
         "",
-        "| scenario | done | p50 | p99 | max | p99 / T_LB | max / T_LB | p99 / (N S / B_o) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| scenario | done | p50 | p99 | max | p99 / T_LB | max / T_LB | p99 / (N S / B_o) | "
+        "p99 to last byte received |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["scenarios"]:
         s = r["summary"]
         done = "%d/%d" % (s["completed"], s["nodes"])
         if s["killed"]:
             done += " (%d killed)" % s["killed"]
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["title"], done, _f(s["p50_s"], "%.1f s"), _f(s["p99_s"], "%.1f s"), _f(s["max_s"], "%.1f s"),
-            _f(s["p99_over_tlb"], "%.2f"), _f(s["max_over_tlb"], "%.2f"), _f(s["p99_over_origin_bound"], "%.2f")))
+            _f(s["p99_over_tlb"], "%.2f"), _f(s["max_over_tlb"], "%.2f"), _f(s["p99_over_origin_bound"], "%.2f"),
+            "-" if s["p99_last_byte_s"] is None else "%.0f s (%.2f T_LB)" % (s["p99_last_byte_s"],
+                                                                          s["p99_last_byte_over_tlb"])))
     lines += [
         "",
-        "| scenario | origin egress / S: radosgw log | origin eth0 tx | agents' counters |",
-        "|---|---|---|---|",
+        "| scenario | origin egress / S: radosgw log | origin eth0 tx | agents' counters | "
+        "origin TCP retransmits |",
+        "|---|---|---|---|---|",
     ]
     for r in report["scenarios"]:
         s = r["summary"]
         agents = _f(s["egress_agents"], "%.3f")
         if s["egress_agents_note"]:
             agents += " (%s)" % s["egress_agents_note"]
-        lines.append("| %s | %.3f | %.3f | %s |" % (r["title"], s["egress_rgw"], s["egress_wire"], agents))
+        lines.append("| %s | %.3f | %.3f | %s | %d |" % (r["title"], s["egress_rgw"], s["egress_wire"], agents,
+                                                       r["origin_tcp_retransmits"]))
     lines += [
         "",
-        "| scenario | machine CPU, mean (max) | before the run | client CPU per node | per GiB delivered | "
-        "client peak RSS, max | Ceph CPU |",
-        "|---|---|---|---|---|---|---|",
+        "| scenario | machine CPU, mean (max) | of which the benchmark's processes | before the run | "
+        "CPU pressure | client CPU per node | per GiB delivered | client peak RSS, max | Ceph CPU |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["scenarios"]:
         s = r["summary"]
         busy = "%.0f %% (%.0f %%)" % (100 * r["machine_busy_mean"], 100 * r["machine_busy_max"]) \
             if r["machine_busy_mean"] is not None else "-"
-        lines.append("| %s | %s | %.0f %% | %s | %s | %s | %.1f core-s |" % (
-            r["title"], busy, 100 * r["machine_busy_before"], _f(s["client_cpu_s_mean"], "%.1f core-s"),
+        lines.append("| %s | %s | %.0f %% | %.0f %% | %s | %s | %s | %s | %.1f core-s |" % (
+            r["title"], busy, 100 * r["bench_busy"], 100 * r["machine_busy_before"],
+            _f(r["cpu_pressure"] and 100 * r["cpu_pressure"], "%.0f %%"),
+            _f(s["client_cpu_s_mean"], "%.1f core-s"),
             _f(s["client_cpu_s_per_gib"], "%.2f core-s"),
             _f(s["client_peak_rss_max"] and s["client_peak_rss_max"] / MIB, "%.0f MiB"), r["ceph_cpu_s"]))
     extra = [r for r in report["scenarios"] if r["name"] == "warm" and "warm_s" in r["extra"]]
@@ -192,7 +203,7 @@ def plot_timeline(report, png_path, data_dir):
             continue
         path = os.path.join(data_dir, "timeline-%s.dat" % r["name"])
         with open(path, "w") as f:
-            for t, tx, rx in r["timeline"]:
+            for t, tx, rx, _ in r["timeline"]:
                 f.write("%.2f %.4f %.4f\n" % (t, rx / total, tx / c["size_bytes"]))
         label = "direct S3" if r["name"] == "direct" else "Shoal: " + r["name"]
         top.append("'%s' using 1:2 with lines lw 2 title '%s'" % (path, label))

@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 
-from . import probes, procs
+from . import nsnet, probes, procs
 from .timeline import Timeline
 from . import shoal as shoalctl
 
@@ -50,9 +50,11 @@ class Context:
 
 
 def _origin_counts(ctx):
+    """(radosgw bytes sent, origin eth0 tx bytes, origin TCP segments retransmitted)."""
     rgw = ctx.origin.settled_usage_bytes_sent()
-    tx, _ = ctx.topo.link_bytes(ctx.topo.hosts["origin"])
-    return rgw, tx
+    host = ctx.topo.hosts["origin"]
+    tx, _ = ctx.topo.link_bytes(host)
+    return rgw, tx, nsnet.tcp_retransmitted_segments(host.ns)
 
 
 def _fresh_cluster(ctx, scenario, hosts, start=True):
@@ -108,7 +110,7 @@ class _Run:
         self.extra = {}
         self.load_before = os.getloadavg()[0]
         self.busy_before = probes.machine_busy(3.0)
-        self.rgw0, self.tx0 = _origin_counts(ctx)
+        self.rgw0, self.tx0, self.retrans0 = _origin_counts(ctx)
         for i, pid in enumerate(ctx.origin.pids()):
             self.sampler.watch("ceph-%d" % i, pid)
         if ctx.tracker.process:
@@ -117,6 +119,7 @@ class _Run:
         self.t0 = time.monotonic()
         self.timeline = Timeline(ctx.topo.hosts["origin"].ns, [h.ns for h in ctx.nodes], self.t0)
         self.timeline.start()
+        self.pressure0 = probes.cpu_pressure_us()
 
     def finish(self, agents=()):
         """Ends the window; collects agent counters (agents still running)."""
@@ -124,6 +127,14 @@ class _Run:
         self.t1 = max(ends) if ends else time.monotonic()
         self.sampler.stop()
         self.timeline.stop()
+        self.pressure1 = probes.cpu_pressure_us()
+        for i, h in enumerate(self.ctx.nodes):
+            rec = self.nodes.get(h.name)
+            if rec is None or rec.get("start") is None or rec.get("end") is None:
+                continue
+            t = self.timeline.last_byte(i, rec["end"] - self.t0)
+            if t is not None:
+                rec["last_byte_s"] = max(0.0, t - rec["start"])
         for a in agents:
             rec = self.nodes[a.host.name]
             if a.process.poll() is None:
@@ -133,15 +144,20 @@ class _Run:
                 rec["agent_peer_bytes_out"] = m.get('shoal_agent_peer_bytes_total{direction="out"}', 0)
                 rec["owner_fetches"] = m.get('shoal_agent_origin_fetches_total{reason="owner"}', 0)
                 rec["takeover_fetches"] = m.get('shoal_agent_origin_fetches_total{reason="takeover"}', 0)
+                # The S3 client's own view: requests and body bytes, retries included.
+                rec["origin_get_requests"] = m.get('shoal_origin_requests_total{op="get"}', 0)
+                rec["origin_get_bytes"] = m.get('shoal_origin_bytes_total{op="get"}', 0)
             cpu, rss = self.sampler.used(a.name)
             rec["cpu_s"] = cpu
             rec["peak_rss"] = rss
 
     def result(self):
         ctx = self.ctx
-        rgw1, tx1 = _origin_counts(ctx)
+        rgw1, tx1, retrans1 = _origin_counts(ctx)
         busy = self.sampler.busy_between(self.t0, self.t1)
         ceph = sum(self.sampler.used(n)[0] for n in self.sampler.procs if n.startswith("ceph-"))
+        tracker = self.sampler.used("tracker")[0] if "tracker" in self.sampler.procs else 0.0
+        clients = sum(r.get("cpu_s", 0.0) for r in self.nodes.values())
         return {
             "name": self.name,
             "title": TITLES[self.name],
@@ -149,17 +165,25 @@ class _Run:
             "window_s": self.t1 - self.t0,
             "origin_rgw_bytes": rgw1 - self.rgw0,
             "origin_wire_bytes": tx1 - self.tx0,
+            "origin_tcp_retransmits": retrans1 - self.retrans0,
             "machine_busy_mean": sum(busy) / len(busy) if busy else None,
             "machine_busy_max": max(busy) if busy else None,
             "machine_busy_before": self.busy_before,
             "load_before": self.load_before,
             "ceph_cpu_s": ceph,
+            "tracker_cpu_s": tracker,
+            # Agents (or aws), Ceph and the tracker, as a share of all cores over
+            # the window; the kernel's network work is not charged to them.
+            "bench_busy": (clients + ceph + tracker) / ((self.t1 - self.t0) * os.cpu_count()),
+            # Share of the window in which some runnable task waited for a core.
+            "cpu_pressure": (self.pressure1 - self.pressure0) / 1e6 / (self.t1 - self.t0)
+            if self.pressure0 is not None else None,
             "timeline": self.timeline.rows,
             "extra": self.extra,
         }
 
 
-def _record_pull(run, agent, verify):
+def _record_pull(run, agent):
     p = agent.pull
     rec = run.nodes[agent.host.name]
     rc = p.poll()
@@ -171,16 +195,14 @@ def _record_pull(run, agent, verify):
         rec["killed_at_s"] = agent.killed_at - run.t0
     elif rc != 0:
         rec["error"] = p.log_tail(3).strip()
-    if rc == 0 and verify:
-        rec["identical"] = _same_files(run.ctx, agent.dest)
 
 
 def _finish_shoal(run, agents):
     ctx = run.ctx
+    for a in agents:
+        _record_pull(run, a)
     run.finish(agents)
     res_nodes = run.nodes
-    for a in agents:
-        _record_pull(run, a, verify=False)
     for a in agents:
         a.stop()
     for a in agents:
@@ -198,7 +220,7 @@ def _finish_shoal(run, agents):
 
 def _pull_all(run, agents):
     for a in agents:
-        run.nodes[a.host.name] = {}
+        run.nodes.setdefault(a.host.name, {})
         a.start_pull(run.ctx.ref)
 
 
@@ -209,9 +231,6 @@ def cold(ctx):
         run.sampler.watch(a.name, a.process.pid)
     _pull_all(run, agents)
     _wait_clients({a.host.name: a.pull for a in agents}, run.t0 + 6 * ctx.t_lb + 120)
-    for a in agents:
-        a.pull.poll()
-        run.nodes[a.host.name]["end"] = a.pull.ended
     return _finish_shoal(run, agents)
 
 
@@ -232,9 +251,6 @@ def kills(ctx):
         v.process.signal(signal.SIGKILL)
     ctx.log("killed %s at %.1f s" % (", ".join(v.host.name for v in victims), kill_at - run.t0))
     _wait_clients({a.host.name: a.pull for a in agents}, run.t0 + 6 * ctx.t_lb + 120)
-    for a in agents:
-        a.pull.poll()
-        run.nodes[a.host.name]["end"] = a.pull.ended if a.killed_at is None else None
     return _finish_shoal(run, agents)
 
 
@@ -266,9 +282,6 @@ def staggered(ctx):
     if errors:
         raise RuntimeError("staggered arrivals failed: " + "; ".join(errors))
     _wait_clients({a.host.name: a.pull for a in agents}, run.t0 + spread + 6 * ctx.t_lb + 120)
-    for a in agents:
-        a.pull.poll()
-        run.nodes[a.host.name]["end"] = a.pull.ended
     return _finish_shoal(run, agents)
 
 
@@ -279,14 +292,13 @@ def warm(ctx):
         run.sampler.watch(a.name, a.process.pid)
     rc = shoalctl.warm(ctx.shoal, ctx.tracker, ctx.ref, os.path.join(ctx.log_dir, "warm.log"))
     warm_s = time.monotonic() - run.t0
-    rgw, tx = _origin_counts(ctx)
+    rgw, tx, _ = _origin_counts(ctx)
     run.extra.update(warm_exit=rc, warm_s=warm_s, warm_rgw_bytes=rgw - run.rgw0, warm_wire_bytes=tx - run.tx0)
     ctx.log("warm took %.1f s (exit %d)" % (warm_s, rc))
+    for a in agents:  # what each node already holds when its pod pulls: the chunks it owns
+        run.nodes[a.host.name] = {"cached_at_pull_bytes": a.metrics().get("shoal_agent_cache_bytes", 0)}
     _pull_all(run, agents)
     _wait_clients({a.host.name: a.pull for a in agents}, time.monotonic() + 6 * ctx.t_lb + 120)
-    for a in agents:
-        a.pull.poll()
-        run.nodes[a.host.name]["end"] = a.pull.ended
     return _finish_shoal(run, agents)
 
 
