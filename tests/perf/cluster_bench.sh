@@ -5,7 +5,7 @@
 # every node downloading straight from S3 with awscli) in one run. Writes
 # cluster-bench.json, cluster-bench-table.md and cluster-bench.png to --out.
 #
-#   tests/perf/cluster_bench.sh BUILD_DIR [--nodes 8] [--size-mib 1024] [--node-mbit 200]
+#   tests/perf/cluster_bench.sh BUILD_DIR [--nodes 8] [--size-mib 1024] [--node-mbit 100]
 #       [--origin-mbit 400] [--scenarios cold,staggered,kills,warm,direct] [--out DIR]
 #       [--max-minutes 40] ...        (tests/perf/cluster_bench.py --help lists them all)
 #

@@ -21,7 +21,7 @@ from . import shoal as shoalctl
 TITLES = {
     "cold": "Cold start: all N pull at once",
     "staggered": "Staggered arrivals",
-    "kills": "Kills: 20 % of agents SIGKILLed mid-pull",
+    "kills": "Kills: agents SIGKILLed mid-pull",
     "warm": "Warm, then all N pull",
     "direct": "Direct S3: aws s3 cp on every node",
 }
