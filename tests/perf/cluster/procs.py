@@ -7,6 +7,7 @@ teardown can find them all with `ip netns pids`, whatever happened before.
 import os
 import signal
 import subprocess
+import threading
 import time
 
 
@@ -43,7 +44,9 @@ def wait_gone(pids, timeout):
 
 
 class Process:
-    """A process started in namespace `ns`, its output in `log_path`."""
+    """A process started in namespace `ns`, its output in `log_path`. `started`
+    and `ended` are monotonic times; a thread waits for the exit, so `ended` is
+    when the process exited, not when someone asked."""
 
     def __init__(self, name, ns, argv, log_path, env=None):
         self.name = name
@@ -55,18 +58,22 @@ class Process:
             self.popen = subprocess.Popen(in_ns(ns, argv), stdout=log, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         self.pid = self.popen.pid
+        self._exited = threading.Event()
+        threading.Thread(target=self._reap, daemon=True).start()
+
+    def _reap(self):
+        self.popen.wait()
+        self.ended = time.monotonic()
+        self._exited.set()
 
     def poll(self):
-        rc = self.popen.poll()
-        if rc is not None and self.ended is None:
-            self.ended = time.monotonic()
-        return rc
+        """The exit code, or None while running."""
+        return self.popen.returncode if self._exited.is_set() else None
 
     def wait(self, timeout=None):
-        rc = self.popen.wait(timeout=timeout)
-        if self.ended is None:
-            self.ended = time.monotonic()
-        return rc
+        if not self._exited.wait(timeout):
+            raise subprocess.TimeoutExpired(self.popen.args, timeout)
+        return self.popen.returncode
 
     def signal(self, sig):
         try:

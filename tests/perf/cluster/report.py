@@ -48,7 +48,10 @@ def summarize(result, size, t_lb, t_origin):
         v = s[k + "_s"]
         s[k + "_over_tlb"] = v / t_lb if v is not None else None
         s[k + "_over_origin_bound"] = v / t_origin if v is not None else None
-    agent_origin = [n["agent_origin_bytes"] for n in nodes if "agent_origin_bytes" in n]
+    # The agents' S3 clients' own count of GET body bytes (shoal_origin_bytes_total{op="get"}).
+    # shoal_agent_origin_bytes_total is kept in the JSON but not used: it also counts
+    # queued fetches that found the chunk already delivered by a peer.
+    agent_origin = [n["origin_get_bytes"] for n in nodes if "origin_get_bytes" in n]
     s["egress_agents"] = sum(agent_origin) / size if agent_origin else None
     s["egress_agents_note"] = ("killed agents not counted" if s["killed"] else None) if agent_origin else None
     cpu = [n["cpu_s"] for n in nodes if "cpu_s" in n]
@@ -114,7 +117,7 @@ def markdown(report):
                                                                           s["p99_last_byte_over_tlb"])))
     lines += [
         "",
-        "| scenario | origin egress / S: radosgw log | origin eth0 tx | agents' counters | "
+        "| scenario | origin egress / S: radosgw log | origin eth0 tx | agents' S3 clients | "
         "origin TCP retransmits |",
         "|---|---|---|---|---|",
     ]
