@@ -13,10 +13,10 @@ _TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _cpu_times():
+    """(total, idle + iowait, softirq) jiffies of all cores."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
-    idle = v[3] + v[4]  # idle + iowait
-    return sum(v[:8]), idle
+    return sum(v[:8]), v[3] + v[4], v[6]
 
 
 def proc_cpu_seconds(pid):
@@ -38,7 +38,7 @@ class Sampler:
 
     def __init__(self, interval=0.5):
         self.interval = interval
-        self.busy = []      # per interval: (monotonic time, busy fraction of all cores)
+        self.busy = []      # per interval: (monotonic time, busy share of all cores, softirq share)
         self.procs = {}     # name -> {"pid", "cpu_s", "peak_rss"}
         self._mu = threading.Lock()
         self._stop = threading.Event()
@@ -68,13 +68,14 @@ class Sampler:
         self._thread.start()
 
     def _loop(self):
-        last_total, last_idle = _cpu_times()
+        last = _cpu_times()
         while not self._stop.wait(self.interval):
-            total, idle = _cpu_times()
-            if total > last_total:
+            now = _cpu_times()
+            dt = now[0] - last[0]
+            if dt > 0:
                 with self._mu:
-                    self.busy.append((time.monotonic(), 1.0 - (idle - last_idle) / (total - last_total)))
-            last_total, last_idle = total, idle
+                    self.busy.append((time.monotonic(), 1.0 - (now[1] - last[1]) / dt, (now[2] - last[2]) / dt))
+            last = now
             self.sample_now()
 
     def stop(self):
@@ -84,8 +85,9 @@ class Sampler:
             self._thread.join()
 
     def busy_between(self, t0, t1):
+        """[(busy share, softirq share)] of the intervals between t0 and t1."""
         with self._mu:
-            return [b for t, b in self.busy if t0 <= t <= t1 + self.interval]
+            return [(b, s) for t, b, s in self.busy if t0 <= t <= t1 + self.interval]
 
     def used(self, name):
         """(CPU seconds since watch(), peak RSS bytes) of a watched process."""
@@ -105,7 +107,7 @@ def cpu_pressure_us():
 
 def machine_busy(seconds=3.0):
     """Busy share of all cores over the next `seconds` (for the load before a run)."""
-    t0, i0 = _cpu_times()
+    t0, i0, _ = _cpu_times()
     time.sleep(seconds)
-    t1, i1 = _cpu_times()
+    t1, i1, _ = _cpu_times()
     return 1.0 - (i1 - i0) / max(1, t1 - t0)

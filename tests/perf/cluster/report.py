@@ -130,16 +130,18 @@ def markdown(report):
                                                        r["origin_tcp_retransmits"]))
     lines += [
         "",
-        "| scenario | machine CPU, mean (max) | of which the benchmark's processes | before the run | "
+        "| scenario | machine CPU, mean (max) | benchmark's processes | softirq | before the run | "
         "CPU pressure | client CPU per node | per GiB delivered | client peak RSS, max | Ceph CPU |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["scenarios"]:
         s = r["summary"]
         busy = "%.0f %% (%.0f %%)" % (100 * r["machine_busy_mean"], 100 * r["machine_busy_max"]) \
             if r["machine_busy_mean"] is not None else "-"
-        lines.append("| %s | %s | %.0f %% | %.0f %% | %s | %s | %s | %s | %.1f core-s |" % (
-            r["title"], busy, 100 * r["bench_busy"], 100 * r["machine_busy_before"],
+        lines.append("| %s | %s | %.0f %% | %s | %.0f %% | %s | %s | %s | %s | %.1f core-s |" % (
+            r["title"], busy, 100 * r["bench_busy"], _f(r.get("machine_softirq_mean") and
+                                                         100 * r["machine_softirq_mean"], "%.0f %%"),
+            100 * r["machine_busy_before"],
             _f(r["cpu_pressure"] and 100 * r["cpu_pressure"], "%.0f %%"),
             _f(s["client_cpu_s_mean"], "%.1f core-s"),
             _f(s["client_cpu_s_per_gib"], "%.2f core-s"),
@@ -232,11 +234,27 @@ def plot_timeline(report, png_path, data_dir):
     subprocess.run(["gnuplot", script_path], check=True, capture_output=True)
 
 
+def to_json(report):
+    """Indented JSON, with each timeline sample on one line."""
+    rows = {}
+    copy = dict(report, scenarios=[])
+    for r in report["scenarios"]:
+        r = dict(r, timeline=list(r.get("timeline", [])))
+        for i, row in enumerate(r["timeline"]):
+            token = "@row%d@" % len(rows)
+            rows[token] = json.dumps(row, separators=(",", ":"))
+            r["timeline"][i] = token
+        copy["scenarios"].append(r)
+    text = json.dumps(copy, indent=2, sort_keys=True)
+    for token, row in rows.items():
+        text = text.replace('"%s"' % token, row, 1)
+    return text + "\n"
+
+
 def write(report, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "cluster-bench.json"), "w") as f:
-        json.dump(report, f, indent=2, sort_keys=True)
-        f.write("\n")
+        f.write(to_json(report))
     md = markdown(report)
     with open(os.path.join(out_dir, "cluster-bench-table.md"), "w") as f:
         f.write(md)

@@ -166,8 +166,10 @@ class _Run:
             "origin_rgw_bytes": rgw1 - self.rgw0,
             "origin_wire_bytes": tx1 - self.tx0,
             "origin_tcp_retransmits": retrans1 - self.retrans0,
-            "machine_busy_mean": sum(busy) / len(busy) if busy else None,
-            "machine_busy_max": max(busy) if busy else None,
+            "machine_busy_mean": sum(b for b, _ in busy) / len(busy) if busy else None,
+            "machine_busy_max": max(b for b, _ in busy) if busy else None,
+            # Interrupt-context work, here mostly the emulated network (veth, bridge, tbf).
+            "machine_softirq_mean": sum(s for _, s in busy) / len(busy) if busy else None,
             "machine_busy_before": self.busy_before,
             "load_before": self.load_before,
             "ceph_cpu_s": ceph,
