@@ -5,6 +5,7 @@ directly. Run it through cluster_bench.sh, which bounds it in time and sweeps
 the namespaces whatever happens; `--help` lists the knobs.
 """
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -27,7 +28,8 @@ ALL = ["cold", "staggered", "kills", "warm", "direct"]
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build-dir", required=True, help="the CMake build folder (its bin/ holds shoal, shoald, shoal-tracker)")
+    p.add_argument("--build-dir", help="the CMake build folder (its bin/ holds shoal, shoald, shoal-tracker)")
+    p.add_argument("--from-json", help="only write the table and plots again from this run's JSON (no root needed)")
     p.add_argument("--nodes", type=int, default=8, help="N, the number of nodes (at most 16 here)")
     p.add_argument("--size-mib", type=int, default=1024, help="S, the checkpoint size in MiB")
     p.add_argument("--shards", type=int, default=4, help="safetensors shards in the checkpoint")
@@ -49,6 +51,8 @@ def parse_args(argv):
     p.add_argument("--keep", action="store_true", help="keep the working folder")
     p.add_argument("--note", default="", help="free text stored in the JSON (e.g. what else ran on the machine)")
     a = p.parse_args(argv)
+    if not a.build_dir and not a.from_json:
+        p.error("--build-dir is required")
     a.scenarios = [s.strip() for s in a.scenarios.split(",") if s.strip()]
     for s in a.scenarios:
         if s not in ALL:
@@ -141,6 +145,10 @@ def reproduce_command(argv):
 
 def main(argv):
     args = parse_args(argv)
+    if args.from_json:
+        with open(args.from_json) as f:
+            print(report.write(json.load(f), os.path.abspath(args.out)))
+        return
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, _interrupt)
     args.build_dir = os.path.abspath(args.build_dir)

@@ -181,14 +181,14 @@ def plot(report, png_path, data_dir):
         % (c["nodes"], c["size_bytes"] / GIB, c["node_mbit"], c["origin_mbit"]),
         "set xlabel 'seconds from the start of the node''s client'",
         "set ylabel 'fraction of the N nodes done'",
-        "set key bottom right",
+        "set key below horizontal",
         "set grid",
         "set xrange [0:%f]" % xmax,
-        "set yrange [0:1.05]",
+        "set yrange [0:1.12]",
         "set arrow from %f,0 to %f,1.05 nohead dt 2 lc rgb 'gray30'" % (c["t_lb_s"], c["t_lb_s"]),
-        "set label 'T_{LB} = S/B' at %f,0.08 right offset -0.5,0" % c["t_lb_s"],
+        "set label 'T_{LB} = S/B' at %f,1.08 center" % c["t_lb_s"],
         "set arrow from %f,0 to %f,1.05 nohead dt 2 lc rgb 'gray30'" % (c["t_origin_s"], c["t_origin_s"]),
-        "set label 'N S / B_o' at %f,0.08 right offset -0.5,0" % c["t_origin_s"],
+        "set label 'N S / B_o' at %f,1.08 center" % c["t_origin_s"],
         "plot " + ", \\\n  ".join(series),
     ])
     script_path = os.path.join(data_dir, "cdf.gp")
@@ -219,7 +219,7 @@ def plot_timeline(report, png_path, data_dir):
         "set multiplot layout 2,1 title 'Bytes on the wire over time (eth0 counters), N = %d, S = %.2f GiB'"
         % (c["nodes"], c["size_bytes"] / GIB),
         "set grid",
-        "set key bottom right",
+        "set key top left",
         "set ylabel 'received by the nodes / (N S)'",
         "set arrow 1 from %f, graph 0 to %f, graph 1 nohead dt 2 lc rgb 'gray30'" % (c["t_lb_s"], c["t_lb_s"]),
         "plot " + ", \\\n  ".join(top),
