@@ -5,6 +5,8 @@
 #   deploy/install-deps.sh          build and runtime packages
 #   deploy/install-deps.sh --test   also the S3 server (Ceph radosgw) and the
 #                                   reference S3 clients the tests compare with
+#   deploy/install-deps.sh --bench  the --test packages, plus gnuplot for the
+#                                   cluster benchmark's plot (tests/perf/cluster_bench.sh)
 set -euo pipefail
 
 build_pkgs=(
@@ -22,10 +24,18 @@ test_pkgs=(
   python3-yaml systemd  # tests/deploy/: manifest checks; systemd-analyze, -sysusers, -tmpfiles
 )
 
+bench_pkgs=(
+  gnuplot-nox  # the completion-time plot of tests/perf/cluster_bench.sh
+  time         # /usr/bin/time: CPU and peak RSS of the direct-S3 clients
+)
+
 want=("${build_pkgs[@]}")
-if [[ "${1:-}" == "--test" ]]; then
-  want+=("${test_pkgs[@]}")
-fi
+case "${1:-}" in
+  "") ;;
+  --test) want+=("${test_pkgs[@]}") ;;
+  --bench) want+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  *) echo "install-deps: unknown option $1 (expected --test or --bench)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do

@@ -9,8 +9,9 @@
 # DIR/s3.env holds shell-style KEY=VALUE lines: SHOAL_S3_ENDPOINT, SHOAL_S3_TLS_ENDPOINT,
 # SHOAL_S3_CA_FILE, SHOAL_S3_ACCESS_KEY, SHOAL_S3_SECRET_KEY, SHOAL_S3_BUCKET, SHOAL_S3_REGION,
 # SHOAL_S3_RGW_SCRIPT and SHOAL_S3_DIR. SHOAL_RGW_MEMSTORE_BYTES sizes the in-memory OSD
-# (default 4 GiB). Every wait is bounded; start cleans up after itself on
-# failure.
+# (default 4 GiB). SHOAL_RGW_ADDR is the IPv4 address radosgw listens on and the
+# endpoints name (default 127.0.0.1; ceph-mon stays on 127.0.0.1). Every wait is
+# bounded; start cleans up after itself on failure.
 set -euo pipefail
 
 cmd=${1:?usage: radosgw.sh start|stop|kill-rgw|start-rgw DIR}
@@ -24,8 +25,9 @@ REGION=us-east-1
 
 log() { echo "radosgw.sh: $*" >&2; }
 
-free_port() {
-  "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+free_port() {  # $1 = address (default 127.0.0.1)
+  "$PY" -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' \
+    "${1:-127.0.0.1}"
 }
 
 # Waits up to $1 seconds for the command in the remaining arguments to succeed.
@@ -42,7 +44,7 @@ ceph_cmd() { timeout 20 ceph -c "$dir/ceph.conf" "$@"; }
 
 rgw_answers() {
   local code
-  code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$(cat "$dir/rgw_port")/")
+  code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' --max-time 2 "http://$(cat "$dir/rgw_addr"):$(cat "$dir/rgw_port")/")
   [[ "$code" == 200 || "$code" == 403 ]]
 }
 
@@ -95,17 +97,18 @@ do_start() {
   mkdir -p "$dir"/{mon,osd,log,run}
   dir=$(cd "$dir" && pwd)
   trap 'log "start failed; tearing down"; stop_all' ERR
-  local mon_port rgw_port tls_port fsid
-  mon_port=$(free_port); rgw_port=$(free_port); tls_port=$(free_port)
+  local mon_port rgw_port tls_port fsid addr=${SHOAL_RGW_ADDR:-127.0.0.1}
+  mon_port=$(free_port); rgw_port=$(free_port "$addr"); tls_port=$(free_port "$addr")
   while [[ "$rgw_port" == "$mon_port" || "$tls_port" == "$rgw_port" || "$tls_port" == "$mon_port" ]]; do
-    tls_port=$(free_port); rgw_port=$(free_port)
+    tls_port=$(free_port "$addr"); rgw_port=$(free_port "$addr")
   done
   echo "$rgw_port" >"$dir/rgw_port"
+  echo "$addr" >"$dir/rgw_addr"
   fsid=$(cat /proc/sys/kernel/random/uuid)
 
-  # A self-signed certificate for 127.0.0.1, so the TLS tests have a CA file to trust.
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
-    -addext "subjectAltName=IP:127.0.0.1" \
+  # A self-signed certificate for the address, so the TLS tests have a CA file to trust.
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$addr" \
+    -addext "subjectAltName=IP:$addr" \
     -keyout "$dir/tls.key" -out "$dir/tls.crt" >/dev/null 2>&1
 
   cat >"$dir/ceph.conf" <<CONF
@@ -139,7 +142,7 @@ osd objectstore = memstore
 memstore device bytes = ${SHOAL_RGW_MEMSTORE_BYTES:-4294967296}
 osd max object size = 134217728
 [client.rgw.$RGW_ID]
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port ssl_endpoint=127.0.0.1:$tls_port ssl_certificate=$dir/tls.crt ssl_private_key=$dir/tls.key
+rgw frontends = beast endpoint=$addr:$rgw_port ssl_endpoint=$addr:$tls_port ssl_certificate=$dir/tls.crt ssl_private_key=$dir/tls.key
 rgw dns name = localhost
 rgw enable usage log = true
 rgw usage log tick interval = 1
@@ -179,12 +182,12 @@ CONF
   local code
   code=$(curl -s --noproxy '*' -o "$dir/log/mkbucket.out" -w '%{http_code}' --max-time 20 -X PUT \
     --aws-sigv4 "aws:amz:$REGION:s3" --user "$ACCESS_KEY:$SECRET_KEY" \
-    -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "http://127.0.0.1:$rgw_port/$BUCKET")
+    -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "http://$addr:$rgw_port/$BUCKET")
   [[ "$code" == 200 ]] || { log "bucket creation answered $code"; false; }
 
   cat >"$dir/s3.env.tmp" <<ENV
-SHOAL_S3_ENDPOINT=http://127.0.0.1:$rgw_port
-SHOAL_S3_TLS_ENDPOINT=https://127.0.0.1:$tls_port
+SHOAL_S3_ENDPOINT=http://$addr:$rgw_port
+SHOAL_S3_TLS_ENDPOINT=https://$addr:$tls_port
 SHOAL_S3_CA_FILE=$dir/tls.crt
 SHOAL_S3_ACCESS_KEY=$ACCESS_KEY
 SHOAL_S3_SECRET_KEY=$SECRET_KEY
@@ -195,7 +198,7 @@ SHOAL_S3_DIR=$dir
 ENV
   mv "$dir/s3.env.tmp" "$dir/s3.env"
   trap - ERR
-  log "radosgw ready at http://127.0.0.1:$rgw_port (env in $dir/s3.env)"
+  log "radosgw ready at http://$addr:$rgw_port (env in $dir/s3.env)"
 }
 
 case "$cmd" in
