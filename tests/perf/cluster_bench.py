@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import signal
 import subprocess
@@ -140,7 +141,7 @@ def reproduce_command(argv):
             skip = True
         elif not a.startswith(("--build-dir=", "--prefix=")):
             out.append(a)
-    return " ".join(["tests/perf/cluster_bench.sh", "build"] + out)
+    return shlex.join(["tests/perf/cluster_bench.sh", "build"] + out)
 
 
 def main(argv):

@@ -77,7 +77,7 @@ def _fresh_cluster(ctx, scenario, hosts, start=True):
 
 def _wait_clients(procs_by_node, deadline):
     """Waits for every client process; kills those still running at `deadline`."""
-    for node, p in procs_by_node.items():
+    for p in procs_by_node.values():
         remaining = deadline - time.monotonic()
         try:
             p.wait(max(0.1, remaining))

@@ -30,7 +30,10 @@ class Timeline:
 
     def _loop(self):
         while not self._stop.wait(self.interval):
-            self._sample()
+            try:
+                self._sample()
+            except (OSError, RuntimeError):
+                return  # the namespaces are gone: the run is being torn down
 
     def _sample(self):
         tx, rx = self._read()
@@ -51,4 +54,7 @@ class Timeline:
         self._stop.set()
         if self._thread:
             self._thread.join()
-            self._sample()
+            try:
+                self._sample()
+            except (OSError, RuntimeError):
+                pass
