@@ -30,11 +30,11 @@ bool AllStored(ChunkStore& store, const std::vector<ChunkId>& chunks) {
 
 ReadFetcher::OriginRequest OwnerPacedOrigin(const AgentOptions& options, ChunkStore& store) {
   return [&options, &store](const std::string& ns, const std::string& name, const VersionId& version,
-                                    const std::vector<ChunkId>& chunks) -> Status {
+                            const std::vector<ChunkId>& chunks) -> Status {
     // One connection per fetcher thread: a TrackerClient stays on the
     // thread that made it.
     thread_local std::unique_ptr<TrackerClient> tracker;
-    Status asked = Status::Unavailable("not asked");
+    Status asked = Status::OK();  // the tracker's failure, if that ended the wait
     const Clock::time_point start = Clock::now();
     Clock::time_point last_ask;
     while (Clock::now() - start < kOwnerWait) {
@@ -62,9 +62,10 @@ ReadFetcher::OriginRequest OwnerPacedOrigin(const AgentOptions& options, ChunkSt
       }
       std::this_thread::sleep_for(kPoll);
     }
-    if (asked.ok() || asked.code() == Status::Code::kUnavailable) asked = Status::Unavailable("owners did not deliver within 30 s");
+    if (asked.ok()) asked = Status::Unavailable("owners did not deliver within 30 s");
     Log(LogLevel::kWarn, "read.owners_unavailable",
         {{"model", ns + "/" + name}, {"chunks", static_cast<int64_t>(chunks.size())}, {"why", asked.ToString()}});
+    // Unavailable either way: the fetcher then reads the origin itself.
     return Status::Unavailable("chunks of " + ns + "/" + name + " not delivered by their owners: " + asked.ToString());
   };
 }

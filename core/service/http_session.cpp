@@ -261,13 +261,20 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       header->content_length(st->remaining);
     }
     st->need_eof = header->need_eof();
+    WriteHeaderThen(header, [self = shared_from_this(), st] { self->ProducePiece(st); });
+  }
+
+  // Writes the header of a response whose body follows separately, then
+  // runs `next`; closes the connection if the write fails.
+  template <typename Next>
+  void WriteHeaderThen(std::shared_ptr<http::response<http::empty_body>> header, Next next) {
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*header);
     stream_.expires_after(options_.idle_timeout);
-    http::async_write_header(
-        stream_, *sr, [self = shared_from_this(), st, sr, header](beast::error_code ec, size_t) {
-          if (ec) return self->Close();
-          self->ProducePiece(st);
-        });
+    http::async_write_header(stream_, *sr,
+                             [self = shared_from_this(), sr, header, next](beast::error_code ec, size_t) {
+                               if (ec) return self->Close();
+                               next();
+                             });
   }
 
   // Runs the producer on a worker, then continues on this session's strand.
@@ -334,13 +341,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     st->remaining = uint64_t(res.stream_length);
     header->content_length(st->remaining);
     st->need_eof = header->need_eof();
-    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*header);
-    stream_.expires_after(options_.idle_timeout);
-    http::async_write_header(
-        stream_, *sr, [self = shared_from_this(), st, sr, header](beast::error_code ec, size_t) {
-          if (ec) return self->Close();
-          self->NextSourcePiece(st);
-        });
+    WriteHeaderThen(header, [self = shared_from_this(), st] { self->NextSourcePiece(st); });
   }
 
   void NextSourcePiece(std::shared_ptr<Source> st) {
