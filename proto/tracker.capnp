@@ -209,6 +209,11 @@ interface AgentControl {
   # tracker's order to a node named by `shoal warm --nodes`.
   prefetch @2 (namespace :Text, name :Text, versionId :Data)
       -> (bytes :UInt64, bytesFromPeers :UInt64, bytesFromOrigin :UInt64);
+  # Take these chunks of a version from the swarm (never the origin), hold
+  # them as owned and seed them: the tracker's order to a chunk's owners 2..R
+  # once its first owner has delivered it.
+  replicate @3 (namespace :Text, name :Text, versionId :Data, chunks :List(Data))
+      -> (bytesFromPeers :UInt64);
 }
 
 # An agent's membership; dropping it (or missing heartbeats) leaves the ring.

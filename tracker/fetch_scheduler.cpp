@@ -29,8 +29,8 @@ void FetchScheduler::taskFailed(kj::Exception&& e) {
 }
 
 int64_t FetchScheduler::takeover_ms() const {
-  double est = fetch_ms_ewma_ > 0 ? fetch_ms_ewma_ : 2000.0;
-  return std::clamp<int64_t>(static_cast<int64_t>(4 * est) + 2000, 3000, 60000);
+  int64_t slowest = fetch_ms_.empty() ? 2000 : *std::max_element(fetch_ms_.begin(), fetch_ms_.end());
+  return std::clamp<int64_t>(2 * slowest + 2000, 3000, 60000);
 }
 
 Result<std::shared_ptr<const std::unordered_set<ChunkId>>> FetchScheduler::VersionChunks(const FetchTarget& t) {
@@ -143,9 +143,11 @@ void FetchScheduler::Dispatch() {
       s->ctx_.metrics.fetch_queue = s->queue_.size();
       s->ctx_.metrics.fetches_in_flight = s->in_flight_;
       s->ctx_.metrics.takeover_timeout_ms = s->takeover_ms();
+      s->ctx_.metrics.replicas_queued = s->replica_keys_.size();
       if (s->ring_ != nullptr) s->ctx_.metrics.ring_members = s->ring_->size();
     }
   } publish{this};
+  DispatchReplicas();
   const uint32_t budget = ctx_.options.origin_budget;
   const int per_agent = static_cast<int>(ctx_.options.fetches_per_agent);
   if (in_flight_ >= budget || queue_.empty()) return;
@@ -203,13 +205,15 @@ void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::str
   auto it = entries_.find(chunk);
   if (status.ok()) {
     if (fetched > 0) {
-      fetch_ms_ewma_ = fetch_ms_ewma_ == 0 ? static_cast<double>(ms) : 0.8 * fetch_ms_ewma_ + 0.2 * static_cast<double>(ms);
+      fetch_ms_.push_back(ms);
+      if (fetch_ms_.size() > kTimingWindow) fetch_ms_.pop_front();
       ctx_.metrics.origin_fetch_bytes += bytes;
     }
     if (it != entries_.end()) {
       if (fetched > 0) (it->second.attempt == 0 ? ctx_.metrics.owner_fetches : ctx_.metrics.takeover_fetches)++;
       Log(LogLevel::kDebug, "fetch.done",
           {{"chunk", chunk.ShortHex()}, {"agent", agent}, {"attempt", it->second.attempt}, {"ms", ms}, {"bytes", bytes}});
+      QueueReplicas(it->second, agent);
       Finish(it->second, true, fetched, bytes);
     }
   } else {
@@ -253,6 +257,57 @@ void FetchScheduler::Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes)
     if (w->on_change) w->on_change();
     if (w->done == w->total && w->finished) w->finished->fulfill();
   }
+}
+
+void FetchScheduler::QueueReplicas(const Entry& e, const std::string& deliverer) {
+  if (ctx_.options.replicas <= 1) return;
+  for (const std::string& owner : Ring()->Owners(e.chunk, static_cast<int>(ctx_.options.replicas))) {
+    if (owner == deliverer || replica_keys_.size() >= kMaxReplicaQueue) continue;
+    if (!replica_keys_.insert({owner, e.chunk}).second) continue;  // already ordered
+    replicas_.push_back({owner, e.target, e.chunk});
+  }
+}
+
+void FetchScheduler::DispatchReplicas() {
+  size_t scanned = 0;
+  for (auto it = replicas_.begin(); it != replicas_.end() && scanned < kScanLimit; ++scanned) {
+    if (ctx_.agent_controls.count(it->agent) == 0) {  // gone: the ring no longer counts it
+      replica_keys_.erase({it->agent, it->chunk});
+      it = replicas_.erase(it);
+      continue;
+    }
+    if (replicas_per_agent_[it->agent] >= kReplicasPerAgent) {
+      ++it;
+      continue;
+    }
+    Replica r = std::move(*it);
+    it = replicas_.erase(it);
+    SendReplica(r.agent, r.target, r.chunk);
+  }
+}
+
+void FetchScheduler::SendReplica(const std::string& agent, const FetchTarget& target, const ChunkId& chunk) {
+  auto req = ctx_.agent_controls.at(agent).replicateRequest();
+  req.setNamespace(target.ns);
+  req.setName(target.name);
+  req.setVersionId(Raw(target.version));
+  req.initChunks(1).set(0, Raw(chunk));
+  ++replicas_per_agent_[agent];
+  ctx_.metrics.replica_orders++;
+  std::shared_ptr<bool> alive = alive_;
+  auto done = [this, alive, agent, chunk](const Status& status) {
+    if (!*alive) return;
+    if (--replicas_per_agent_[agent] <= 0) replicas_per_agent_.erase(agent);
+    replica_keys_.erase({agent, chunk});
+    if (!status.ok()) {
+      ctx_.metrics.replica_failures++;
+      Log(LogLevel::kWarn, "fetch.replica_failed",
+          {{"chunk", chunk.ShortHex()}, {"agent", agent}, {"error", status.ToString()}});
+    }
+    Dispatch();
+  };
+  tasks_.add(req.send().then([done](capnp::Response<proto::AgentControl::ReplicateResults>) { done(Status::OK()); },
+                             [done, agent](kj::Exception&& ex) { done(StatusFromException(ex, "agent " + agent)); }));
 }
 
 void FetchScheduler::Tick() {

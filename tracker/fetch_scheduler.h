@@ -12,10 +12,21 @@
 // a class, first asked first served (agents ask in file order).
 //
 // Takeover: an order that fails (the agent reported an error or its
-// connection dropped) or runs past an adaptive timeout (a few times the
-// recent fetch time, bounded) goes to the chunk's next owner in rank. After
+// connection dropped) or runs past an adaptive timeout goes to the chunk's
+// next owner in rank. The timeout follows the tail, not the mean: twice the
+// slowest of the last `kTimingWindow` fetches plus 2 s, within 3 to 60 s,
+// since an order sent again while the first still runs reads the chunk from
+// the origin twice. A dead agent is caught sooner, by its connection. After
 // `kMaxAttempts` owners the chunk is reported failed to whoever asks, for a
 // while; asking again later starts over.
+//
+// Replicas: with `replicas` R > 1, once a chunk's first owner has delivered
+// it, owners 2..R are ordered to copy it from the swarm (never the origin)
+// and hold it as owned. If the first owner then dies or evicts it, the
+// chunk is still in the swarm, and a later ask goes to an owner that holds
+// it, so nothing is read from the origin again. Replica orders are peer
+// traffic: they do not count against the origin budget, and at most
+// `kReplicasPerAgent` run on one agent.
 //
 // A delivered chunk is remembered for `done_grace_ms`: asks in that window
 // are answered "recent" (its seeders are being found). An ask after it
@@ -29,6 +40,7 @@
 #include <kj/timer.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -71,6 +83,9 @@ struct WarmWatch {
 class FetchScheduler final : private kj::TaskSet::ErrorHandler {
  public:
   static constexpr int kMaxAttempts = 3;
+  static constexpr size_t kTimingWindow = 32;
+  static constexpr int kReplicasPerAgent = 4;
+  static constexpr size_t kMaxReplicaQueue = 1 << 16;  // further replica orders are dropped
 
   explicit FetchScheduler(TrackerContext& ctx);
   ~FetchScheduler();
@@ -100,6 +115,8 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
 
   size_t queued() const { return queue_.size(); }
   size_t in_flight() const { return in_flight_; }
+  // Replica orders waiting or in flight.
+  size_t replicas_queued() const { return replica_keys_.size(); }
   // Milliseconds after which an order is handed to the next owner.
   int64_t takeover_ms() const;
 
@@ -126,6 +143,9 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
   void OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent, Status status,
               uint32_t fetched, uint64_t bytes, int64_t ms);
   void Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes);
+  void QueueReplicas(const Entry& e, const std::string& deliverer);
+  void DispatchReplicas();
+  void SendReplica(const std::string& agent, const FetchTarget& target, const ChunkId& chunk);
   void taskFailed(kj::Exception&& e) override;
 
   TrackerContext& ctx_;
@@ -134,10 +154,18 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
   std::unordered_map<ChunkId, int64_t> delivered_;   // chunk -> when, within the grace period
   std::unordered_map<ChunkId, std::pair<int64_t, std::string>> failed_;  // chunk -> when, error
   std::map<std::string, int> per_agent_;             // orders in flight per agent
+  struct Replica {
+    std::string agent;
+    FetchTarget target;
+    ChunkId chunk;
+  };
+  std::deque<Replica> replicas_;                     // replica orders waiting, oldest first
+  std::set<std::pair<std::string, ChunkId>> replica_keys_;  // (agent, chunk) waiting or in flight
+  std::map<std::string, int> replicas_per_agent_;    // replica orders in flight per agent
   size_t in_flight_ = 0;
   uint64_t next_seq_ = 1;
   uint64_t next_order_ = 1;
-  double fetch_ms_ewma_ = 0;
+  std::deque<int64_t> fetch_ms_;  // the last kTimingWindow fetch times, oldest first
   std::vector<std::pair<std::string, std::shared_ptr<const std::unordered_set<ChunkId>>>> chunk_sets_;  // newest last
   std::shared_ptr<const HashRing> ring_;
   uint64_t ring_epoch_ = ~0ull;

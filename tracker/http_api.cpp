@@ -218,6 +218,13 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddCounter("shoal_tracker_warms_total", "Warm requests", m.warms);
     w.AddCounter("shoal_tracker_prefetch_orders_total", "Whole-version orders to nodes named by warm --nodes",
                  m.prefetch_orders);
+    w.AddCounter("shoal_tracker_replica_orders_total", "Chunks ordered copied from the swarm to owners 2..R",
+                 m.replica_orders);
+    w.AddCounter("shoal_tracker_replica_failures_total", "Replica orders the owner could not carry out",
+                 m.replica_failures);
+    w.AddGauge("shoal_tracker_replicas_queued", "Replica orders waiting or in flight",
+               static_cast<double>(m.replicas_queued));
+    w.AddGauge("shoal_tracker_replicas", "Owners per chunk", static_cast<double>(ctx.options.replicas));
     w.AddGauge("shoal_tracker_fetch_queue", "Chunks waiting for a fetch order", static_cast<double>(m.fetch_queue));
     w.AddGauge("shoal_tracker_fetches_in_flight", "Fetch orders sent and not yet answered",
                static_cast<double>(m.fetches_in_flight));

@@ -59,6 +59,9 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
       ->capture_default_str();
   cmd->add_option("--fetches-per-agent", o.fetches_per_agent, "of those, at most this many on one agent")
       ->capture_default_str();
+  cmd->add_option("--replicas", o.replicas,
+                  "owners per chunk: the first fetches it from the origin, the rest copy it from the swarm")
+      ->capture_default_str();
   cmd->add_option("--fetch-done-grace", f->fetch_done_grace,
                   "a chunk delivered this recently is not fetched again when asked for")
       ->capture_default_str();

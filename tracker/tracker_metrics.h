@@ -36,9 +36,12 @@ struct TrackerMetrics {
   std::atomic<uint64_t> origin_fetch_bytes{0};  // bytes owners reported fetching
   std::atomic<uint64_t> warms{0};
   std::atomic<uint64_t> prefetch_orders{0};     // whole-version orders to nodes named by warm --nodes
+  std::atomic<uint64_t> replica_orders{0};      // chunks ordered copied from the swarm to owners 2..R
+  std::atomic<uint64_t> replica_failures{0};    // ... that the owner could not get in time
   // Gauges the fetch scheduler keeps current.
   std::atomic<uint64_t> fetch_queue{0};         // chunks waiting for an order
   std::atomic<uint64_t> fetches_in_flight{0};   // orders sent, not yet answered
+  std::atomic<uint64_t> replicas_queued{0};     // replica orders waiting or in flight
   std::atomic<uint64_t> ring_members{0};        // agents chunks are owned by
   std::atomic<int64_t> takeover_timeout_ms{0};
 };

@@ -17,6 +17,7 @@ Status TrackerOptions::Validate() const {
   if (fetches_per_agent < 1 || fetches_per_agent > 256) {
     return Status::InvalidArgument("--fetches-per-agent must be 1 to 256");
   }
+  if (replicas < 1 || replicas > 8) return Status::InvalidArgument("--replicas must be 1 to 8");
   if (fetch_done_grace_ms < 0) return Status::InvalidArgument("--fetch-done-grace must not be negative");
   return origin.Validate().WithContext("origin");
 }

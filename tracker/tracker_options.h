@@ -27,6 +27,7 @@ struct TrackerOptions {
   uint32_t origin_budget = 64;                      // origin fetches in flight across the cluster
   uint32_t fetches_per_agent = 2;                   // of those, at most this many on one agent
   int64_t fetch_done_grace_ms = 15000;              // a chunk fetched this recently is not fetched again
+  uint32_t replicas = 1;                            // owners per chunk; 2..R copy it from the swarm
 
   Status Validate() const;
 };

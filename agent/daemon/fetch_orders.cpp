@@ -1,6 +1,8 @@
 #include "daemon/fetch_orders.h"
 
+#include <chrono>
 #include <map>
+#include <thread>
 #include <unordered_map>
 
 #include "client/tracker_client.h"
@@ -55,6 +57,19 @@ Result<std::shared_ptr<FetchOrders::Version>> FetchOrders::Load(const std::strin
   return out;
 }
 
+Result<FileTorrentId> FetchOrders::Torrent(Version& ver, const FileEntry& f, bool re_add) {
+  if (!re_add) {
+    std::lock_guard<std::mutex> lock(ver.mu);
+    auto t = ver.torrents.find(&f);
+    if (t != ver.torrents.end()) return t->second;
+  }
+  auto id = ctx_.engine.AddFile(f, ver.manifest.piece_size, announce_url_(), TorrentEngine::AddMode::kSeedOnly);
+  if (!id.ok()) return id.status();
+  std::lock_guard<std::mutex> lock(ver.mu);
+  ver.torrents[&f] = *id;
+  return *id;
+}
+
 Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& name, const VersionId& version,
                                     const std::vector<ChunkId>& chunks, bool takeover) {
   if (ctx_.origin == nullptr) return Status::Unavailable("this agent has no --origin to fetch from");
@@ -80,27 +95,71 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
       ctx_.counters.bytes_from_origin += size;
     }
     ctx_.store.SetOwned(chunk, true);
-    std::optional<FileTorrentId> torrent;
-    {
-      std::lock_guard<std::mutex> lock(ver.mu);
-      auto t = ver.torrents.find(&f);
-      if (t != ver.torrents.end()) torrent = t->second;
-    }
-    Status s = torrent ? ctx_.engine.ChunkArrived(*torrent, piece) : Status::NotFound("no torrent yet");
+    auto torrent = Torrent(ver, f, /*re_add=*/false);
+    if (!torrent.ok()) return torrent.status().WithContext("seed " + f.path);
+    Status s = ctx_.engine.ChunkArrived(*torrent, piece);
     if (s.IsNotFound()) {
-      auto id = ctx_.engine.AddFile(f, piece_size, announce_url_(), TorrentEngine::AddMode::kSeedOnly);
-      if (!id.ok()) return id.status().WithContext("seed " + f.path);
-      {
-        std::lock_guard<std::mutex> lock(ver.mu);
-        ver.torrents[&f] = *id;
-      }
-      s = ctx_.engine.ChunkArrived(*id, piece);
+      torrent = Torrent(ver, f, /*re_add=*/true);
+      if (!torrent.ok()) return torrent.status().WithContext("seed " + f.path);
+      s = ctx_.engine.ChunkArrived(*torrent, piece);
     }
     SHOAL_RETURN_IF_ERROR(s.WithContext("seed " + f.path));
   }
   Log(LogLevel::kDebug, "fetch_order.done",
       {{"model", ns + "/" + name}, {"chunks", out.chunks}, {"bytes", out.bytes}, {"takeover", takeover}});
   return out;
+}
+
+Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string& name, const VersionId& version,
+                                        const std::vector<ChunkId>& chunks, int64_t wait_ms) {
+  auto v = Load(ns, name, version);
+  if (!v.ok()) return v.status();
+  Version& ver = **v;
+  uint64_t from_peers = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  for (const ChunkId& chunk : chunks) {
+    auto at = ver.where.find(chunk);
+    if (at == ver.where.end()) {
+      return Status::InvalidArgument("chunk " + chunk.ShortHex() + " is not part of " + ns + "/" + name);
+    }
+    const FileEntry& f = *at->second.first;
+    const uint64_t piece = at->second.second;
+    bool had = ctx_.store.Contains(chunk);
+    // Ask again every second: a torrent re-added after an eviction, or
+    // dropped, loses the piece's priority.
+    auto asked = std::chrono::steady_clock::time_point{};
+    bool re_add = false;
+    while (!ctx_.store.Contains(chunk)) {
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        return Status::Unavailable("no peer delivered chunk " + chunk.ShortHex() + " of " + f.path + " in " +
+                                        std::to_string(wait_ms) + " ms");
+      }
+      if (now - asked >= std::chrono::seconds(1)) {
+        auto torrent = Torrent(ver, f, re_add);
+        if (!torrent.ok()) return torrent.status().WithContext("replicate " + f.path);
+        Status s = ctx_.engine.PrioritizePieces(*torrent, piece, piece);
+        re_add = s.IsNotFound();
+        if (!s.ok() && !s.IsNotFound() && !s.IsUnavailable()) return s.WithContext("replicate " + f.path);
+        asked = now;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ctx_.store.SetOwned(chunk, true);
+    if (!had) {
+      from_peers += f.ChunkBytes(ver.manifest.piece_size, piece);
+      ctx_.counters.replica_chunks++;
+    } else {
+      // Held already (pulled, or read): make sure peers are offered it.
+      auto torrent = Torrent(ver, f, /*re_add=*/false);
+      if (torrent.ok() && ctx_.engine.ChunkArrived(*torrent, piece).IsNotFound()) {
+        torrent = Torrent(ver, f, /*re_add=*/true);
+        if (torrent.ok()) (void)ctx_.engine.ChunkArrived(*torrent, piece);
+      }
+    }
+  }
+  Log(LogLevel::kDebug, "replica_order.done", {{"model", ns + "/" + name}, {"chunks", chunks.size()}, {"bytes", from_peers}});
+  return from_peers;
 }
 
 }  // namespace shoal

@@ -1,6 +1,7 @@
 // FetchOrders: carries out the tracker's fetch orders on this agent, the
 // chunks' owner: fetch each chunk from the origin (unless cached), mark it
-// owned so it is evicted last, and seed it.
+// owned so it is evicted last, and seed it. Replica orders, to a chunk's
+// owners 2..R, take it from the swarm instead, never from the origin.
 //
 // Orders name a version and a few chunks; the manifest of each version is
 // resolved once (with the agent's own token) and kept for the last few
@@ -19,6 +20,8 @@
 #include <vector>
 
 #include "daemon/pull_job.h"
+#include "p2p/file_torrent_id.h"
+#include "shoal/manifest.h"
 #include "shoal/chunk_id.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
@@ -36,9 +39,17 @@ class FetchOrders {
   Result<SeedResult> Run(const std::string& ns, const std::string& name, const VersionId& version,
                          const std::vector<ChunkId>& chunks, bool takeover);
 
+  // Takes `chunks` from the swarm (top priority), then holds them as owned
+  // and seeds them. Returns the bytes that came from peers. Unavailable
+  // if a chunk does not arrive within `wait_ms`.
+  Result<uint64_t> Replicate(const std::string& ns, const std::string& name, const VersionId& version,
+                             const std::vector<ChunkId>& chunks, int64_t wait_ms);
+
  private:
   struct Version;
   Result<std::shared_ptr<Version>> Load(const std::string& ns, const std::string& name, const VersionId& version);
+  // The torrent of `f`, added seed-only if the engine lacks it (or dropped it).
+  Result<FileTorrentId> Torrent(Version& ver, const FileEntry& f, bool re_add);
 
   PullContext& ctx_;
   std::function<std::string()> announce_url_;

@@ -60,6 +60,7 @@ struct PullCounters {
   std::atomic<uint64_t> pulls{0}, pull_failures{0}, bytes_from_origin{0}, origin_chunks{0};
   std::atomic<uint64_t> owner_fetches{0};     // origin fetches as the chunk's owner
   std::atomic<uint64_t> takeover_fetches{0};  // origin fetches after the owner did not deliver
+  std::atomic<uint64_t> replica_chunks{0};    // chunks copied from the swarm as a later owner
 };
 
 struct PullContext {

@@ -58,6 +58,8 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
                  pulls.owner_fetches, {{"reason", "owner"}});
     w.AddCounter("shoal_agent_origin_fetches_total", "Origin fetches by why this agent made them",
                  pulls.takeover_fetches, {{"reason", "takeover"}});
+    w.AddCounter("shoal_agent_replica_chunks_total", "Chunks copied from the swarm on a replica order",
+                 pulls.replica_chunks);
     w.AddCounter("shoal_agent_pulls_total", "Pulls completed", pulls.pulls);
     w.AddCounter("shoal_agent_pull_failures_total", "Pulls that failed", pulls.pull_failures);
     w.AddGauge("shoal_agent_tracker_registered", "1 while registered with the tracker", link.registered() ? 1 : 0);
@@ -135,6 +137,11 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
     auto r = orders.Run(ns, name, version, chunks, takeover);
     if (!r.ok()) return r.status();
     return FetchOrderResult{static_cast<uint32_t>(r->chunks), r->bytes};
+  };
+  handlers.replicate = [&orders](const std::string& ns, const std::string& name, const VersionId& version,
+                                 const std::vector<ChunkId>& chunks) -> Result<uint64_t> {
+    constexpr int64_t kReplicaWaitMs = 60000;
+    return orders.Replicate(ns, name, version, chunks, kReplicaWaitMs);
   };
   handlers.prefetch = [&pulls, &link_ptr](const std::string& ns, const std::string& name,
                                           const VersionId& version) -> Result<PrefetchResult> {

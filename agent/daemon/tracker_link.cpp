@@ -13,6 +13,15 @@ VersionId OrderVersion(capnp::Data::Reader d) {
   return VersionId::FromBytes(d.begin());
 }
 
+std::vector<ChunkId> OrderChunks(capnp::List<capnp::Data>::Reader list) {
+  std::vector<ChunkId> chunks;
+  for (auto d : list) {
+    if (d.size() != ChunkId::kSize) ThrowIfError(Status::InvalidArgument("order: a chunk id is not 32 bytes"));
+    chunks.push_back(ChunkId::FromBytes(d.begin()));
+  }
+  return chunks;
+}
+
 class AgentControlImpl final : public proto::AgentControl::Server {
  public:
   AgentControlImpl(const ControlHandlers& handlers, JobThreads& jobs) : handlers_(handlers), jobs_(jobs) {}
@@ -27,11 +36,7 @@ class AgentControlImpl final : public proto::AgentControl::Server {
     auto p = c.getParams();
     std::string ns = p.getNamespace(), name = p.getName();
     VersionId version = OrderVersion(p.getVersionId());
-    std::vector<ChunkId> chunks;
-    for (auto d : p.getChunks()) {
-      if (d.size() != ChunkId::kSize) ThrowIfError(Status::InvalidArgument("fetch order: a chunk id is not 32 bytes"));
-      chunks.push_back(ChunkId::FromBytes(d.begin()));
-    }
+    std::vector<ChunkId> chunks = OrderChunks(p.getChunks());
     bool takeover = p.getTakeover();
     auto handler = handlers_.fetch;
     return jobs_.Run<Result<FetchOrderResult>>([handler, ns, name, version, chunks, takeover] {
@@ -55,6 +60,19 @@ class AgentControlImpl final : public proto::AgentControl::Server {
           c.getResults().setBytes(r->bytes);
           c.getResults().setBytesFromPeers(r->from_peers);
           c.getResults().setBytesFromOrigin(r->from_origin);
+        });
+  }
+
+  kj::Promise<void> replicate(ReplicateContext c) override {
+    auto p = c.getParams();
+    std::string ns = p.getNamespace(), name = p.getName();
+    VersionId version = OrderVersion(p.getVersionId());
+    std::vector<ChunkId> chunks = OrderChunks(p.getChunks());
+    auto handler = handlers_.replicate;
+    return jobs_.Run<Result<uint64_t>>([handler, ns, name, version, chunks] { return handler(ns, name, version, chunks); })
+        .then([c](Result<uint64_t> r) mutable {
+          ThrowIfError(r.status());
+          c.getResults().setBytesFromPeers(*r);
         });
   }
 

@@ -54,6 +54,10 @@ struct ControlHandlers {
   // Take the whole version into the cache from the swarm.
   std::function<Result<PrefetchResult>(const std::string& ns, const std::string& name, const VersionId& version)>
       prefetch;
+  // Take `chunks` from the swarm and hold them as owned; the bytes from peers.
+  std::function<Result<uint64_t>(const std::string& ns, const std::string& name, const VersionId& version,
+                                 const std::vector<ChunkId>& chunks)>
+      replicate;
 };
 
 class TrackerLink {

@@ -22,15 +22,21 @@ std::string Slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+std::vector<std::string> TrackerFlags(const std::string& origin, std::vector<std::string> extra) {
+  std::vector<std::string> flags = {"--origin", "file://" + origin, "--announce-interval", "1s", "--fetch-done-grace", "3s"};
+  flags.insert(flags.end(), extra.begin(), extra.end());
+  return flags;
+}
+
 struct Cluster {
   TempDir tmp;
   std::string origin = tmp / "origin";
-  TrackerProcess tracker{tmp / "tracker",
-                         {"--origin", "file://" + (tmp / "origin"), "--announce-interval", "1s", "--fetch-done-grace", "3s"}};
+  TrackerProcess tracker;
   std::string agent_token, writer, reader;
   std::vector<std::unique_ptr<AgentProcess>> agents;
 
-  explicit Cluster(int n, const std::string& cache_size = "1GiB") {
+  explicit Cluster(int n, const std::string& cache_size = "1GiB", std::vector<std::string> tracker_flags = {})
+      : tracker(tmp / "tracker", TrackerFlags(tmp / "origin", std::move(tracker_flags))) {
     fs::create_directories(origin);
     tracker.Start();
     agent_token = tracker.MintToken("*", "read", "agents");
@@ -299,4 +305,62 @@ TEST_CASE("a chunk whose owner evicted it is fetched again by an owner, not by e
               c.tracker.Metric("shoal_tracker_origin_fetches_total{reason=\"takeover\"}"));
   CHECK(refetched > 0);                 // the evicted chunks came from the origin again...
   CHECK(refetched <= 1.02 * kUnique);   // ...once each, not once per puller
+}
+
+TEST_CASE("with two replicas, a warmed model outlives its busiest owner without reading the origin again",
+          "[agent][warm][replica]") {
+  for (int replicas : {1, 2}) {
+    DYNAMIC_SECTION("replicas " << replicas) {
+      Cluster c(4, "1GiB", {"--replicas", std::to_string(replicas)});
+      std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 101);
+      REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every agent has seen the whole ring
+      auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest"});
+      INFO(warm.out << warm.err);
+      REQUIRE(warm.exit_code == 0);
+      REQUIRE(c.OriginBytes() == Approx(kUnique));
+      // Owners 2..R copy each chunk from the swarm once it is delivered.
+      const double expect_copies = replicas == 1 ? 0 : 19;
+      double copies = 0;
+      for (int waited = 0; waited < 300; ++waited) {
+        copies = 0;
+        for (auto& a : c.agents) copies += a->Metric("shoal_agent_replica_chunks_total");
+        if (copies >= expect_copies && c.tracker.Metric("shoal_tracker_replicas_queued") == 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      CHECK(copies == expect_copies);
+      CHECK(c.tracker.Metric("shoal_tracker_replica_orders_total") == expect_copies);
+      CHECK(c.OriginBytes() == Approx(kUnique));  // replicas never read the origin
+
+      size_t busiest = 0;
+      for (size_t i = 1; i < c.agents.size(); ++i) {
+        if (c.agents[i]->Metric("shoal_agent_origin_bytes_total") >
+            c.agents[busiest]->Metric("shoal_agent_origin_bytes_total")) {
+          busiest = i;
+        }
+      }
+      double lost = c.agents[busiest]->Metric("shoal_agent_origin_bytes_total");
+      REQUIRE(lost > 0);
+      double before = c.OriginBytes() - lost;
+      c.agents[busiest]->Kill();
+      size_t puller = (busiest + 1) % c.agents.size();
+      std::string dest = c.tmp / "out";
+      auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", dest, "--agent", c.agents[puller]->socket()});
+      INFO(pull.out << pull.err);
+      REQUIRE(pull.exit_code == 0);
+      CHECK(SameTree(ckpt, dest));
+      double refetched = 0;
+      for (size_t i = 0; i < c.agents.size(); ++i) {
+        if (i != busiest) refetched += c.agents[i]->Metric("shoal_agent_origin_bytes_total");
+      }
+      refetched -= before;
+      std::printf("replicas %d: the dead owner had fetched %.0f bytes; %.0f fetched again from the origin\n", replicas,
+                  lost, refetched);
+      if (replicas == 1) {
+        CHECK(refetched == Approx(lost));  // its chunks were nowhere else
+      } else {
+        CHECK(refetched == 0);  // the second owners held them
+      }
+    }
+  }
 }

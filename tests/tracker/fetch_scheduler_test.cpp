@@ -5,6 +5,7 @@
 #include <kj/async.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -34,6 +35,8 @@ struct Orders {
   };
   std::deque<Pending> pending;
   std::vector<ChunkId> seen;
+  std::deque<Pending> replicas;  // replica orders, held until answered
+  std::vector<ChunkId> replicated;
 };
 
 class RecordingControl final : public proto::AgentControl::Server {
@@ -53,12 +56,21 @@ class RecordingControl final : public proto::AgentControl::Server {
     });
   }
 
+  kj::Promise<void> replicate(ReplicateContext c) override {
+    ChunkId chunk = ChunkId::FromBytes(c.getParams().getChunks()[0].begin());
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    orders_.replicated.push_back(chunk);
+    orders_.replicas.push_back({chunk, false, kj::mv(paf.fulfiller)});
+    return kj::mv(paf.promise);
+  }
+
  private:
   Orders& orders_;
 };
 
 struct Harness {
-  Harness(uint32_t budget, uint32_t per_agent, int agents, int64_t grace_ms = 15000) : ws(loop) {
+  Harness(uint32_t budget, uint32_t per_agent, int agents, int64_t grace_ms = 15000, uint32_t replicas = 1)
+      : ws(loop) {
     char tmpl[] = "/tmp/shoal-fetch-XXXXXX";
     dir = ::mkdtemp(tmpl);
     store = std::move(RegistryStore::Open(dir + "/registry")).value();
@@ -72,6 +84,7 @@ struct Harness {
     o.origin_budget = budget;
     o.fetches_per_agent = per_agent;
     o.fetch_done_grace_ms = grace_ms;
+    o.replicas = replicas;
     ctx = std::make_unique<TrackerContext>(o, *store, *tokens, *signer, *origin);
     for (int i = 0; i < agents; ++i) AddAgent("agent-" + std::to_string(i));
   }
@@ -100,6 +113,24 @@ struct Harness {
       while (!o.pending.empty()) {
         o.pending.front().answer->fulfill();
         o.pending.pop_front();
+        ++n;
+      }
+    }
+    Settle();
+    return n;
+  }
+  size_t PendingReplicas() {
+    size_t n = 0;
+    for (auto& [id, o] : orders) n += o.replicas.size();
+    return n;
+  }
+  // Answers every pending replica order; returns how many.
+  size_t AnswerReplicas() {
+    size_t n = 0;
+    for (auto& [id, o] : orders) {
+      while (!o.replicas.empty()) {
+        o.replicas.front().answer->fulfill();
+        o.replicas.pop_front();
         ++n;
       }
     }
@@ -240,4 +271,76 @@ TEST_CASE("a busy agent's chunks wait while other owners' chunks go ahead", "[fe
   for (auto& [id, o] : h.orders) CHECK(o.pending.size() == 2);
   while (h.Pending() > 0) h.AnswerAll();
   CHECK(h.ctx->metrics.owner_fetches == 100);
+}
+
+TEST_CASE("with two replicas, each delivered chunk is copied to its second owner, not read from the origin again",
+          "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/4, /*grace_ms=*/15000, /*replicas=*/2);
+  std::vector<ChunkId> chunks;
+  for (int i = 0; i < 40; ++i) chunks.push_back(Chunk(i));
+  h.ctx->fetches.Need(h.target, chunks);
+  h.Settle();
+  while (h.Pending() > 0) h.AnswerAll();
+  while (h.PendingReplicas() > 0) h.AnswerReplicas();
+  std::shared_ptr<const HashRing> ring = h.ctx->fetches.Ring();
+  for (const ChunkId& c : chunks) {
+    std::vector<std::string> owners = ring->Owners(c, 2);
+    REQUIRE(owners.size() == 2);
+    // The first owner fetched it; the second, and only it, copied it.
+    const auto& first = h.orders[owners[0]];
+    CHECK(std::count(first.seen.begin(), first.seen.end(), c) == 1);
+    CHECK(std::count(first.replicated.begin(), first.replicated.end(), c) == 0);
+    const auto& second = h.orders[owners[1]];
+    CHECK(std::count(second.replicated.begin(), second.replicated.end(), c) == 1);
+    CHECK(std::count(second.seen.begin(), second.seen.end(), c) == 0);
+  }
+  CHECK(h.ctx->metrics.owner_fetches == 40);
+  CHECK(h.ctx->metrics.fetch_orders == 40);
+  CHECK(h.ctx->metrics.replica_orders == 40);
+  CHECK(h.ctx->fetches.replicas_queued() == 0);
+}
+
+TEST_CASE("replica orders are held to a few per agent, and none are sent with one replica", "[fetch]") {
+  SECTION("replicas 2") {
+    Harness h(/*budget=*/64, /*per_agent=*/64, /*agents=*/2, /*grace_ms=*/15000, /*replicas=*/2);
+    std::vector<ChunkId> chunks;
+    for (int i = 0; i < 30; ++i) chunks.push_back(Chunk(i));
+    h.ctx->fetches.Need(h.target, chunks);
+    h.Settle();
+    while (h.Pending() > 0) h.AnswerAll();
+    // Every chunk goes to the other agent; a few at a time.
+    size_t copied = 0;
+    while (h.PendingReplicas() > 0) {
+      for (auto& [id, o] : h.orders) CHECK(o.replicas.size() <= size_t{FetchScheduler::kReplicasPerAgent});
+      copied += h.AnswerReplicas();
+    }
+    CHECK(copied == 30);
+  }
+  SECTION("replicas 1") {
+    Harness h(/*budget=*/64, /*per_agent=*/64, /*agents=*/2);
+    h.ctx->fetches.Need(h.target, {Chunk(1), Chunk(2)});
+    h.Settle();
+    h.AnswerAll();
+    CHECK(h.PendingReplicas() == 0);
+    CHECK(h.ctx->metrics.replica_orders == 0);
+  }
+}
+
+TEST_CASE("a replica order that fails is counted and does not hold up fetches", "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2, /*grace_ms=*/15000, /*replicas=*/2);
+  h.ctx->fetches.Need(h.target, {Chunk(1)});
+  h.Settle();
+  h.AnswerAll();
+  REQUIRE(h.PendingReplicas() == 1);
+  for (auto& [id, o] : h.orders) {
+    if (o.replicas.empty()) continue;
+    o.replicas.front().answer->reject(ExceptionFromStatus(Status::Unavailable("no peer delivered chunk 01")));
+    o.replicas.pop_front();
+  }
+  h.Settle();
+  CHECK(h.ctx->metrics.replica_failures == 1);
+  CHECK(h.ctx->fetches.replicas_queued() == 0);
+  h.ctx->fetches.Need(h.target, {Chunk(2)});
+  h.Settle();
+  CHECK(h.Pending() == 1);
 }
