@@ -158,3 +158,66 @@ TEST_CASE("retention keeps the newest versions and every tagged one", "[tracker]
   CHECK(std::count(ls.out.begin(), ls.out.end(), '\n') == 1 + 3);  // header, 2 newest, golden
   CHECK_THAT(ls.out, Catch::Contains("golden"));
 }
+
+TEST_CASE("asks for chunks outside the named version, too many at once, or in another namespace are refused",
+          "[tracker][hostile][fetch]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin")});
+  tracker.Start();
+  std::string writer = tracker.MintToken("team-a", "write", "trainer");
+  WriteRandomFile(tmp / "ckpt/w.bin", 5000, 1);
+  auto pub = RunProcess({CliBinary(), "publish", tmp / "ckpt", "--name", "team-a/m", "--tag", "latest", "--no-seed"},
+                        {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + writer,
+                         "SHOAL_ORIGIN=file://" + (tmp / "origin")});
+  INFO(pub.out << pub.err);
+  REQUIRE(pub.exit_code == 0);
+
+  RawClient c(tracker.rpc_address(), tracker.MintToken("team-a", "read", "pod"));
+  auto resolved = [&] {
+    auto req = c.registry.resolveRequest();
+    req.setNamespace("team-a");
+    req.setName("m");
+    req.setRef("latest");
+    return req.send().wait(c.io.waitScope);
+  }();
+  std::string bytes(reinterpret_cast<const char*>(resolved.getSigned().getManifest().begin()),
+                    resolved.getSigned().getManifest().size());
+  auto manifest = DecodeManifest(bytes);
+  REQUIRE(manifest.ok());
+  std::vector<uint8_t> version(VersionId::kSize);
+  VersionId vid = ComputeVersionId(bytes);
+  std::memcpy(version.data(), vid.data(), version.size());
+  ChunkId own = manifest->files[0].ChunkIds()[0];
+
+  // The error a need call gets, or "" (and the queued count) on success.
+  auto need = [&](const std::string& ns, std::vector<uint8_t> version_id, size_t chunks, const ChunkId& chunk,
+                  uint32_t* queued = nullptr) {
+    std::string error;
+    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
+      auto req = c.registry.needRequest();
+      req.setNamespace(ns);
+      req.setName("m");
+      req.setVersionId(kj::arrayPtr(version_id.data(), version_id.size()));
+      auto list = req.initChunks(static_cast<unsigned>(chunks));
+      for (unsigned i = 0; i < chunks; ++i) list.set(i, kj::arrayPtr(chunk.data(), ChunkId::kSize));
+      auto r = req.send().wait(c.io.waitScope);
+      if (queued != nullptr) *queued = r.getQueued();
+    })) {
+      error = StatusFromException(*e, "tracker").ToString();
+    }
+    return error;
+  };
+  ChunkId foreign;
+  foreign.mutable_data()[0] = 0xab;
+  CHECK_THAT(need("team-a", version, 1, foreign), Catch::Contains("is not part of team-a/m"));
+  CHECK_THAT(need("team-a", version, (1 << 16) + 1, own), Catch::Contains("ask for at most 65536 at a time"));
+  CHECK_THAT(need("team-a", std::vector<uint8_t>(7, 1), 1, own), Catch::Contains("version id is not 32 bytes"));
+  CHECK_THAT(need("team-a", std::vector<uint8_t>(VersionId::kSize, 0), 1, own), Catch::Contains("not found"));
+  CHECK_THAT(need("team-b", version, 1, own), Catch::Contains("permission denied"));
+  // The same ask, well formed, is queued (no agent is there to fetch it).
+  uint32_t queued = 0;
+  CHECK(need("team-a", version, 1, own, &queued).empty());
+  CHECK(queued == 1);
+  CHECK(tracker.Metric("shoal_tracker_need_chunks_total") == 1);
+}

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 extern char** environ;
 
@@ -94,10 +95,25 @@ TempDir::~TempDir() {
 }
 
 namespace {
-std::string Slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+
+// True if both files hold the same bytes; compared a block at a time.
+bool SameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::file_size(a, ec) != std::filesystem::file_size(b, ec) || ec) return false;
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  if (!fa || !fb) return false;
+  constexpr size_t kBlock = 1 << 20;
+  std::vector<char> ba(kBlock), bb(kBlock);
+  while (fa && fb) {
+    fa.read(ba.data(), kBlock);
+    fb.read(bb.data(), kBlock);
+    if (fa.gcount() != fb.gcount() || std::memcmp(ba.data(), bb.data(), static_cast<size_t>(fa.gcount())) != 0) {
+      return false;
+    }
+  }
+  return fa.eof() && fb.eof();
 }
+
 }  // namespace
 
 bool SameTree(const std::string& a, const std::string& b) {
@@ -105,7 +121,7 @@ bool SameTree(const std::string& a, const std::string& b) {
   for (const auto& e : fs::recursive_directory_iterator(a)) {
     if (!e.is_regular_file()) continue;
     fs::path other = fs::path(b) / fs::relative(e.path(), a);
-    if (!fs::is_regular_file(other) || Slurp(e.path()) != Slurp(other)) return false;
+    if (!fs::is_regular_file(other) || !SameFile(e.path(), other)) return false;
   }
   return true;
 }

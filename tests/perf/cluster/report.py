@@ -118,16 +118,19 @@ def markdown(report):
     lines += [
         "",
         "| scenario | origin egress / S: radosgw log | origin eth0 tx | agents' S3 clients | "
-        "origin TCP retransmits |",
-        "|---|---|---|---|---|",
+        "origin TCP retransmits | tracker: owner fetches, takeovers (failed orders), timeout at the end |",
+        "|---|---|---|---|---|---|",
     ]
     for r in report["scenarios"]:
         s = r["summary"]
         agents = _f(s["egress_agents"], "%.3f")
         if s["egress_agents_note"]:
             agents += " (%s)" % s["egress_agents_note"]
-        lines.append("| %s | %.3f | %.3f | %s | %d |" % (r["title"], s["egress_rgw"], s["egress_wire"], agents,
-                                                       r["origin_tcp_retransmits"]))
+        t = r["extra"].get("tracker")
+        tracker = "-" if t is None else "%d, %d (%d), %.1f s" % (t["owner_fetches"], t["takeovers"], t["order_failures"],
+                                                                 t["takeover_timeout_s"])
+        lines.append("| %s | %.3f | %.3f | %s | %d | %s |" % (r["title"], s["egress_rgw"], s["egress_wire"], agents,
+                                                            r["origin_tcp_retransmits"], tracker))
     lines += [
         "",
         "| scenario | machine CPU, mean (max) | benchmark's processes | softirq | before the run | "

@@ -150,6 +150,17 @@ class _Run:
             cpu, rss = self.sampler.used(a.name)
             rec["cpu_s"] = cpu
             rec["peak_rss"] = rss
+        # The tracker is started afresh for each scenario, so its counters are this run's.
+        if self.ctx.tracker.process and self.ctx.tracker.process.poll() is None:
+            m = self.ctx.tracker.metrics()
+            self.extra["tracker"] = {
+                "owner_fetches": m.get('shoal_tracker_origin_fetches_total{reason="owner"}', 0),
+                "takeover_fetches": m.get('shoal_tracker_origin_fetches_total{reason="takeover"}', 0),
+                "takeovers": m.get("shoal_tracker_takeovers_total", 0),
+                "order_failures": m.get("shoal_tracker_fetch_order_failures_total", 0),
+                "takeover_timeout_s": m.get("shoal_tracker_takeover_timeout_seconds", 0),
+                "replica_orders": m.get("shoal_tracker_replica_orders_total", 0),
+            }
 
     def result(self):
         ctx = self.ctx
