@@ -29,8 +29,11 @@ void FetchScheduler::taskFailed(kj::Exception&& e) {
 }
 
 int64_t FetchScheduler::takeover_ms() const {
-  int64_t slowest = fetch_ms_.empty() ? 2000 : *std::max_element(fetch_ms_.begin(), fetch_ms_.end());
-  return std::clamp<int64_t>(2 * slowest + 2000, 3000, 60000);
+  // Until a fetch has been timed, nothing says how long one takes here (the
+  // first orders share the origin among all of them): wait the longest.
+  if (fetch_ms_.empty()) return kMaxTakeoverMs;
+  int64_t slowest = *std::max_element(fetch_ms_.begin(), fetch_ms_.end());
+  return std::clamp<int64_t>(2 * slowest + 2000, 3000, kMaxTakeoverMs);
 }
 
 Result<std::shared_ptr<const std::unordered_set<ChunkId>>> FetchScheduler::VersionChunks(const FetchTarget& t) {

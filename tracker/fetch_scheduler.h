@@ -16,7 +16,8 @@
 // next owner in rank. The timeout follows the tail, not the mean: twice the
 // slowest of the last `kTimingWindow` fetches plus 2 s, within 3 to 60 s,
 // since an order sent again while the first still runs reads the chunk from
-// the origin twice. A dead agent is caught sooner, by its connection. After
+// the origin twice; until one fetch has been timed it is the bound, 60 s. A
+// dead agent is caught sooner, by its connection. After
 // `kMaxAttempts` owners the chunk is reported failed to whoever asks, for a
 // while; asking again later starts over.
 //
@@ -84,6 +85,7 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
  public:
   static constexpr int kMaxAttempts = 3;
   static constexpr size_t kTimingWindow = 32;
+  static constexpr int64_t kMaxTakeoverMs = 60000;
   static constexpr int kReplicasPerAgent = 4;
   static constexpr size_t kMaxReplicaQueue = 1 << 16;  // further replica orders are dropped
 

@@ -71,8 +71,6 @@ enum class OriginRole { kNoRing, kOwner, kOther };
 constexpr int64_t kSwarmFormMs = 1500;
 // The longest a non-owner waits for an owner before fetching a chunk itself.
 constexpr int64_t kMaxTakeoverMs = 30000;
-// A chunk asked of the tracker and still missing is asked for again after this.
-constexpr int64_t kAskAgainMs = 3000;
 // While the tracker is unreachable, reconnect at most this often.
 constexpr int64_t kReconnectMs = 5000;
 // The most chunks in one ask.
@@ -278,7 +276,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
                 // a moment to show whether some peer has it.
                 auto asked = t.asked.find(p);
                 if ((alone || MsSince(still[p]) >= swarm_form_ms) &&
-                    (asked == t.asked.end() || MsSince(asked->second) >= kAskAgainMs)) {
+                    (asked == t.asked.end() || MsSince(asked->second) >= kNeedAskAgainMs)) {
                   ask.push_back({i, p});
                 }
                 continue;

@@ -14,8 +14,6 @@ using Clock = std::chrono::steady_clock;
 
 // How long a read waits for owners before reading the origin itself.
 constexpr auto kOwnerWait = std::chrono::seconds(30);
-// A chunk still missing is asked for again after this.
-constexpr auto kAskAgain = std::chrono::seconds(3);
 // How often the store is checked while waiting.
 constexpr auto kPoll = std::chrono::milliseconds(2);
 
@@ -39,7 +37,7 @@ ReadFetcher::OriginRequest OwnerPacedOrigin(const AgentOptions& options, ChunkSt
     Clock::time_point last_ask;
     while (Clock::now() - start < kOwnerWait) {
       if (AllStored(store, chunks)) return Status::OK();
-      if (last_ask == Clock::time_point() || Clock::now() - last_ask >= kAskAgain) {
+      if (last_ask == Clock::time_point() || Clock::now() - last_ask >= std::chrono::milliseconds(kNeedAskAgainMs)) {
         if (tracker == nullptr) {
           auto c = TrackerClient::Connect(options.tracker, options.token);
           if (!c.ok()) {

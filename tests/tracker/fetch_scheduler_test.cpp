@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "capnp_views.h"
 #include "kj_status.h"
@@ -343,4 +344,19 @@ TEST_CASE("a replica order that fails is counted and does not hold up fetches", 
   h.ctx->fetches.Need(h.target, {Chunk(2)});
   h.Settle();
   CHECK(h.Pending() == 1);
+}
+
+TEST_CASE("the takeover timeout waits the longest until a fetch is timed, then follows the slowest", "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2);
+  // The first orders share the origin among all of them: no estimate yet.
+  CHECK(h.ctx->fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
+  h.ctx->fetches.Need(h.target, {Chunk(1), Chunk(2)});
+  h.Settle();
+  h.ctx->fetches.Tick();  // not late: nothing is handed over
+  CHECK(h.ctx->metrics.takeovers == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  h.AnswerAll();
+  // Twice the slowest (about 1.6 s) plus 2 s.
+  CHECK(h.ctx->fetches.takeover_ms() >= 2 * 1600 + 2000);
+  CHECK(h.ctx->fetches.takeover_ms() < 2 * 3000 + 2000);
 }

@@ -96,9 +96,10 @@ def markdown(report):
     c = report["config"]
     lines = [
         "N = %d nodes, S = %.2f GiB in %d files (%d shards), B = %d Mbit/s per node each way, "
-        "B_o = %d Mbit/s out of the origin, RTT %s, MTU %d, piece size %s."
+        "B_o = %d Mbit/s out of the origin, RTT %s, MTU %d, piece size %s, %d owner(s) per chunk."
         % (c["nodes"], c["size_bytes"] / GIB, c["files"], c["shards"], c["node_mbit"], c["origin_mbit"],
-           "%.1f ms" % c["rtt_ms"] if c["rtt_ms"] else "under 0.1 ms (no netem)", c["mtu"], c["piece_size"]),
+           "%.1f ms" % c["rtt_ms"] if c["rtt_ms"] else "under 0.1 ms (no netem)", c["mtu"], c["piece_size"],
+           c.get("replicas", 1)),
         "T_LB = S/B = %.1f s; origin-only bound N S / B_o = %.1f s." % (c["t_lb_s"], c["t_origin_s"]),
         "",
         "| scenario | done | p50 | p99 | max | p99 / T_LB | max / T_LB | p99 / (N S / B_o) | "

@@ -61,9 +61,10 @@ class Shoal:
 
 
 class Tracker:
-    def __init__(self, shoal, host):
+    def __init__(self, shoal, host, extra_flags=()):
         self.shoal = shoal
         self.host = host
+        self.extra_flags = list(extra_flags)  # e.g. --replicas 2
         self.data_dir = os.path.join(shoal.work, "tracker")
         self.process = None
         self.address = None    # host:port of the RPC listener, once started
@@ -81,7 +82,7 @@ class Tracker:
             os.unlink(ports)
         argv = [self.shoal.exe("shoal-tracker"), "serve", "--data-dir", self.data_dir,
                 "--rpc-listen", self.host.ip + ":0", "--http-listen", self.host.ip + ":0",
-                "--port-file", ports] + self.shoal.origin_flags()
+                "--port-file", ports] + self.shoal.origin_flags() + self.extra_flags
         self.process = procs.Process("tracker", self.host.ns, argv, log_path, env=self.shoal.env())
         _wait_for("the tracker's port file (%s)" % log_path,
                   lambda: os.path.exists(ports) or self.process.poll() is not None, 30)
