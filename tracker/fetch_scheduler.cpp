@@ -208,8 +208,11 @@ void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::str
   auto it = entries_.find(chunk);
   if (status.ok()) {
     if (fetched > 0) {
-      fetch_ms_.push_back(ms);
-      if (fetch_ms_.size() > kTimingWindow) fetch_ms_.pop_front();
+      // A config file's fetch says nothing of how long a shard's chunk takes.
+      if (bytes >= kTimedFetchMinBytes) {
+        fetch_ms_.push_back(ms);
+        if (fetch_ms_.size() > kTimingWindow) fetch_ms_.pop_front();
+      }
       ctx_.metrics.origin_fetch_bytes += bytes;
     }
     if (it != entries_.end()) {

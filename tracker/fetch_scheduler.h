@@ -14,7 +14,8 @@
 // Takeover: an order that fails (the agent reported an error or its
 // connection dropped) or runs past an adaptive timeout goes to the chunk's
 // next owner in rank. The timeout follows the tail, not the mean: twice the
-// slowest of the last `kTimingWindow` fetches plus 2 s, within 3 to 60 s,
+// slowest of the last `kTimingWindow` fetches of at least 1 MiB plus 2 s,
+// within 3 to 60 s,
 // since an order sent again while the first still runs reads the chunk from
 // the origin twice; until one fetch has been timed it is the bound, 60 s. A
 // dead agent is caught sooner, by its connection. After
@@ -86,6 +87,7 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
   static constexpr int kMaxAttempts = 3;
   static constexpr size_t kTimingWindow = 32;
   static constexpr int64_t kMaxTakeoverMs = 60000;
+  static constexpr uint64_t kTimedFetchMinBytes = 1 << 20;  // smaller fetches are not timed
   static constexpr int kReplicasPerAgent = 4;
   static constexpr size_t kMaxReplicaQueue = 1 << 16;  // further replica orders are dropped
 

@@ -36,6 +36,7 @@ struct Orders {
   };
   std::deque<Pending> pending;
   std::vector<ChunkId> seen;
+  uint64_t chunk_bytes = 4 << 20;  // what each answer reports fetched
   std::deque<Pending> replicas;  // replica orders, held until answered
   std::vector<ChunkId> replicated;
 };
@@ -51,9 +52,10 @@ class RecordingControl final : public proto::AgentControl::Server {
     auto paf = kj::newPromiseAndFulfiller<void>();
     orders_.seen.push_back(chunk);
     orders_.pending.push_back({chunk, p.getTakeover(), kj::mv(paf.fulfiller)});
-    return paf.promise.then([c]() mutable {
+    uint64_t bytes = orders_.chunk_bytes;
+    return paf.promise.then([c, bytes]() mutable {
       c.getResults().setFetched(1);
-      c.getResults().setBytes(1000);
+      c.getResults().setBytes(bytes);
     });
   }
 
@@ -350,6 +352,13 @@ TEST_CASE("the takeover timeout waits the longest until a fetch is timed, then f
   Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2);
   // The first orders share the origin among all of them: no estimate yet.
   CHECK(h.ctx->fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
+  // A small file's quick fetch is not taken as the measure.
+  for (auto& [id, o] : h.orders) o.chunk_bytes = 900;
+  h.ctx->fetches.Need(h.target, {Chunk(9)});
+  h.Settle();
+  h.AnswerAll();
+  CHECK(h.ctx->fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
+  for (auto& [id, o] : h.orders) o.chunk_bytes = 4 << 20;
   h.ctx->fetches.Need(h.target, {Chunk(1), Chunk(2)});
   h.Settle();
   h.ctx->fetches.Tick();  // not late: nothing is handed over
