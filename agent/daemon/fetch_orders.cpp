@@ -70,6 +70,26 @@ Result<FileTorrentId> FetchOrders::Torrent(Version& ver, const FileEntry& f, boo
   return *id;
 }
 
+Result<std::pair<const FileEntry*, uint64_t>> FetchOrders::Locate(const Version& ver, const ChunkId& chunk) {
+  auto at = ver.where.find(chunk);
+  if (at == ver.where.end()) {
+    return Status::InvalidArgument("chunk " + chunk.ShortHex() + " is not part of " + ver.ns + "/" + ver.name);
+  }
+  return at->second;
+}
+
+Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
+  auto torrent = Torrent(ver, f, /*re_add=*/false);
+  if (!torrent.ok()) return torrent.status().WithContext("seed " + f.path);
+  Status s = ctx_.engine.ChunkArrived(*torrent, piece);
+  if (s.IsNotFound()) {  // the engine dropped it
+    torrent = Torrent(ver, f, /*re_add=*/true);
+    if (!torrent.ok()) return torrent.status().WithContext("seed " + f.path);
+    s = ctx_.engine.ChunkArrived(*torrent, piece);
+  }
+  return s.WithContext("seed " + f.path);
+}
+
 Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& name, const VersionId& version,
                                     const std::vector<ChunkId>& chunks, bool takeover) {
   if (ctx_.origin == nullptr) return Status::Unavailable("this agent has no --origin to fetch from");
@@ -79,12 +99,10 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
   const uint32_t piece_size = ver.manifest.piece_size;
   SeedResult out;
   for (const ChunkId& chunk : chunks) {
-    auto at = ver.where.find(chunk);
-    if (at == ver.where.end()) {
-      return Status::InvalidArgument("chunk " + chunk.ShortHex() + " is not part of " + ns + "/" + name);
-    }
-    const FileEntry& f = *at->second.first;
-    const uint64_t piece = at->second.second;
+    auto at = Locate(ver, chunk);
+    if (!at.ok()) return at.status();
+    const FileEntry& f = *at->first;
+    const uint64_t piece = at->second;
     if (!ctx_.store.Contains(chunk)) {
       uint64_t size = f.ChunkBytes(piece_size, piece);
       SHOAL_RETURN_IF_ERROR(FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, size));
@@ -95,15 +113,7 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
       ctx_.counters.bytes_from_origin += size;
     }
     ctx_.store.SetOwned(chunk, true);
-    auto torrent = Torrent(ver, f, /*re_add=*/false);
-    if (!torrent.ok()) return torrent.status().WithContext("seed " + f.path);
-    Status s = ctx_.engine.ChunkArrived(*torrent, piece);
-    if (s.IsNotFound()) {
-      torrent = Torrent(ver, f, /*re_add=*/true);
-      if (!torrent.ok()) return torrent.status().WithContext("seed " + f.path);
-      s = ctx_.engine.ChunkArrived(*torrent, piece);
-    }
-    SHOAL_RETURN_IF_ERROR(s.WithContext("seed " + f.path));
+    SHOAL_RETURN_IF_ERROR(Seed(ver, f, piece));
   }
   Log(LogLevel::kDebug, "fetch_order.done",
       {{"model", ns + "/" + name}, {"chunks", out.chunks}, {"bytes", out.bytes}, {"takeover", takeover}});
@@ -118,12 +128,10 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
   uint64_t from_peers = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   for (const ChunkId& chunk : chunks) {
-    auto at = ver.where.find(chunk);
-    if (at == ver.where.end()) {
-      return Status::InvalidArgument("chunk " + chunk.ShortHex() + " is not part of " + ns + "/" + name);
-    }
-    const FileEntry& f = *at->second.first;
-    const uint64_t piece = at->second.second;
+    auto at = Locate(ver, chunk);
+    if (!at.ok()) return at.status();
+    const FileEntry& f = *at->first;
+    const uint64_t piece = at->second;
     bool had = ctx_.store.Contains(chunk);
     // Ask again every second: a torrent re-added after an eviction, or
     // dropped, loses the piece's priority.
@@ -150,12 +158,7 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
       from_peers += f.ChunkBytes(ver.manifest.piece_size, piece);
       ctx_.counters.replica_chunks++;
     } else {
-      // Held already (pulled, or read): make sure peers are offered it.
-      auto torrent = Torrent(ver, f, /*re_add=*/false);
-      if (torrent.ok() && ctx_.engine.ChunkArrived(*torrent, piece).IsNotFound()) {
-        torrent = Torrent(ver, f, /*re_add=*/true);
-        if (torrent.ok()) (void)ctx_.engine.ChunkArrived(*torrent, piece);
-      }
+      SHOAL_RETURN_IF_ERROR(Seed(ver, f, piece));  // held already (pulled, or read): offer it to peers
     }
   }
   Log(LogLevel::kDebug, "replica_order.done", {{"model", ns + "/" + name}, {"chunks", chunks.size()}, {"bytes", from_peers}});

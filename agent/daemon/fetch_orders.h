@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/pull_job.h"
@@ -50,6 +51,11 @@ class FetchOrders {
   Result<std::shared_ptr<Version>> Load(const std::string& ns, const std::string& name, const VersionId& version);
   // The torrent of `f`, added seed-only if the engine lacks it (or dropped it).
   Result<FileTorrentId> Torrent(Version& ver, const FileEntry& f, bool re_add);
+  // The file and piece `chunk` sits at; InvalidArgument if not in `ver`.
+  static Result<std::pair<const FileEntry*, uint64_t>> Locate(const Version& ver, const ChunkId& chunk);
+  // Tells the file's torrent the piece's chunk is in the store, so peers are
+  // offered it; adds the torrent (again) if the engine lacks it.
+  Status Seed(Version& ver, const FileEntry& f, uint64_t piece);
 
   PullContext& ctx_;
   std::function<std::string()> announce_url_;
