@@ -13,12 +13,11 @@
 //
 // Takeover: an order that fails (the agent reported an error or its
 // connection dropped) or runs past an adaptive timeout goes to the chunk's
-// next owner in rank. The timeout follows the tail, not the mean: twice the
-// slowest of the last `kTimingWindow` fetches of at least 1 MiB plus 2 s,
-// within 3 to 60 s,
-// since an order sent again while the first still runs reads the chunk from
-// the origin twice; until one fetch has been timed it is the bound, 60 s. A
-// dead agent is caught sooner, by its connection. After
+// next owner in rank. The timeout follows the tail, not the mean, since an
+// order sent again while the first still runs reads the chunk from the
+// origin twice: twice the slowest of the last `kTimingWindow` fetches of at
+// least 1 MiB, plus 2 s, within 3 to 60 s; until one has been timed, 60 s.
+// A dead agent is caught sooner, by its connection. After
 // `kMaxAttempts` owners the chunk is reported failed to whoever asks, for a
 // while; asking again later starts over.
 //

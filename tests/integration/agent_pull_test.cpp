@@ -66,6 +66,14 @@ struct Cluster {
     }
     return Shoal(writer, args);
   }
+  // Publishes `dir` without seeding it, then waits until every agent has
+  // seen the whole ring, so each chunk's owner is settled.
+  void PublishUnseeded(const std::string& dir, const std::string& name) {
+    auto pub = Publish(dir, name, -1);
+    INFO(pub.out << pub.err);
+    REQUIRE(pub.exit_code == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  }
   pid_t StartPull(int agent, const std::string& ref, const std::string& dest) {
     return StartProcess({CliBinary(), "pull", ref, "--to", dest, "--agent", agents[static_cast<size_t>(agent)]->socket()},
                         {"SHOAL_TOKEN=" + reader}, dest + ".log");
@@ -232,8 +240,7 @@ TEST_CASE("warm has each chunk's owner fetch it, and a later pull reads nothing 
           "[agent][warm]") {
   Cluster c(3);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 71);
-  REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every agent has seen the whole ring
+  c.PublishUnseeded(ckpt, "team-a/m");
   auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest"});
   INFO(warm.out << warm.err);
   REQUIRE(warm.exit_code == 0);
@@ -252,8 +259,7 @@ TEST_CASE("warm --nodes has the named agents take the whole version from the swa
           "[agent][warm]") {
   Cluster c(3);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 81);
-  REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every agent has seen the whole ring
+  c.PublishUnseeded(ckpt, "team-a/m");
   auto bad = c.Shoal(c.writer, {"warm", "team-a/m:latest", "--nodes", "some"});
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.err, Catch::Contains("--nodes must be all, a count, or key=value"));
@@ -313,8 +319,7 @@ TEST_CASE("with two replicas, a warmed model outlives its busiest owner without 
     DYNAMIC_SECTION("replicas " << replicas) {
       Cluster c(4, "1GiB", {"--replicas", std::to_string(replicas)});
       std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 101);
-      REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
-      std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every agent has seen the whole ring
+      c.PublishUnseeded(ckpt, "team-a/m");
       auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest"});
       INFO(warm.out << warm.err);
       REQUIRE(warm.exit_code == 0);

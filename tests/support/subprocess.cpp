@@ -98,8 +98,9 @@ namespace {
 
 // True if both files hold the same bytes; compared a block at a time.
 bool SameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
-  std::error_code ec;
-  if (std::filesystem::file_size(a, ec) != std::filesystem::file_size(b, ec) || ec) return false;
+  std::error_code ea, eb;
+  const auto size_a = std::filesystem::file_size(a, ea), size_b = std::filesystem::file_size(b, eb);
+  if (ea || eb || size_a != size_b) return false;
   std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
   if (!fa || !fb) return false;
   constexpr size_t kBlock = 1 << 20;

@@ -104,42 +104,26 @@ struct Harness {
     ctx->agent_controls.emplace(id, kj::heap<RecordingControl>(orders[id]));
   }
   void Settle() { loop.run(); }
-  size_t Pending() {
+  using Queue = std::deque<Orders::Pending> Orders::*;
+  // Orders held across all agents, in one of their queues.
+  size_t Held(Queue q) {
     size_t n = 0;
-    for (auto& [id, o] : orders) n += o.pending.size();
+    for (auto& [id, o] : orders) n += (o.*q).size();
     return n;
   }
-  // Answers every pending order; returns how many.
-  size_t AnswerAll() {
+  // Answers every held order in one of the agents' queues; returns how many.
+  size_t Answer(Queue q) {
     size_t n = 0;
     for (auto& [id, o] : orders) {
-      while (!o.pending.empty()) {
-        o.pending.front().answer->fulfill();
-        o.pending.pop_front();
-        ++n;
-      }
+      for (; !(o.*q).empty(); (o.*q).pop_front(), ++n) (o.*q).front().answer->fulfill();
     }
     Settle();
     return n;
   }
-  size_t PendingReplicas() {
-    size_t n = 0;
-    for (auto& [id, o] : orders) n += o.replicas.size();
-    return n;
-  }
-  // Answers every pending replica order; returns how many.
-  size_t AnswerReplicas() {
-    size_t n = 0;
-    for (auto& [id, o] : orders) {
-      while (!o.replicas.empty()) {
-        o.replicas.front().answer->fulfill();
-        o.replicas.pop_front();
-        ++n;
-      }
-    }
-    Settle();
-    return n;
-  }
+  size_t Pending() { return Held(&Orders::pending); }
+  size_t AnswerAll() { return Answer(&Orders::pending); }
+  size_t PendingReplicas() { return Held(&Orders::replicas); }
+  size_t AnswerReplicas() { return Answer(&Orders::replicas); }
   FetchTarget target{"team-a", "m", VersionId{}};
 
   kj::EventLoop loop;
