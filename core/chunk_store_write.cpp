@@ -41,7 +41,7 @@ Result<std::unique_ptr<ChunkWriter>> ChunkStoreImpl::BeginWrite(const ChunkId& i
   SHOAL_RETURN_IF_ERROR(s);
 
   std::string tmp = layout_.NewTempPath(id, "write");
-  auto fd = OpenFile(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  auto fd = OpenFile(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (!fd.ok()) {
     AbandonWrite(size);
     return fd.status();
@@ -118,7 +118,7 @@ Status ChunkStoreImpl::PutHashed(const ChunkId& id, const uint8_t* data, size_t 
 Status ChunkStoreImpl::CommitWrite(const ChunkId& id, uint64_t size, bool owned,
                                    const std::string& tmp_path) {
   std::string folder = layout_.ChunkFolder(id);
-  Status s = MakeDirs(folder);
+  Status s = MakeDirs(folder, 0700);
   if (!s.ok()) {
     ::unlink(tmp_path.c_str());
     AbandonWrite(size);

@@ -1,9 +1,7 @@
 // ChunkStoreImpl::Materialize: assemble a file from cached chunks.
 //
-// copy_file_range lets the kernel copy between files without bringing the
-// bytes to user space, and lets a reflink-capable filesystem (XFS, Btrfs)
-// share extents instead of copying. Across filesystems, or where the call
-// is missing, it falls back to pread/pwrite.
+// Each chunk is copied with CopyFileRange (shoal/file_copy.h), in the
+// kernel where the filesystems allow.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,53 +11,10 @@
 #include <vector>
 
 #include "chunk_store_impl.h"
+#include "shoal/file_copy.h"
 #include "shoal/piece_hasher.h"
 
 namespace shoal {
-namespace {
-
-// Copies `len` bytes of `src` from `offset` to `dst` at `dst_base + offset`.
-Status CopyByReadWrite(int src, int dst, uint64_t dst_base, uint64_t offset, uint64_t len,
-                       const std::string& target) {
-  constexpr size_t kStep = 1u << 20;
-  std::vector<uint8_t> buf(static_cast<size_t>(std::min<uint64_t>(len - offset, kStep)));
-  while (offset < len) {
-    size_t want = static_cast<size_t>(std::min<uint64_t>(len - offset, kStep));
-    auto got = PreadFull(src, buf.data(), want, offset, target);
-    if (!got.ok()) return got.status();
-    if (*got != want) return Status::Corruption("a chunk file shrank while copied to " + target);
-    SHOAL_RETURN_IF_ERROR(PwriteFull(dst, buf.data(), want, dst_base + offset, target));
-    offset += want;
-  }
-  return Status::OK();
-}
-
-// Copies the `len`-byte chunk file `src` into `dst` at `dst_base`. Sets
-// *kernel_copy false for the rest of the file once copy_file_range is
-// found unsupported between these two files.
-Status CopyChunk(int src, int dst, uint64_t dst_base, uint64_t len, bool* kernel_copy,
-                 const std::string& target) {
-  uint64_t done = 0;
-  while (*kernel_copy && done < len) {
-    loff_t in = static_cast<loff_t>(done);
-    loff_t out = static_cast<loff_t>(dst_base + done);
-    ssize_t n = ::copy_file_range(src, &in, dst, &out, static_cast<size_t>(len - done), 0);
-    if (n > 0) {
-      done += static_cast<uint64_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n == 0 || errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP ||
-               errno == EINVAL) {
-      *kernel_copy = false;
-    } else {
-      return Status::FromErrno("copy a chunk into " + target, errno);
-    }
-  }
-  if (done == len) return Status::OK();
-  return CopyByReadWrite(src, dst, dst_base, done, len, target);
-}
-
-}  // namespace
 
 Status ChunkStoreImpl::Materialize(const std::vector<ChunkId>& chunks, uint64_t file_size,
                                    uint32_t piece_size, const std::string& target_path,
@@ -109,13 +64,12 @@ Status ChunkStoreImpl::Materialize(const std::vector<ChunkId>& chunks, uint64_t 
   if (!out.ok()) return out.status();
 
   auto write_all = [&]() -> Status {
-    bool kernel_copy = true;
     for (size_t i = 0; i < pinned.size(); ++i) {
       OpenChunk& c = pinned[i];
       Status opened = OpenChunkFile(chunks[i], &c);  // verifies on first read since open
       if (!opened.ok()) return opened.WithContext(which(i));
       SHOAL_RETURN_IF_ERROR(
-          CopyChunk(c.fd.get(), out->get(), i * uint64_t{piece_size}, c.size, &kernel_copy, tmp));
+          CopyFileRange(c.fd.get(), 0, out->get(), i * uint64_t{piece_size}, c.size, tmp));
       c = OpenChunk();  // closes the file and drops the pin
     }
     if (::fchmod(out->get(), mode & ~0222u) != 0) return Status::FromErrno("chmod " + tmp, errno);

@@ -52,7 +52,7 @@ Result<size_t> PreadFull(int fd, uint8_t* buf, size_t len, uint64_t offset,
   return done;
 }
 
-Status MakeDirs(const std::string& path) {
+Status MakeDirs(const std::string& path, unsigned mode) {
   if (path.empty()) return Status::OK();
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {
@@ -60,8 +60,8 @@ Status MakeDirs(const std::string& path) {
     return Status::InvalidArgument(path + " exists and is not a folder");
   }
   std::string parent = ParentDir(path);
-  if (parent != path && parent != "." && parent != "/") SHOAL_RETURN_IF_ERROR(MakeDirs(parent));
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (parent != path && parent != "." && parent != "/") SHOAL_RETURN_IF_ERROR(MakeDirs(parent, mode));
+  if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST) {
     return Status::FromErrno("create folder " + path, errno);
   }
   return Status::OK();

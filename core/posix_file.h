@@ -51,7 +51,7 @@ Result<size_t> PreadFull(int fd, uint8_t* buf, size_t len, uint64_t offset,
                          const std::string& path);
 
 // mkdir -p. Existing folders are fine.
-Status MakeDirs(const std::string& path);
+Status MakeDirs(const std::string& path, unsigned mode = 0755);
 
 // fsync of a folder, so that a rename or create inside it is durable.
 Status FsyncDir(const std::string& path);

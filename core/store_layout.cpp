@@ -71,9 +71,16 @@ std::string StoreLayout::NewTempPath(const ChunkId& id, const char* kind) const 
 }
 
 Status StoreLayout::CreateFolders() const {
-  SHOAL_RETURN_IF_ERROR(MakeDirs(dir_));
-  SHOAL_RETURN_IF_ERROR(MakeDirs(chunks_dir_));
-  return MakeDirs(tmp_dir_);
+  // Private to the agent: whoever reads the cache reads every namespace's
+  // chunks. A folder made beforehand (a hostPath, tmpfiles) is narrowed
+  // too, where the agent owns it.
+  SHOAL_RETURN_IF_ERROR(MakeDirs(dir_, 0700));
+  struct stat st;
+  if (::stat(dir_.c_str(), &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & 077) != 0) {
+    if (::chmod(dir_.c_str(), 0700) != 0) return Status::FromErrno("make " + dir_ + " private", errno);
+  }
+  SHOAL_RETURN_IF_ERROR(MakeDirs(chunks_dir_, 0700));
+  return MakeDirs(tmp_dir_, 0700);
 }
 
 Status StoreLayout::ClearTemp(uint64_t* removed) const {

@@ -27,17 +27,43 @@ struct PullSummary {
   firstChunkSeconds @7 :Float64;  # when the first missing chunk arrived; -1 if none was missing
 }
 
+# An open file handed from one process to the other over the control
+# socket: the capability carries its descriptor (Capability.getFd), so the
+# receiver acts on the file with the rights of whoever opened it.
+interface FileHandle {}
+
+struct DestFile {
+  path @0 :Text;                  # relative to the destination, '/'-separated
+  size @1 :UInt64;                # bytes the agent will write
+  mode @2 :UInt32;                # the published mode; the caller makes it read-only at the end
+}
+
 interface PullListener {
   progress @0 (state :PullState) -> ();
+  # Lays out the version in the caller's staging folder before any byte is
+  # written: every folder, and every file created empty and owned by the
+  # caller. The agent never resolves a path on the caller's side itself.
+  prepare @1 (dirs :List(Text), files :List(DestFile)) -> ();
+  # Opens file `index` of prepare's list for writing and hands it over.
+  openFile @2 (index :UInt32) -> (file :FileHandle);
+}
+
+interface SeedSource {
+  # Opens `path` (relative to the folder being seeded) for reading, as the
+  # caller, and hands it over.
+  openFile @0 (path :Text) -> (file :FileHandle);
 }
 
 interface LocalAgent {
   # Pulls ns/name:ref with the caller's token (which must allow reading the
-  # namespace) and materialises it at `dest`, an absolute path, atomically.
+  # namespace) and writes it, as chunks arrive, into files that the caller
+  # creates and opens through `listener`; the caller then moves the folder
+  # into place. `dest` only names the destination in logs.
   pull @0 (ref :Text, token :Text, dest :Text, listener :PullListener) -> (summary :PullSummary);
   status @1 () -> (stats :T.AgentStats, agentId :Text, epoch :UInt64);
-  # Takes a published version's files from `dir` on this node into the cache
-  # (each chunk verified against the manifest) and seeds them, so peers need
-  # not read the origin. `dir` must hold the files the version was built from.
-  seed @2 (ref :Text, token :Text, dir :Text) -> (chunks :UInt64, bytes :UInt64);
+  # Takes a published version's files, opened by the caller through
+  # `source`, into the cache (each chunk verified against the manifest) and
+  # seeds them, so peers need not read the origin. `dir` only names the
+  # folder in logs.
+  seed @2 (ref :Text, token :Text, dir :Text, source :SeedSource) -> (chunks :UInt64, bytes :UInt64);
 }

@@ -8,7 +8,9 @@
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -20,6 +22,7 @@
 #include "cli/chunk_uploader.h"
 #include "cli/client_flags.h"
 #include "cli/commands.h"
+#include "cli/file_handle_server.h"
 #include "cli/progress_bar.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"
@@ -46,6 +49,29 @@ struct PublishArgs {
   bool no_hash_cache = false;
 };
 
+// Opens the published files for the agent, as the user who publishes: the
+// agent reads nothing this user could not.
+class SeedSourceServer final : public proto::SeedSource::Server {
+ public:
+  explicit SeedSourceServer(std::string dir) : dir_(std::move(dir)) {}
+
+ protected:
+  kj::Promise<void> openFile(OpenFileContext c) override {
+    std::string rel = c.getParams().getPath();
+    if (rel.empty() || rel.front() == '/' || ("/" + rel + "/").find("/../") != std::string::npos) {
+      ThrowIfError(Status::InvalidArgument("the agent asked for an unsafe path '" + rel + "'"));
+    }
+    std::string path = dir_ + "/" + rel;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) ThrowIfError(Status::FromErrno("open " + path, errno));
+    c.getResults().setFile(kj::heap<FileHandleServer>(fd));
+    return kj::READY_NOW;
+  }
+
+ private:
+  const std::string dir_;
+};
+
 // Asks this node's agent to seed the published files, so peers read them
 // from here rather than from the origin.
 Status SeedThroughAgent(const std::string& socket, const std::string& ref, const std::string& token,
@@ -56,11 +82,12 @@ Status SeedThroughAgent(const std::string& socket, const std::string& ref, const
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
     auto addr = io.provider->getNetwork().parseAddress("unix:" + socket).wait(io.waitScope);
     auto stream = addr->connect().wait(io.waitScope);
-    capnp::TwoPartyClient client(*stream);
+    capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream), /*maxFdsPerMessage=*/2);
     auto req = client.bootstrap().castAs<proto::LocalAgent>().seedRequest();
     req.setRef(ref);
     req.setToken(token);
     req.setDir(abs);
+    req.setSource(kj::heap<SeedSourceServer>(abs));
     *chunks = req.send().wait(io.waitScope).getChunks();
   })) {
     return StatusFromException(*e, "agent at " + socket);

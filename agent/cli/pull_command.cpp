@@ -1,15 +1,21 @@
 // `shoal pull ns/model:tag --to DIR`: asks this node's agent to pull a
-// version and materialise it at DIR, showing progress.
+// version, showing progress. This process makes the files, as the user who
+// runs it, and hands them to the agent to fill (cli/pull_staging.h); the
+// agent never touches a path of the caller's.
 #include <CLI/CLI.hpp>
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
+#include <kj/async-unix.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
 #include "cli/client_flags.h"
 #include "cli/commands.h"
+#include "cli/file_handle_server.h"
 #include "cli/progress_bar.h"
+#include "cli/pull_staging.h"
 #include "kj_status.h"
 #include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"
@@ -17,16 +23,19 @@
 namespace shoal {
 namespace {
 
+constexpr unsigned kMaxFdsPerMessage = 2;
+
 struct PullArgs {
   std::string ref;
   std::string to;
   std::string token;
   std::string agent_socket = "/run/shoald/shoald.sock";
+  bool replace = false;
 };
 
-class ProgressListener final : public proto::PullListener::Server {
+class Listener final : public proto::PullListener::Server {
  public:
-  explicit ProgressListener(ProgressBar& bar) : bar_(bar) {}
+  Listener(ProgressBar& bar, PullStaging& staging) : bar_(bar), staging_(staging) {}
 
  protected:
   kj::Promise<void> progress(ProgressContext c) override {
@@ -38,8 +47,26 @@ class ProgressListener final : public proto::PullListener::Server {
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> prepare(PrepareContext c) override {
+    auto p = c.getParams();
+    std::vector<std::string> dirs;
+    for (auto d : p.getDirs()) dirs.emplace_back(d);
+    std::vector<PullStaging::File> files;
+    for (auto f : p.getFiles()) files.push_back({f.getPath(), f.getMode()});
+    ThrowIfError(staging_.Prepare(dirs, files));
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> openFile(OpenFileContext c) override {
+    auto fd = staging_.OpenFile(c.getParams().getIndex());
+    ThrowIfError(fd.status());
+    c.getResults().setFile(kj::heap<FileHandleServer>(*fd));
+    return kj::READY_NOW;
+  }
+
  private:
   ProgressBar& bar_;
+  PullStaging& staging_;
 };
 
 Status RunPull(const PullArgs& a) {
@@ -49,29 +76,51 @@ Status RunPull(const PullArgs& a) {
   std::error_code ec;
   std::string dest = std::filesystem::absolute(a.to.empty() ? ref->name() : a.to, ec).lexically_normal().string();
   while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
+  auto staging = PullStaging::Create(dest, ref->ns() + "/" + ref->name(), a.replace);
+  if (!staging.ok()) return staging.status();
+  // An interrupted pull removes its staging folder (the destructor) and
+  // hangs up, which cancels the agent's job.
+  kj::UnixEventPort::captureSignal(SIGINT);
+  kj::UnixEventPort::captureSignal(SIGTERM);
   auto io = kj::setupAsyncIo();
   ProgressBar bar("pulling  ", 0);
   Status result;
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
     auto addr = io.provider->getNetwork().parseAddress("unix:" + a.agent_socket).wait(io.waitScope);
     auto stream = addr->connect().wait(io.waitScope);
-    capnp::TwoPartyClient client(*stream);
+    capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream), kMaxFdsPerMessage);
     auto agent = client.bootstrap().castAs<proto::LocalAgent>();
     auto req = agent.pullRequest();
     req.setRef(ref->ToString());
     req.setToken(a.token);
     req.setDest(dest);
-    req.setListener(kj::heap<ProgressListener>(bar));
-    auto resp = req.send().wait(io.waitScope);
-    bar.Finish();
-    auto s = resp.getSummary();
-    std::printf("pulled %s (%s) to %s\n", ref->ToString().c_str(),
-                hex::Encode(s.getVersionId().begin(), s.getVersionId().size()).substr(0, 12).c_str(), dest.c_str());
-    std::printf("  %u files, %s in %.1f s: %s from peers, %s from the origin, %s already cached\n",
-                s.getFileCount(), FormatBytes(s.getTotalBytes()).c_str(), s.getSeconds(),
-                FormatBytes(s.getBytesFromPeers()).c_str(), FormatBytes(s.getBytesFromOrigin()).c_str(),
-                FormatBytes(s.getBytesCached()).c_str());
-    if (s.getFirstChunkSeconds() >= 0) std::printf("  first chunk arrived after %.2f s\n", s.getFirstChunkSeconds());
+    req.setListener(kj::heap<Listener>(bar, **staging));
+    kj::Maybe<capnp::Response<proto::LocalAgent::PullResults>> response;
+    bool interrupted = false;
+    auto stop = io.unixEventPort.onSignal(SIGINT)
+                    .exclusiveJoin(io.unixEventPort.onSignal(SIGTERM))
+                    .then([&](siginfo_t) { interrupted = true; });
+    req.send().then([&](capnp::Response<proto::LocalAgent::PullResults> r) { response = kj::mv(r); })
+        .exclusiveJoin(kj::mv(stop))
+        .wait(io.waitScope);
+    if (interrupted) {
+      bar.Finish();
+      result = Status::Unavailable("interrupted; nothing was written to " + dest);
+      return;
+    }
+    KJ_IF_MAYBE(resp, response) {
+      result = (*staging)->Commit();
+      bar.Finish();
+      if (!result.ok()) return;
+      auto s = resp->getSummary();
+      std::printf("pulled %s (%s) to %s\n", ref->ToString().c_str(),
+                  hex::Encode(s.getVersionId().begin(), s.getVersionId().size()).substr(0, 12).c_str(), dest.c_str());
+      std::printf("  %u files, %s in %.1f s: %s from peers, %s from the origin, %s already cached\n",
+                  s.getFileCount(), FormatBytes(s.getTotalBytes()).c_str(), s.getSeconds(),
+                  FormatBytes(s.getBytesFromPeers()).c_str(), FormatBytes(s.getBytesFromOrigin()).c_str(),
+                  FormatBytes(s.getBytesCached()).c_str());
+      if (s.getFirstChunkSeconds() >= 0) std::printf("  first chunk arrived after %.2f s\n", s.getFirstChunkSeconds());
+    }
   })) {
     result = StatusFromException(*e, "agent at " + a.agent_socket);
     if (result.code() == Status::Code::kIOError &&
@@ -93,6 +142,8 @@ void RegisterPull(CLI::App& app, CommandRunner* run) {
   cmd->add_option("--agent", a->agent_socket, "the agent's control socket")
       ->envname("SHOAL_AGENT_SOCKET")
       ->capture_default_str();
+  cmd->add_flag("--replace", a->replace,
+                "replace the destination even if it is not an earlier pull of the same model");
   cmd->callback([a, run] { *run = [a] { return RunPull(*a); }; });
 }
 

@@ -11,6 +11,13 @@ Status AgentOptions::Validate() const {
   if (cache_bytes < (64ull << 20)) return Status::InvalidArgument("--cache-bytes must be at least 64 MiB");
   if (control_socket.empty()) return Status::InvalidArgument("--control-socket must be set");
   if (origin_fallback_ms < 0) return Status::InvalidArgument("--origin-fallback must not be negative");
+  if (stall_timeout_ms < 1000) return Status::InvalidArgument("--stall-timeout-ms must be at least 1000");
+  if (control_socket_mode.empty() || control_socket_mode.size() > 4 ||
+      control_socket_mode.find_first_not_of("01234567") != std::string::npos ||
+      (std::stoul(control_socket_mode, nullptr, 8) & ~0777ul) != 0) {
+    return Status::InvalidArgument("--control-socket-mode '" + control_socket_mode +
+                                   "' is not an octal mode from 0000 to 0777");
+  }
   if (origin_parallelism < 1 || origin_parallelism > 64) {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 64");
   }

@@ -35,6 +35,9 @@ struct AgentOptions {
   int read_ahead_pieces = 4;                      // pieces after the one a reader waits for to fetch too
   bool cache_sync = true;                         // fsync each chunk before it becomes visible (see StoreOptions::sync)
   std::string http_socket;                        // if set, the HTTP routes on this unix socket too
+  int64_t stall_timeout_ms = 300000;              // a pull or warm that gains no byte this long fails
+  std::string control_socket_mode = "0660";       // the control socket's permission bits (octal)
+  std::string control_socket_group;               // the control socket's group; empty: the agent's own
 
   Status Validate() const;
 };

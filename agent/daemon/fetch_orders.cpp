@@ -139,6 +139,9 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
     bool re_add = false;
     while (!ctx_.store.Contains(chunk)) {
       auto now = std::chrono::steady_clock::now();
+      if (ctx_.stopping != nullptr && ctx_.stopping->load()) {
+        return Status::Unavailable("replica order cancelled: the agent is stopping");
+      }
       if (now >= deadline) {
         return Status::Unavailable("no peer delivered chunk " + chunk.ShortHex() + " of " + f.path + " in " +
                                         std::to_string(wait_ms) + " ms");

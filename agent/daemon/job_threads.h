@@ -46,6 +46,14 @@ class JobThreads {
                      done});
   }
 
+  // Jobs started and not yet finished.
+  size_t Running() {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = 0;
+    for (const Job& j : jobs_) n += j.done->load() ? 0 : 1;
+    return n;
+  }
+
   // Runs `fn` on a thread of its own and returns its result as a promise on
   // the calling thread's kj event loop.
   template <typename T, typename Fn>

@@ -1,81 +1,208 @@
 #include "daemon/local_control.h"
 
 #include <capnp/rpc-twoparty.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <memory>
-#include <mutex>
-#include <thread>
 
+#include "daemon/caller_files.h"
 #include "kj_status.h"
-#include "daemon/job_threads.h"
 #include "shoal/log.h"
 #include "shoal/proto/agent.capnp.h"
 
 namespace shoal {
 namespace {
 
-// Touched only on the event loop's thread.
-struct ListenerSlot {
-  kj::Maybe<proto::PullListener::Client> client;
+// A caller hands over one descriptor per message.
+constexpr unsigned kMaxFdsPerMessage = 2;
+
+struct PeerCred {
+  int64_t pid = -1, uid = -1, gid = -1;
+};
+
+// One call's link to its caller. `client` is touched only on the event
+// loop's thread; `cancelled` is set there when the caller hangs up or the
+// call ends, and read by the job's thread.
+struct CallSlot {
+  kj::Maybe<proto::PullListener::Client> listener;
+  kj::Maybe<proto::SeedSource::Client> source;
+  std::atomic<bool> cancelled{false};
+};
+
+// Runs `fn` (which returns a promise) on the event loop's thread and waits
+// for it. Any failure, the caller's going away included, comes back as a
+// Status naming `what`.
+template <typename Fn>
+Status OnLoop(const kj::Executor& executor, const std::string& what, Fn&& fn) {
+  Status result;
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { executor.executeSync(kj::fwd<Fn>(fn)); })) {
+    result = StatusFromException(*e, "the caller").WithContext(what);
+  }
+  return result;
+}
+
+// Takes the descriptor a FileHandle carries; -1 if it carries none.
+kj::Promise<int> TakeFd(proto::FileHandle::Client file) {
+  auto fd = file.getFd();
+  return fd.then([file](kj::Maybe<int> got) mutable -> int {
+    KJ_IF_MAYBE(f, got) { return ::fcntl(*f, F_DUPFD_CLOEXEC, 0); }
+    return -1;
+  });
+}
+
+Status CallerGone() { return Status::Unavailable("the caller went away"); }
+
+// The caller's staging folder, reached through its PullListener.
+class ListenerDestination final : public PullDestination {
+ public:
+  ListenerDestination(const kj::Executor& executor, std::shared_ptr<CallSlot> slot)
+      : executor_(executor), slot_(std::move(slot)) {}
+
+  Status Prepare(const std::vector<std::string>& dirs, const std::vector<DestFileSpec>& files) override {
+    return OnLoop(executor_, "lay out the destination", [&]() -> kj::Promise<void> {
+      KJ_IF_MAYBE(l, slot_->listener) {
+        auto req = l->prepareRequest();
+        auto d = req.initDirs(static_cast<unsigned>(dirs.size()));
+        for (size_t i = 0; i < dirs.size(); ++i) d.set(static_cast<unsigned>(i), dirs[i]);
+        auto f = req.initFiles(static_cast<unsigned>(files.size()));
+        for (size_t i = 0; i < files.size(); ++i) {
+          f[static_cast<unsigned>(i)].setPath(files[i].path);
+          f[static_cast<unsigned>(i)].setSize(files[i].size);
+          f[static_cast<unsigned>(i)].setMode(files[i].mode);
+        }
+        return req.send().ignoreResult();
+      }
+      return ThrowStatus(CallerGone());
+    });
+  }
+
+  Result<int> OpenFile(uint32_t index) override {
+    int fd = -1;
+    Status s = OnLoop(executor_, "open a destination file", [&]() -> kj::Promise<void> {
+      KJ_IF_MAYBE(l, slot_->listener) {
+        auto req = l->openFileRequest();
+        req.setIndex(index);
+        return req.send().then([](auto resp) { return TakeFd(resp.getFile()); }).then([&fd](int got) { fd = got; });
+      }
+      return ThrowStatus(CallerGone());
+    });
+    if (!s.ok()) return s;
+    if (fd < 0) return Status::PermissionDenied("the caller handed over no file descriptor");
+    return CheckReceivedFile(fd, /*for_write=*/true, "a destination file");
+  }
+
+ private:
+  static kj::Promise<void> ThrowStatus(const Status& s) {
+    ThrowIfError(s);
+    return kj::READY_NOW;
+  }
+  const kj::Executor& executor_;
+  std::shared_ptr<CallSlot> slot_;
+};
+
+// The folder being seeded, reached through the caller's SeedSource.
+class SourceFiles final : public SeedFiles {
+ public:
+  SourceFiles(const kj::Executor& executor, std::shared_ptr<CallSlot> slot)
+      : executor_(executor), slot_(std::move(slot)) {}
+
+  Result<int> OpenFile(const std::string& path) override {
+    int fd = -1;
+    Status s = OnLoop(executor_, "open " + path, [&]() -> kj::Promise<void> {
+      KJ_IF_MAYBE(src, slot_->source) {
+        auto req = src->openFileRequest();
+        req.setPath(path);
+        return req.send().then([](auto resp) { return TakeFd(resp.getFile()); }).then([&fd](int got) { fd = got; });
+      }
+      ThrowIfError(CallerGone());
+      return kj::READY_NOW;
+    });
+    if (!s.ok()) return s;
+    if (fd < 0) return Status::PermissionDenied("the caller handed over no file descriptor for " + path);
+    return CheckReceivedFile(fd, /*for_write=*/false, path);
+  }
+
+ private:
+  const kj::Executor& executor_;
+  std::shared_ptr<CallSlot> slot_;
 };
 
 class LocalAgentImpl final : public proto::LocalAgent::Server {
  public:
-  LocalAgentImpl(LocalControlDeps& deps, JobThreads& threads) : deps_(deps), threads_(threads) {}
+  LocalAgentImpl(LocalControlDeps& deps, PeerCred peer) : deps_(deps), peer_(peer) {}
 
  protected:
   kj::Promise<void> pull(PullContext c) override {
+    // A caller that hangs up drops this call's promise, whose deferred
+    // `forget` then cancels the job.
+    c.allowCancellation();
     auto p = c.getParams();
     std::string ref = p.getRef(), token = p.getToken(), dest = p.getDest();
-    auto listener = p.getListener();
     if (!deps_.link.registered()) {
       ThrowIfError(Status::Unavailable("this agent is not registered with its tracker yet; check --tracker and --token"));
     }
     const kj::Executor& executor = kj::getCurrentThreadExecutor();
     // The listener capability lives and dies on this event loop's thread: the
     // job reaches it only through executeSync, and finds it gone once the
-    // caller hangs up or the call ends.
-    auto slot = std::make_shared<ListenerSlot>();
-    slot->client = kj::mv(listener);
+    // caller hangs up or the call ends, which also cancels the job.
+    auto slot = std::make_shared<CallSlot>();
+    slot->listener = p.getListener();
     shoal::PullContext job = deps_.pulls;
     job.announce_url = deps_.link.announce_url();
     job.self_id = deps_.link.agent_id();
     TrackerLink* link = &deps_.link;
     job.ring = [link] { return link->ring(); };
-    auto done = threads_.Run<Result<PullResult>>([job, ref, token, dest, &executor, slot]() mutable {
+    Log(LogLevel::kInfo, "pull.start",
+        {{"ref", ref}, {"dest", dest}, {"peer_uid", peer_.uid}, {"peer_pid", peer_.pid}});
+    auto done = deps_.threads.Run<Result<PullResult>>([job, ref, token, dest, &executor, slot]() mutable {
       auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
       auto progress = [&](const PullState& s) {
         auto now = std::chrono::steady_clock::now();
-        if (now - last < std::chrono::milliseconds(200)) return;
+        if (now - last < std::chrono::milliseconds(200) || slot->cancelled.load()) return;
         last = now;
-        executor.executeSync([&] {
-          proto::PullListener::Client* client = nullptr;
-          KJ_IF_MAYBE(c, slot->client) { client = c; }
-          if (client == nullptr) return;
-          auto req = client->progressRequest();
-          auto st = req.initState();
-          st.setTotalBytes(s.total_bytes);
-          st.setHaveBytes(s.have_bytes);
-          st.setBytesFromPeers(s.bytes_from_peers);
-          st.setBytesFromOrigin(s.bytes_from_origin);
-          st.setPeers(s.peers);
-          st.setFilesDone(s.files_done);
-          st.setFilesTotal(s.files_total);
-          req.send().detach([](kj::Exception&&) {});
-        });
+        KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
+          executor.executeSync([&] {
+            KJ_IF_MAYBE(client, slot->listener) {
+              auto req = client->progressRequest();
+              auto st = req.initState();
+              st.setTotalBytes(s.total_bytes);
+              st.setHaveBytes(s.have_bytes);
+              st.setBytesFromPeers(s.bytes_from_peers);
+              st.setBytesFromOrigin(s.bytes_from_origin);
+              st.setPeers(s.peers);
+              st.setFilesDone(s.files_done);
+              st.setFilesTotal(s.files_total);
+              req.send().detach([](kj::Exception&&) {});
+            }
+          });
+        })) {
+          (void)e;  // the loop is gone: the agent is stopping, and the job sees it next
+        }
       };
-      Result<PullResult> r = RunPull(job, ref, token, dest, progress);
+      ListenerDestination destination(executor, slot);
+      PullRequest request;
+      request.ref = ref;
+      request.token = token;
+      request.dest = &destination;
+      request.dest_label = dest;
+      request.cancelled = &slot->cancelled;
+      Result<PullResult> r = RunPull(job, request, progress);
       if (!r.ok()) {
         job.counters.pull_failures++;
-        Log(LogLevel::kWarn, "pull.failed", {{"ref", ref}, {"error", r.status().ToString()}});
+        Log(LogLevel::kWarn, "pull.failed", {{"ref", ref}, {"dest", dest}, {"error", r.status().ToString()}});
       }
       return r;
     });
-    auto forget = kj::defer([slot] { slot->client = nullptr; });
+    auto forget = kj::defer([slot] {
+      slot->cancelled = true;
+      slot->listener = nullptr;
+    });
     return done.attach(kj::mv(forget)).then([c](Result<PullResult> r) mutable {
       ThrowIfError(r.status());
       auto out = c.getResults().initSummary();
@@ -91,15 +218,26 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
   }
 
   kj::Promise<void> seed(SeedContext c) override {
+    c.allowCancellation();
     auto p = c.getParams();
     std::string ref = p.getRef(), token = p.getToken(), dir = p.getDir();
     if (!deps_.link.registered()) {
       ThrowIfError(Status::Unavailable("this agent is not registered with its tracker yet; check --tracker and --token"));
     }
+    const kj::Executor& executor = kj::getCurrentThreadExecutor();
+    auto slot = std::make_shared<CallSlot>();
+    slot->source = p.getSource();
     shoal::PullContext job = deps_.pulls;
     job.announce_url = deps_.link.announce_url();
-    return threads_.Run<Result<SeedResult>>([job, ref, token, dir]() mutable { return RunSeed(job, ref, token, dir); })
-        .then([c](Result<SeedResult> r) mutable {
+    auto done = deps_.threads.Run<Result<SeedResult>>([job, ref, token, dir, &executor, slot]() mutable {
+      SourceFiles files(executor, slot);
+      return RunSeed(job, ref, token, files, dir);
+    });
+    auto forget = kj::defer([slot] {
+      slot->cancelled = true;
+      slot->source = nullptr;
+    });
+    return done.attach(kj::mv(forget)).then([c](Result<SeedResult> r) mutable {
       ThrowIfError(r.status());
       c.getResults().setChunks(r->chunks);
       c.getResults().setBytes(r->bytes);
@@ -115,14 +253,71 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
 
  private:
   LocalControlDeps& deps_;
-  JobThreads& threads_;
+  const PeerCred peer_;
+};
+
+PeerCred PeerOf(kj::AsyncIoStream& stream) {
+  PeerCred out;
+  struct ucred cred {};
+  kj::uint len = sizeof(cred);
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { stream.getsockopt(SOL_SOCKET, SO_PEERCRED, &cred, &len); })) {
+    (void)e;
+    return out;
+  }
+  out.pid = cred.pid;
+  out.uid = cred.uid;
+  out.gid = cred.gid;
+  return out;
+}
+
+// One caller's connection, with file descriptor passing on.
+struct Connection {
+  Connection(kj::Own<kj::AsyncIoStream> s, LocalControlDeps& deps)
+      : stream(kj::mv(s)),
+        network(kj::downcast<kj::AsyncCapabilityStream>(*stream), kMaxFdsPerMessage,
+                capnp::rpc::twoparty::Side::SERVER),
+        rpc(capnp::makeRpcServer(network, kj::heap<LocalAgentImpl>(deps, PeerOf(*stream)))) {}
+  kj::Own<kj::AsyncIoStream> stream;
+  capnp::TwoPartyVatNetwork network;
+  capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
+};
+
+class ErrorLogger final : public kj::TaskSet::ErrorHandler {
+ public:
+  void taskFailed(kj::Exception&& e) override {
+    Log(LogLevel::kDebug, "control.connection_error", {{"error", std::string(e.getDescription().cStr())}});
+  }
 };
 
 struct State {
   explicit State(LocalControlDeps d) : deps(std::move(d)) {}
   LocalControlDeps deps;
-  JobThreads threads;  // destroyed before deps: joins pulls that use them
+  ErrorLogger logger;
+  kj::TaskSet connections{logger};
 };
+
+kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, State& state) {
+  return listener.accept().then([&](kj::Own<kj::AsyncIoStream>&& stream) {
+    auto conn = kj::heap<Connection>(kj::mv(stream), state.deps);
+    auto done = conn->network.onDisconnect();
+    state.connections.add(done.attach(kj::mv(conn)));
+    return AcceptLoop(listener, state);
+  });
+}
+
+// Applies --control-socket-mode and --control-socket-group.
+Status SetSocketAccess(const std::string& path, const std::string& mode, const std::string& group) {
+  if (!group.empty()) {
+    struct group* g = ::getgrnam(group.c_str());
+    if (g == nullptr) return Status::InvalidArgument("--control-socket-group: no group named '" + group + "'");
+    if (::chown(path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
+      return Status::FromErrno("give " + path + " to group " + group, errno);
+    }
+  }
+  mode_t bits = static_cast<mode_t>(std::stoul(mode, nullptr, 8));
+  if (::chmod(path.c_str(), bits) != 0) return Status::FromErrno("chmod " + path, errno);
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -136,11 +331,11 @@ kj::Promise<void> ServeLocalControl(kj::AsyncIoContext& io, const std::string& s
   ::unlink(socket_path.c_str());
   auto addr = io.provider->getNetwork().parseAddress("unix:" + socket_path).wait(io.waitScope);
   auto listener = addr->listen();
-  ::chmod(socket_path.c_str(), 0666);  // any local user may ask; the token decides what they get
+  ThrowIfError(SetSocketAccess(socket_path, deps.pulls.options.control_socket_mode,
+                               deps.pulls.options.control_socket_group));
   auto state = kj::heap<State>(kj::mv(deps));
-  auto server = kj::heap<capnp::TwoPartyServer>(kj::heap<LocalAgentImpl>(state->deps, state->threads));
-  auto done = server->listen(*listener);
-  return done.attach(kj::mv(server), kj::mv(listener), kj::mv(state));
+  auto loop = AcceptLoop(*listener, *state);
+  return loop.attach(kj::mv(state), kj::mv(listener));
 }
 
 }  // namespace shoal

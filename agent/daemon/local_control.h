@@ -2,7 +2,12 @@
 // socket, for the shoal CLI on the same node.
 //
 // Each pull runs on its own thread; progress flows back to the caller's
-// listener through the event loop's executor.
+// listener through the event loop's executor. The agent writes a pull only
+// into files the caller created and opened itself, and reads a seed only
+// from files the caller opened (daemon/caller_files.h), so a caller gets
+// nothing its own rights would not give it. The socket's permission bits
+// and group come from --control-socket-mode and --control-socket-group.
+// When the caller hangs up, its job is cancelled.
 #ifndef SHOAL_AGENT_DAEMON_LOCAL_CONTROL_H_
 #define SHOAL_AGENT_DAEMON_LOCAL_CONTROL_H_
 
@@ -11,6 +16,7 @@
 #include <functional>
 #include <string>
 
+#include "daemon/job_threads.h"
 #include "daemon/pull_job.h"
 #include "daemon/tracker_link.h"
 
@@ -20,10 +26,12 @@ struct LocalControlDeps {
   PullContext& pulls;               // announce_url is refreshed from the link per pull
   TrackerLink& link;
   std::function<AgentStatsSnapshot()> stats;
+  JobThreads& threads;              // runs pulls and seeds; outlives the promise
 };
 
 // Listens on `socket_path` (replacing a stale socket file) and serves until
-// the promise is dropped. Joins running pulls on destruction of the promise.
+// the promise is dropped. Dropping it cancels every running call; their
+// jobs end at their next poll (wait for deps.threads to drain).
 kj::Promise<void> ServeLocalControl(kj::AsyncIoContext& io, const std::string& socket_path,
                                     LocalControlDeps deps);
 

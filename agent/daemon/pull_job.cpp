@@ -1,29 +1,22 @@
 #include "daemon/pull_job.h"
 
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <deque>
-#include <filesystem>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "client/tracker_client.h"
+#include "daemon/destination_writer.h"
 #include "daemon/origin_fetch.h"
 #include "daemon/origin_fetches.h"
+#include "daemon/origin_turn.h"
 #include "p2p/torrent_engine.h"
+#include "shoal/byte_size.h"
 #include "shoal/log.h"
 #include "shoal/model_ref.h"
 #include "shoal/pin_handle.h"
 
 namespace shoal {
-namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -32,9 +25,11 @@ int64_t MsSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
 
-// One distinct file of the version (identical files share one).
+// One distinct file of the version; identical files share one, and each
+// chunk is written to every path that holds it.
 struct FileTask {
   const FileEntry* file = nullptr;
+  std::vector<uint32_t> file_indexes;  // the manifest's files with this content
   std::vector<ChunkId> chunks;
   FileTorrentId torrent;
   bool in_engine = false;
@@ -44,8 +39,15 @@ struct FileTask {
   std::map<uint64_t, bool> fetching;
   std::map<uint64_t, Clock::time_point> announced;  // last ChunkArrived for a piece
   std::map<uint64_t, Clock::time_point> asked;      // last asked of the tracker
-  std::vector<PinHandle> pins;  // per piece: held until the pull ends, so nothing it has is evicted
+  // Into the cache only: per piece, held until the pull ends, so nothing
+  // it has is evicted.
+  std::vector<PinHandle> pins;
   uint64_t pinned_at_have = ~0ull;  // the engine's piece count at the last PinHeld
+  // Into a destination: pieces written out, which the cache may then evict.
+  std::vector<bool> written;
+  uint64_t written_count = 0;
+  uint64_t scanned_at_have = ~0ull;  // the engine's piece count at the last scan
+  Clock::time_point last_scan;
 };
 
 // Pins the chunks of `t` the store holds that are not pinned yet. Returns
@@ -63,8 +65,30 @@ bool PinHeld(ChunkStore& store, FileTask& t) {
   return pinned == t.chunks.size();
 }
 
-
-enum class OriginRole { kNoRing, kOwner, kOther };
+// Writes out every piece of `t` the store holds that is not written yet,
+// and tells the engine not to download those again.
+Status WriteHeld(ChunkStore& store, TorrentEngine& engine, DestinationWriter& writer, FileTask& t) {
+  std::vector<uint64_t> now_written;
+  for (uint64_t p = 0; p < t.chunks.size(); ++p) {
+    if (t.written[p] || !store.Contains(t.chunks[p])) continue;
+    Status s = writer.WritePiece(t.file_indexes, p, t.chunks[p]);
+    if (s.IsNotFound()) continue;  // evicted since: fetched again
+    SHOAL_RETURN_IF_ERROR(s);
+    t.written[p] = true;
+    ++t.written_count;
+    now_written.push_back(p);
+  }
+  t.last_scan = Clock::now();
+  if (t.written_count == t.chunks.size()) {
+    SHOAL_RETURN_IF_ERROR(writer.FinishFiles(t.file_indexes));
+    t.complete = true;
+  }
+  if (!now_written.empty() && t.in_engine) {
+    Status s = engine.SkipPieces(t.torrent, now_written);
+    if (!s.ok() && !s.IsUnavailable()) return s;  // a re-add in progress keeps the rest
+  }
+  return Status::OK();
+}
 
 // How long an owner lets a new torrent's swarm form before it decides no
 // peer has a chunk.
@@ -76,73 +100,29 @@ constexpr int64_t kReconnectMs = 5000;
 // The most chunks in one ask.
 constexpr size_t kMaxAsk = 1 << 16;
 
-struct OriginTurn {
-  OriginRole role;
-  size_t rank;  // this agent's place in the chunk's ranking; 0 = owner
-};
-
-// Where this agent stands for `chunk`: every agent ranks the live members
-// the same way, so when an owner does not deliver, the next in rank takes
-// over first, then the next, one at a time, and a dead owner costs about
-// one extra fetch rather than one per waiting agent.
-OriginTurn TurnFor(const PullContext& ctx, const HashRing* ring, const ChunkId& chunk) {
-  if (ring == nullptr || ring->size() == 0 || ctx.self_id.empty()) return {OriginRole::kNoRing, 0};
-  std::vector<std::string> ranked = ring->Owners(chunk, static_cast<int>(ring->size()));
-  for (size_t i = 0; i < ranked.size(); ++i) {
-    if (ranked[i] == ctx.self_id) return {i == 0 ? OriginRole::kOwner : OriginRole::kOther, i};
+// Why a pull that gains nothing waits, for its error.
+std::string StallCause(PullContext& ctx) {
+  StoreStats st = ctx.store.Stats();
+  if (st.pinned_bytes + st.reserved_bytes + (16ull << 20) >= st.capacity_bytes) {
+    return "; the cache is full: " + FormatBytes(st.pinned_bytes) + " of its " + FormatBytes(st.capacity_bytes) +
+           " are held by running pulls and reads";
   }
-  return {OriginRole::kOther, ranked.size()};  // not in this ring yet: last
-}
-
-// Writes the version into `tmp`, read-only files.
-Status MaterializeInto(ChunkStore& store, const Manifest& m, const std::string& tmp) {
-  std::error_code ec;
-  for (const std::string& d : m.empty_dirs) {
-    fs::create_directories(tmp + "/" + d, ec);
-    if (ec) return Status::IOError("create " + tmp + "/" + d + ": " + ec.message());
+  if (st.write_failures > 0) {
+    return "; " + std::to_string(st.write_failures) + " writes to the cache failed (is its disk full?)";
   }
-  for (const FileEntry& f : m.files) {
-    std::string path = tmp + "/" + f.path;
-    fs::create_directories(fs::path(path).parent_path(), ec);
-    if (ec) return Status::IOError("create folder for " + path + ": " + ec.message());
-    uint32_t mode = f.mode & 0555;
-    if (f.size == 0) {
-      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-      if (fd < 0) return Status::FromErrno("create " + path, errno);
-      ::close(fd);
-      continue;
-    }
-    SHOAL_RETURN_IF_ERROR(store.Materialize(f.ChunkIds(), f.size, m.piece_size, path, mode));
-  }
-  return Status::OK();
-}
-
-// Moves `tmp` to `dest`, swapping atomically with an existing `dest`.
-Status SwapIntoPlace(const std::string& tmp, const std::string& dest) {
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dest.c_str(), RENAME_NOREPLACE) == 0) return Status::OK();
-  if (errno != EEXIST) return Status::FromErrno("rename " + tmp + " to " + dest, errno);
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dest.c_str(), RENAME_EXCHANGE) != 0) {
-    return Status::FromErrno("swap " + tmp + " with " + dest, errno);
-  }
-  std::error_code ec;
-  fs::remove_all(tmp, ec);  // now the previous contents
-  return Status::OK();
+  if (ctx.origin == nullptr) return "; no peer has the missing chunks and this agent has no --origin";
+  return "";
 }
 
 }  // namespace
 
-Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const std::string& token,
-                           const std::string& dest, const std::function<void(const PullState&)>& progress) {
+Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
+                           const std::function<void(const PullState&)>& progress) {
   const Clock::time_point start = Clock::now();
-  Result<ModelRef> ref = ModelRef::Parse(ref_text);
+  Result<ModelRef> ref = ModelRef::Parse(req.ref);
   if (!ref.ok()) return ref.status();
-  const bool cache_only = dest.empty();
-  if (!cache_only && dest[0] != '/') return Status::InvalidArgument("destination '" + dest + "' must be an absolute path");
-  fs::path parent = fs::path(dest).parent_path();
-  if (!cache_only && !fs::is_directory(parent)) {
-    return Status::NotFound("destination's folder " + parent.string() + " does not exist");
-  }
-  auto tracker = TrackerClient::Connect(ctx.options.tracker, token);
+  const bool cache_only = req.dest == nullptr;
+  auto tracker = TrackerClient::Connect(ctx.options.tracker, req.token);
   if (!tracker.ok()) return tracker.status();
   auto version = (*tracker)->Resolve(ref->ns(), ref->name(), ref->ref());
   if (!version.ok()) return version.status();
@@ -153,13 +133,23 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
   result.file_count = static_cast<uint32_t>(m.files.size());
   std::vector<FileTask> tasks;
   std::map<PiecesRoot, size_t> by_root;
-  for (const FileEntry& f : m.files) {
+  uint64_t unique_bytes = 0;
+  for (uint32_t fi = 0; fi < m.files.size(); ++fi) {
+    const FileEntry& f = m.files[fi];
     result.total_bytes += f.size;
-    if (f.size == 0 || by_root.count(f.pieces_root) != 0) continue;
+    if (f.size == 0) continue;
+    auto known = by_root.find(f.pieces_root);
+    if (known != by_root.end()) {
+      tasks[known->second].file_indexes.push_back(fi);
+      continue;
+    }
     by_root[f.pieces_root] = tasks.size();
+    unique_bytes += f.size;
     FileTask t;
     t.file = &f;
+    t.file_indexes.push_back(fi);
     t.chunks = f.ChunkIds();
+    t.written.assign(t.chunks.size(), false);
     bool all = true;
     for (uint64_t p = 0; p < t.chunks.size(); ++p) {
       if (ctx.store.Contains(t.chunks[p])) {
@@ -168,8 +158,21 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
         all = false;
       }
     }
-    t.complete = all && PinHeld(ctx.store, t);
+    if (cache_only) t.complete = all && PinHeld(ctx.store, t);
     tasks.push_back(std::move(t));
+  }
+  const uint64_t capacity = ctx.store.Stats().capacity_bytes;
+  if (cache_only && unique_bytes > capacity) {
+    return Status::NoSpace(ref->ToString() + " holds " + FormatBytes(unique_bytes) + " of distinct files, more than " +
+                           "this agent's cache of " + FormatBytes(capacity) +
+                           "; it cannot be warmed into the cache whole (pull it to a folder instead)");
+  }
+  std::unique_ptr<DestinationWriter> writer;
+  if (!cache_only) {
+    writer = std::make_unique<DestinationWriter>(ctx.store, *req.dest, m, req.dest_label);
+    SHOAL_RETURN_IF_ERROR(writer->Prepare());
+    // What the cache holds now is written first; the rest gets torrents.
+    for (FileTask& t : tasks) SHOAL_RETURN_IF_ERROR(WriteHeld(ctx.store, ctx.engine, *writer, t));
   }
   for (FileTask& t : tasks) {
     if (t.complete) continue;
@@ -177,6 +180,14 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
     if (!id.ok()) return id.status().WithContext("add " + t.file->path);
     t.torrent = *id;
     t.in_engine = true;
+    if (!cache_only && t.written_count > 0) {
+      std::vector<uint64_t> done;
+      for (uint64_t p = 0; p < t.written.size(); ++p) {
+        if (t.written[p]) done.push_back(p);
+      }
+      Status s = ctx.engine.SkipPieces(t.torrent, done);
+      if (!s.ok() && !s.IsUnavailable()) return s;
+    }
   }
 
   std::unique_ptr<OriginFetches> fetches;
@@ -186,7 +197,7 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
   PullState state;
   state.total_bytes = result.total_bytes;
   state.files_total = static_cast<uint32_t>(tasks.size());
-  uint64_t last_have = 0;
+  uint64_t last_have = ~0ull;
   Clock::time_point last_change = Clock::now();
   double fetch_ms_ewma = 0;  // how long an origin fetch takes here
   uint64_t total_chunks = 0;
@@ -195,10 +206,16 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
   // null while it does not, and the local rule applies.
   std::unique_ptr<TrackerClient> asker = std::move(tracker).value();
   Clock::time_point asker_lost;
-  const uint64_t start_have = result.bytes_cached;
+  const uint64_t start_have = cache_only ? result.bytes_cached : 0;
   for (;;) {
+    if (req.cancelled != nullptr && req.cancelled->load()) {
+      return Status::Unavailable("pull of " + ref->ToString() + " cancelled: the caller went away");
+    }
+    if (ctx.stopping != nullptr && ctx.stopping->load()) {
+      return Status::Unavailable("pull of " + ref->ToString() + " cancelled: the agent is stopping");
+    }
     if (asker == nullptr && MsSince(asker_lost) >= kReconnectMs) {
-      auto again = TrackerClient::Connect(ctx.options.tracker, token);
+      auto again = TrackerClient::Connect(ctx.options.tracker, req.token);
       if (again.ok()) {
         asker = std::move(again).value();
         Log(LogLevel::kInfo, "pull.tracker_back", {{"ref", ref->ToString()}});
@@ -236,81 +253,85 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
         if (!prog.ok()) return prog.status().WithContext(t.file->path);
         t.from_peers = prog->bytes_from_peers;
         state.peers += static_cast<uint32_t>(prog->peers);
-        if (prog->have_pieces != t.pinned_at_have || prog->complete) {
-          t.pinned_at_have = prog->have_pieces;
-          // A chunk evicted before its pin leaves the torrent, which then
-          // downloads it again.
-          if (PinHeld(ctx.store, t) && prog->complete) t.complete = true;
+        if (cache_only) {
+          if (prog->have_pieces != t.pinned_at_have || prog->complete) {
+            t.pinned_at_have = prog->have_pieces;
+            // A chunk evicted before its pin leaves the torrent, which then
+            // downloads it again.
+            if (PinHeld(ctx.store, t) && prog->complete) t.complete = true;
+          }
+        } else if (prog->have_pieces != t.scanned_at_have || MsSince(t.last_scan) >= 1000) {
+          t.scanned_at_have = prog->have_pieces;
+          SHOAL_RETURN_IF_ERROR(WriteHeld(ctx.store, ctx.engine, *writer, t));
         }
         if (!t.complete) {
           Log(LogLevel::kDebug, "pull.file_waiting",
               {{"path", t.file->path}, {"have", prog->have_pieces}, {"total", prog->total_pieces},
-               {"peers", prog->peers}});
+               {"written", t.written_count}, {"peers", prog->peers}});
           all_done = false;
-          state.have_bytes += std::min<uint64_t>(t.file->size, prog->have_pieces * m.piece_size);
+          if (cache_only) state.have_bytes += std::min<uint64_t>(t.file->size, prog->have_pieces * m.piece_size);
           // Nobody else in the swarm, by the tracker's reply: no peer can
           // offer anything, so there is no point waiting for one.
           const bool alone = prog->tracker_peers == 0 && prog->peers == 0;
-          {
-            auto missing = ctx.engine.UnavailablePieces(t.torrent);
-            if (!missing.ok() && missing.status().IsUnavailable()) continue;
-            if (!missing.ok()) return missing.status();
-            std::map<uint64_t, Clock::time_point> still;
-            for (uint64_t p : *missing) {
-              auto it = t.unavailable_since.find(p);
-              still[p] = it == t.unavailable_since.end() ? Clock::now() : it->second;
-              if (ctx.store.Contains(t.chunks[p])) {
-                // Stored (by another pull, or a fetch whose hand-over libtorrent
-                // dropped while busy): hand it over again, at most once a second.
-                auto last = t.announced.find(p);
-                if (last == t.announced.end() || MsSince(last->second) >= 1000) {
-                  t.announced[p] = Clock::now();
-                  Status s = ctx.engine.ChunkArrived(t.torrent, p);
-                  if (!s.ok()) return s;
-                }
-                continue;
+          auto missing = ctx.engine.UnavailablePieces(t.torrent);
+          if (!missing.ok() && missing.status().IsUnavailable()) continue;
+          if (!missing.ok()) return missing.status();
+          std::map<uint64_t, Clock::time_point> still;
+          for (uint64_t p : *missing) {
+            if (t.written[p]) continue;  // written out, perhaps evicted since: not needed
+            auto it = t.unavailable_since.find(p);
+            still[p] = it == t.unavailable_since.end() ? Clock::now() : it->second;
+            if (ctx.store.Contains(t.chunks[p])) {
+              // Stored (by another pull, or a fetch whose hand-over libtorrent
+              // dropped while busy): hand it over again, at most once a second.
+              auto last = t.announced.find(p);
+              if (last == t.announced.end() || MsSince(last->second) >= 1000) {
+                t.announced[p] = Clock::now();
+                Status s = ctx.engine.ChunkArrived(t.torrent, p);
+                if (!s.ok()) return s;
               }
-              if (t.fetching[p]) continue;
-              if (asker != nullptr) {
-                // The tracker decides who fetches it, once the swarm has had
-                // a moment to show whether some peer has it.
-                auto asked = t.asked.find(p);
-                if ((alone || MsSince(still[p]) >= swarm_form_ms) &&
-                    (asked == t.asked.end() || MsSince(asked->second) >= kNeedAskAgainMs)) {
-                  ask.push_back({i, p});
-                }
-                continue;
-              }
-              if (!fetches) continue;
-              // The local rule, while the tracker is away: a chunk's first
-              // owner on the last ring seen fetches it once the swarm has
-              // had a moment to form; anyone else waits for it to appear in
-              // the swarm; the k-th in the chunk's ranking takes over after
-              // k timeouts, each growing with how long origin fetches take.
-              OriginTurn turn = TurnFor(ctx, ring.get(), t.chunks[p]);
-              OriginRole role = turn.role;
-              const int64_t owner_wait = swarm_form_ms;
-              int64_t wait = role == OriginRole::kOwner    ? owner_wait
-                             : role == OriginRole::kNoRing ? ctx.options.origin_fallback_ms
-                                                           : std::min<int64_t>(kMaxTakeoverMs,
-                                                                               owner_wait + static_cast<int64_t>(turn.rank) * takeover_ms);
-              if (MsSince(still[p]) >= wait) {
-                t.fetching[p] = true;
-                if (role == OriginRole::kOwner) ctx.counters.owner_fetches++;
-                if (role == OriginRole::kOther) ctx.counters.takeover_fetches++;
-                fetches->Add(i, p, t.chunks[p], t.file->ChunkBytes(m.piece_size, p));
-              }
+              continue;
             }
-            t.unavailable_since = std::move(still);
+            if (t.fetching[p]) continue;
+            if (asker != nullptr) {
+              // The tracker decides who fetches it, once the swarm has had
+              // a moment to show whether some peer has it.
+              auto asked = t.asked.find(p);
+              if ((alone || MsSince(still[p]) >= swarm_form_ms) &&
+                  (asked == t.asked.end() || MsSince(asked->second) >= kNeedAskAgainMs)) {
+                ask.push_back({i, p});
+              }
+              continue;
+            }
+            if (!fetches) continue;
+            // The local rule, while the tracker is away: a chunk's first
+            // owner on the last ring seen fetches it once the swarm has had
+            // a moment to form; anyone else waits for it to appear in the
+            // swarm; the k-th in the chunk's ranking takes over after k
+            // timeouts, each growing with how long origin fetches take.
+            OriginTurn turn = TurnFor(ring.get(), ctx.self_id, t.chunks[p]);
+            const int64_t wait = turn.role == OriginRole::kOwner    ? swarm_form_ms
+                                 : turn.role == OriginRole::kNoRing ? ctx.options.origin_fallback_ms
+                                                                    : std::min<int64_t>(
+                                                                          kMaxTakeoverMs,
+                                                                          swarm_form_ms + static_cast<int64_t>(turn.rank) * takeover_ms);
+            if (MsSince(still[p]) >= wait) {
+              t.fetching[p] = true;
+              if (turn.role == OriginRole::kOwner) ctx.counters.owner_fetches++;
+              if (turn.role == OriginRole::kOther) ctx.counters.takeover_fetches++;
+              fetches->Add(i, p, t.chunks[p], t.file->ChunkBytes(m.piece_size, p));
+            }
           }
+          t.unavailable_since = std::move(still);
         }
       }
       state.bytes_from_peers += t.from_peers;
       if (t.complete) {
-        state.have_bytes += t.file->size;
+        if (cache_only) state.have_bytes += t.file->size;
         ++state.files_done;
       }
     }
+    if (!cache_only) state.have_bytes = writer->bytes_written();
     for (size_t from = 0; from < ask.size() && asker != nullptr; from += kMaxAsk) {
       size_t to = std::min(ask.size(), from + kMaxAsk);
       std::vector<ChunkId> chunks;
@@ -354,40 +375,27 @@ Result<PullResult> RunPull(PullContext& ctx, const std::string& ref_text, const 
     if (state.have_bytes != last_have) {
       last_have = state.have_bytes;
       last_change = Clock::now();
-    } else if (MsSince(last_change) > 10 * 60 * 1000) {
-      return Status::Unavailable("pull of " + ref->ToString() + " made no progress for 10 minutes" +
-                                 (ctx.origin ? "" : "; no peer has the missing chunks and this agent has no --origin"));
+    } else if (MsSince(last_change) > ctx.options.stall_timeout_ms) {
+      return Status::Unavailable("pull of " + ref->ToString() + " gained no byte for " +
+                                 std::to_string(ctx.options.stall_timeout_ms / 1000) + " s" + StallCause(ctx));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   fetches.reset();
   for (const FileTask& t : tasks) result.bytes_from_peers += t.from_peers;
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (cache_only) {
-    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     Log(LogLevel::kInfo, "prefetch.done",
         {{"ref", ref->ToString()}, {"version", result.version.ToHex()}, {"bytes", result.total_bytes},
          {"from_peers", result.bytes_from_peers}, {"from_origin", result.bytes_from_origin},
          {"seconds", result.seconds}});
     return result;
   }
-
-  std::string tmp = dest + ".shoal-tmp-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(Clock::now().time_since_epoch().count() % 1000000);
-  std::error_code ec;
-  fs::create_directory(tmp, ec);
-  if (ec) return Status::IOError("create " + tmp + ": " + ec.message());
-  Status s = MaterializeInto(ctx.store, m, tmp);
-  if (s.ok()) s = SwapIntoPlace(tmp, dest);
-  if (!s.ok()) {
-    fs::remove_all(tmp, ec);
-    return s;
-  }
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   ctx.counters.pulls++;
   Log(LogLevel::kInfo, "pull.done",
-      {{"ref", ref->ToString()}, {"version", result.version.ToHex()}, {"bytes", result.total_bytes},
-       {"from_peers", result.bytes_from_peers}, {"from_origin", result.bytes_from_origin},
-       {"cached", result.bytes_cached}, {"seconds", result.seconds}});
+      {{"ref", ref->ToString()}, {"version", result.version.ToHex()}, {"dest", req.dest_label},
+       {"bytes", result.total_bytes}, {"from_peers", result.bytes_from_peers},
+       {"from_origin", result.bytes_from_origin}, {"cached", result.bytes_cached}, {"seconds", result.seconds}});
   return result;
 }
 

@@ -5,8 +5,14 @@
 // distinct file; asks the tracker for chunks no peer has offered once the
 // swarm has had a moment to form (the tracker has their owners fetch them
 // from the origin, paced cluster-wide; see tracker/fetch_scheduler.h), and
-// asks again for any still missing; then materialises the version into a
-// temporary sibling of the destination and swaps it into place, read-only.
+// asks again for any still missing. Each chunk is written into the caller's
+// files as soon as it is in the cache (DestinationWriter), and from then on
+// the cache may evict it: a version larger than the cache still pulls. The
+// caller moves the finished folder into place itself.
+//
+// A pull that gains no byte for `stall_timeout_ms` fails, naming what it
+// waits for; one whose caller goes away, or whose agent stops, ends within
+// a poll period and releases its pins and threads.
 //
 // While the tracker cannot be reached, the agent falls back to a local
 // rule: a chunk's first owner on the last ring it saw fetches it itself,
@@ -24,6 +30,7 @@
 #include <string>
 
 #include "daemon/agent_options.h"
+#include "daemon/caller_files.h"
 #include "shoal/chunk_store.h"
 #include "shoal/hash_ring.h"
 #include "shoal/origin.h"
@@ -74,6 +81,19 @@ struct PullContext {
   // every missing chunk is fetched after origin_fallback_ms.
   std::function<std::shared_ptr<const HashRing>()> ring;
   std::string self_id;
+  // Set when the agent stops: every job ends at its next poll.
+  const std::atomic<bool>* stopping = nullptr;
+};
+
+struct PullRequest {
+  std::string ref;    // ns/name[:tag-or-version]
+  std::string token;  // the caller's; must allow reading the namespace
+  // Where to write, or null to take the version into the cache only
+  // (`shoal warm --nodes`), which then must fit in the cache.
+  PullDestination* dest = nullptr;
+  std::string dest_label;  // names the destination in logs and errors
+  // Set when the caller goes away: the pull ends at its next poll.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 struct SeedResult {
@@ -81,16 +101,15 @@ struct SeedResult {
   uint64_t bytes = 0;
 };
 
-// Reads version `ref`'s files from `dir` into the store, each chunk verified
-// against the signed manifest, and adds their torrents so this agent seeds
-// them. A file that differs from the manifest fails with Corruption.
+// Reads version `ref`'s files, opened by the caller through `files`, into
+// the store, each chunk verified against the signed manifest, and adds
+// their torrents so this agent seeds them. A file that differs from the
+// manifest fails with Corruption.
 Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref, const std::string& token,
-                           const std::string& dir);
+                           SeedFiles& files, const std::string& dir_label);
 
-// REQUIRES: `dest` is an absolute path whose parent folder exists, or empty
-// to take the version into the cache only (`shoal warm --nodes`).
-Result<PullResult> RunPull(PullContext& ctx, const std::string& ref, const std::string& token,
-                           const std::string& dest, const std::function<void(const PullState&)>& progress);
+Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
+                           const std::function<void(const PullState&)>& progress);
 
 }  // namespace shoal
 

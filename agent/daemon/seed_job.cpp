@@ -10,7 +10,7 @@
 namespace shoal {
 
 Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const std::string& token,
-                           const std::string& dir) {
+                           SeedFiles& files, const std::string& dir_label) {
   Result<ModelRef> ref = ModelRef::Parse(ref_text);
   if (!ref.ok()) return ref.status();
   auto tracker = TrackerClient::Connect(ctx.options.tracker, token);
@@ -23,18 +23,31 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
   for (const FileEntry& f : m.files) {
     if (f.size == 0) continue;
     std::vector<ChunkId> chunks = f.ChunkIds();
-    std::string path = dir + "/" + f.path;
+    std::string path = dir_label + "/" + f.path;
+    int fd = -1;  // opened by the caller, once the file has a chunk the cache lacks
+    auto close_fd = [&fd] {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    };
     for (uint64_t p = 0; p < chunks.size(); ++p) {
       if (ctx.store.Contains(chunks[p])) continue;
+      if (ctx.stopping != nullptr && ctx.stopping->load()) {
+        close_fd();
+        return Status::Unavailable("seed of " + ref->ToString() + " cancelled: the agent is stopping");
+      }
+      if (fd < 0) {
+        auto opened = files.OpenFile(f.path);
+        if (!opened.ok()) return opened.status().WithContext("open " + path);
+        fd = *opened;
+      }
       buf.resize(f.ChunkBytes(m.piece_size, p));
-      int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return Status::FromErrno("open " + path, errno);
       ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(p * m.piece_size));
-      ::close(fd);
       if (n != static_cast<ssize_t>(buf.size())) {
+        close_fd();
         return Status::Corruption(path + " is shorter than version " + version->id.ShortHex() + " says");
       }
       Status s = ctx.store.Put(chunks[p], buf.data(), buf.size());
+      if (!s.ok()) close_fd();
       if (s.IsCorruption()) {
         return Status::Corruption(path + " differs from version " + version->id.ShortHex() + " (piece " +
                                   std::to_string(p) + "); seed from the folder that was published");
@@ -43,6 +56,7 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
       ++out.chunks;
       out.bytes += buf.size();
     }
+    close_fd();
     auto id = ctx.engine.AddFile(f, m.piece_size, ctx.announce_url);
     if (!id.ok()) return id.status().WithContext("seed " + f.path);
   }

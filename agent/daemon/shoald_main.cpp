@@ -41,6 +41,10 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
     w.AddGauge("shoal_agent_cache_bytes", "Bytes in the chunk cache", static_cast<double>(s.used_bytes));
     w.AddGauge("shoal_agent_cache_capacity_bytes", "Cache budget", static_cast<double>(s.capacity_bytes));
     w.AddGauge("shoal_agent_cache_chunks", "Chunks in the cache", static_cast<double>(s.chunks));
+    w.AddGauge("shoal_agent_cache_pinned_bytes", "Cache bytes pinned by running pulls, reads and orders",
+               static_cast<double>(s.pinned_bytes));
+    w.AddGauge("shoal_agent_cache_reserved_bytes", "Cache bytes reserved by chunk writes in flight",
+               static_cast<double>(s.reserved_bytes));
     w.AddCounter("shoal_agent_cache_hits_total", "Chunk lookups found in the cache", s.hits);
     w.AddCounter("shoal_agent_cache_misses_total", "Chunk lookups not in the cache", s.misses);
     w.AddCounter("shoal_agent_cache_evictions_total", "Chunks evicted", s.evictions);
@@ -127,7 +131,9 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
     a.peers = static_cast<uint32_t>(e.peers);
     return a;
   };
-  PullContext pulls{o, **store, **engine, origin.get(), "", counters, nullptr, ""};
+  std::atomic<bool> stopping{false};  // set on SIGTERM: every job ends at its next poll
+  PullContext pulls{o, **store, **engine, origin.get(), "", counters, nullptr, "", &stopping};
+  JobThreads control_jobs;  // pulls and seeds from the control socket
   TrackerLink* link_ptr = nullptr;  // the link outlives every order it carries
   FetchOrders orders(pulls, [&link_ptr] { return link_ptr->announce_url(); });
   ControlHandlers handlers;
@@ -149,7 +155,10 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
     job.announce_url = link_ptr->announce_url();
     job.ring = [&link_ptr] { return link_ptr->ring(); };
     job.self_id = link_ptr->agent_id();
-    auto r = RunPull(job, ns + "/" + name + ":" + version.ToHex(), pulls.options.token, "", nullptr);
+    PullRequest req;
+    req.ref = ns + "/" + name + ":" + version.ToHex();
+    req.token = pulls.options.token;
+    auto r = RunPull(job, req, nullptr);
     if (!r.ok()) return r.status();
     return PrefetchResult{r->total_bytes, r->bytes_from_peers, r->bytes_from_origin};
   };
@@ -158,6 +167,10 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
 
   MetricsRegistry metrics;
   AddMetrics(metrics, **store, **engine, counters, origin.get(), link);
+  metrics.AddCollector([&control_jobs](MetricsWriter& w) {
+    w.AddGauge("shoal_agent_control_jobs", "Pulls and seeds running for callers of the control socket",
+               static_cast<double>(control_jobs.Running()));
+  });
   HttpServerOptions ho;
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &ho.address, &ho.port));
   ho.threads = o.http_threads;
@@ -191,7 +204,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
 
   kj::Promise<void> control = nullptr;
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-    control = ServeLocalControl(io, o.control_socket, LocalControlDeps{pulls, link, stats});
+    control = ServeLocalControl(io, o.control_socket, LocalControlDeps{pulls, link, stats, control_jobs});
   })) {
     return StatusFromException(*e, "control socket").WithContext("listen on " + o.control_socket);
   }
@@ -213,7 +226,12 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
                     .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
                     .then([](siginfo_t) { return 0; });
   served.exclusiveJoin(kj::mv(signal)).wait(io.waitScope);
-  Log(LogLevel::kInfo, "agent.stop", {});
+  Log(LogLevel::kInfo, "agent.stop", {{"jobs", static_cast<int64_t>(control_jobs.Running())}});
+  // Every job polls `stopping`; the event loop keeps turning meanwhile, so
+  // a job waiting on its caller through the loop is answered, not stuck.
+  stopping = true;
+  auto& timer = io.provider->getTimer();
+  for (int i = 0; i < 500 && control_jobs.Running() > 0; ++i) timer.afterDelay(10 * kj::MILLISECONDS).wait(io.waitScope);
   reads.Stop();  // its waiting reads hold HTTP connections
   http.Stop();
   if (http_unix) http_unix->Stop();
@@ -266,6 +284,13 @@ int main(int argc, char** argv) {
                  "after a restart) for latency")
       ->capture_default_str();
   app.add_option("--control-socket", o.control_socket, "unix socket for the local CLI")->capture_default_str();
+  app.add_option("--control-socket-mode", o.control_socket_mode,
+                 "permission bits of the control socket, octal; who may connect may pull and seed with a token")
+      ->capture_default_str();
+  app.add_option("--control-socket-group", o.control_socket_group,
+                 "group of the control socket (default: the agent's own)");
+  app.add_option("--stall-timeout-ms", o.stall_timeout_ms, "a pull or warm that gains no byte this long fails")
+      ->capture_default_str();
   app.add_option("--port-file", o.port_file, "write 'peer_port http_port' here once listening");
   app.add_option("--origin", o.origin.url, "file:///path or s3://bucket/prefix, for chunks no peer has")
       ->envname("SHOAL_ORIGIN");

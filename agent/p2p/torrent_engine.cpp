@@ -78,7 +78,14 @@ lt::add_torrent_params TorrentEngine::Impl::ParamsFor(const FileTorrent& t) {
     if (store_.Contains(t.layout->chunks[i]))
       p.have_pieces.set_bit(lt::piece_index_t(static_cast<int>(i)));
   }
-  if (!t.download) p.piece_priorities.assign(t.layout->num_pieces(), lt::dont_download);
+  if (!t.download) {
+    p.piece_priorities.assign(t.layout->num_pieces(), lt::dont_download);
+  } else if (!t.skip.empty()) {
+    p.piece_priorities.assign(t.layout->num_pieces(), lt::default_priority);
+    for (size_t i = 0; i < t.skip.size() && i < p.piece_priorities.size(); ++i) {
+      if (t.skip[i]) p.piece_priorities[i] = lt::dont_download;
+    }
+  }
   return p;
 }
 
@@ -155,8 +162,9 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
         if (u == announce_url) add_tracker = false;
       }
       if (add_tracker) existing->trackers.push_back(announce_url);
-      if (mode == AddMode::kDownload && !existing->download) {
+      if (mode == AddMode::kDownload && (!existing->download || !existing->skip.empty())) {
         existing->download = true;
+        existing->skip.clear();  // a new pull wants every piece again
         start_download = true;
       }
       h = existing->handle;
@@ -316,6 +324,29 @@ Status TorrentEngine::PrioritizePieces(const FileTorrentId& id, uint64_t first, 
       // Earlier pieces first; a few milliseconds apart keeps their order.
       h.set_piece_deadline(p, static_cast<int>(std::min<uint64_t>(i - first, 1000) * 5));
     }
+    return Status::OK();
+  });
+}
+
+Status TorrentEngine::SkipPieces(const FileTorrentId& id, const std::vector<uint64_t>& pieces) {
+  auto t = impl_->Find(id);
+  if (t == nullptr) return impl_->Missing(id);
+  const uint64_t n = t->layout->num_pieces();
+  lt::torrent_handle h;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    if (t->skip.empty()) t->skip.assign(n, false);
+    for (uint64_t p : pieces) {
+      if (p >= n) {
+        return Status::InvalidArgument("piece " + std::to_string(p) + " of torrent " + id.ShortHex() +
+                                       ", which has " + std::to_string(n));
+      }
+      t->skip[p] = true;
+    }
+    h = t->handle;
+  }
+  return CallLibtorrent("skip pieces", [&] {
+    for (uint64_t p : pieces) h.piece_priority(lt::piece_index_t(static_cast<int>(p)), lt::dont_download);
     return Status::OK();
   });
 }

@@ -88,6 +88,13 @@ class TorrentEngine {
   // priority. InvalidArgument for a range out of bounds.
   Status PrioritizePieces(const FileTorrentId& id, uint64_t first, uint64_t last);
 
+  // Pieces a pull has written out to its destination and no longer needs in
+  // the cache: they are never downloaded again, also after an eviction, so
+  // the cache can be a window onto a version larger than itself. Pieces the
+  // store holds are still seeded. Adding the torrent again with kDownload
+  // wants every piece again. InvalidArgument for a piece out of range.
+  Status SkipPieces(const FileTorrentId& id, const std::vector<uint64_t>& pieces);
+
   // Pieces that no connected peer has and this agent lacks: the candidates
   // for fetching from the origin.
   Result<std::vector<uint64_t>> UnavailablePieces(const FileTorrentId& id);
