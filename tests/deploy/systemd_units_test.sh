@@ -55,10 +55,13 @@ for unit in shoald shoal-tracker; do
 done
 systemd-tmpfiles --root="$root" --create "$units/shoal.tmpfiles" 2>"$tmp/tmpfiles.err" ||
   fail "systemd-tmpfiles refuses shoal.tmpfiles: $(cat "$tmp/tmpfiles.err")"
-models=$(sed -n 's/^ReadWritePaths=-\{0,1\}//p' "$units/shoald.service")
-[[ -d $root$models ]] || fail "shoal.tmpfiles does not create $models, where shoald.service may write"
-shoald_uid=$(awk -F: '$1 == "shoald" {print $3}' "$root/etc/passwd")
-[[ $(stat -c %u "$root$models") == "$shoald_uid" ]] || fail "$models is not owned by shoald"
+# The shared folder for pulls belongs to the group that may use the socket.
+models=/var/lib/shoal/models
+[[ -d $root$models ]] || fail "shoal.tmpfiles does not create $models, the shared folder for pulls"
+group=$(sed -n 's/^Group=//p' "$units/shoald.service")
+gid=$(awk -F: -v g="$group" '$1 == g {print $3}' "$root/etc/group")
+[[ $(stat -c %g "$root$models") == "$gid" ]] || fail "$models is not group $group, who may use the control socket"
+[[ $(stat -c %a "$root$models") == 2775 ]] || fail "$models is not 2775 (group-writable, setgid)"
 
 # The config files the units read.
 "$build/bin/shoald" --config "$src/deploy/config/shoald.toml" --print-config >/dev/null ||
