@@ -46,6 +46,7 @@ struct FileTask {
   // Into a destination: pieces written out, which the cache may then evict.
   std::vector<bool> written;
   uint64_t written_count = 0;
+  std::vector<uint64_t> unskipped;  // written, not yet marked skipped (the torrent was being re-added)
   uint64_t scanned_at_have = ~0ull;  // the engine's piece count at the last scan
   Clock::time_point last_scan;
 };
@@ -83,9 +84,11 @@ Status WriteHeld(ChunkStore& store, TorrentEngine& engine, DestinationWriter& wr
     SHOAL_RETURN_IF_ERROR(writer.FinishFiles(t.file_indexes));
     t.complete = true;
   }
-  if (!now_written.empty() && t.in_engine) {
-    Status s = engine.SkipPieces(t.torrent, now_written);
-    if (!s.ok() && !s.IsUnavailable()) return s;  // a re-add in progress keeps the rest
+  t.unskipped.insert(t.unskipped.end(), now_written.begin(), now_written.end());
+  if (!t.unskipped.empty() && t.in_engine) {
+    Status s = engine.SkipPieces(t.torrent, t.unskipped);
+    if (s.ok()) t.unskipped.clear();
+    if (!s.ok() && !s.IsUnavailable()) return s;  // while the torrent is re-added: next scan
   }
   return Status::OK();
 }
@@ -180,12 +183,9 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
     if (!id.ok()) return id.status().WithContext("add " + t.file->path);
     t.torrent = *id;
     t.in_engine = true;
-    if (!cache_only && t.written_count > 0) {
-      std::vector<uint64_t> done;
-      for (uint64_t p = 0; p < t.written.size(); ++p) {
-        if (t.written[p]) done.push_back(p);
-      }
-      Status s = ctx.engine.SkipPieces(t.torrent, done);
+    if (!cache_only && !t.unskipped.empty()) {
+      Status s = ctx.engine.SkipPieces(t.torrent, t.unskipped);
+      if (s.ok()) t.unskipped.clear();
       if (!s.ok() && !s.IsUnavailable()) return s;
     }
   }
@@ -288,7 +288,7 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
               if (last == t.announced.end() || MsSince(last->second) >= 1000) {
                 t.announced[p] = Clock::now();
                 Status s = ctx.engine.ChunkArrived(t.torrent, p);
-                if (!s.ok()) return s;
+                if (!s.ok() && !s.IsUnavailable()) return s;  // re-added meanwhile: next round
               }
               continue;
             }
@@ -363,7 +363,7 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
         tasks[d.task].fetching[d.piece] = false;
         tasks[d.task].announced[d.piece] = Clock::now();
         Status s = ctx.engine.ChunkArrived(tasks[d.task].torrent, d.piece);
-        if (!s.ok()) return s;
+        if (!s.ok() && !s.IsUnavailable()) return s;  // re-added meanwhile: handed over next round
       }
     }
     state.bytes_from_origin = result.bytes_from_origin;

@@ -290,7 +290,11 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   // add_piece drops data whose size is not libtorrent's own idea of the
   // piece's size, which for a v2 torrent's last piece may include padding:
   // size the buffer by the torrent, and leave the padding zero.
-  std::shared_ptr<const lt::torrent_info> ti = h.torrent_file();
+  std::shared_ptr<const lt::torrent_info> ti;
+  SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent metadata", [&] {
+    ti = h.torrent_file();  // throws once the torrent is being re-added
+    return Status::OK();
+  }));
   if (ti == nullptr) return Status::Unavailable("torrent " + id.ShortHex() + " has no metadata yet");
   const uint64_t chunk_bytes = t->layout->PieceBytes(piece);
   std::vector<char> data(std::max<size_t>(static_cast<size_t>(ti->piece_size(p)), chunk_bytes));

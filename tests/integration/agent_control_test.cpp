@@ -281,3 +281,31 @@ TEST_CASE("SIGTERM stops an agent within seconds mid-pull, and it restarts with 
   REQUIRE(again.exit_code == 0);
   CHECK(SameTree(ckpt, c.tmp / "out"));
 }
+
+TEST_CASE("a cache on a nearly full disk still pulls a larger version, evicting what was written out",
+          "[control][cache]") {
+  Cluster c(0);
+  const std::string ckpt = c.tmp / "ckpt";
+  WriteRandomFile(ckpt + "/model.safetensors", 96 * kMiB, 51);
+  c.PublishUnseeded(ckpt, "team-a/m");
+  AgentProcess agent(c.tmp / "agents", "small-disk",
+                     {"--tracker", c.tracker.rpc_address(), "--token", c.agent_token, "--origin", "file://" + c.origin,
+                      "--cache-size", "1GiB", "--stall-timeout-ms", "10000"});
+  fs::create_directories(agent.cache_dir());
+  // The budget says 1 GiB; the disk under it holds 40 MiB.
+  auto mounted = RunProcess({"/usr/bin/mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", agent.cache_dir()});
+  if (mounted.exit_code != 0) {
+    WARN("cannot mount a tmpfs here (" << mounted.err << "); the full-disk check did not run");
+    return;
+  }
+  agent.Start();
+  auto pull = RunProcess({"/usr/bin/timeout", "120", CliBinary(), "pull", "team-a/m:latest", "--to", c.tmp / "out",
+                          "--agent", agent.socket()},
+                         {"SHOAL_TOKEN=" + c.reader});
+  std::string log = agent.log();
+  agent.Stop();
+  RunProcess({"/usr/bin/umount", agent.cache_dir()});
+  INFO(pull.out << pull.err << log.substr(0, 3000));
+  REQUIRE(pull.exit_code == 0);
+  CHECK(SameTree(ckpt, c.tmp / "out"));
+}
