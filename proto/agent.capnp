@@ -44,8 +44,9 @@ interface PullListener {
   # written: every folder, and every file created empty and owned by the
   # caller. The agent never resolves a path on the caller's side itself.
   prepare @1 (dirs :List(Text), files :List(DestFile)) -> ();
-  # Opens file `index` of prepare's list for writing and hands it over.
-  openFile @2 (index :UInt32) -> (file :FileHandle);
+  # Opens files of prepare's list, by index, for writing and hands them
+  # over, in the same order; at most 64 in one call.
+  openFiles @2 (indexes :List(UInt32)) -> (files :List(FileHandle));
 }
 
 interface SeedSource {

@@ -23,7 +23,8 @@
 namespace shoal {
 namespace {
 
-constexpr unsigned kMaxFdsPerMessage = 2;
+constexpr unsigned kMaxFdsPerMessage = 2;  // the agent sends none
+constexpr unsigned kMaxFilesPerCall = 64;   // as the agent asks, at most
 
 struct PullArgs {
   std::string ref;
@@ -57,10 +58,18 @@ class Listener final : public proto::PullListener::Server {
     return kj::READY_NOW;
   }
 
-  kj::Promise<void> openFile(OpenFileContext c) override {
-    auto fd = staging_.OpenFile(c.getParams().getIndex());
-    ThrowIfError(fd.status());
-    c.getResults().setFile(kj::heap<FileHandleServer>(*fd));
+  kj::Promise<void> openFiles(OpenFilesContext c) override {
+    auto indexes = c.getParams().getIndexes();
+    if (indexes.size() > kMaxFilesPerCall) {
+      ThrowIfError(Status::InvalidArgument("the agent asked for " + std::to_string(indexes.size()) +
+                                           " files in one call; at most " + std::to_string(kMaxFilesPerCall)));
+    }
+    auto files = c.getResults().initFiles(indexes.size());
+    for (unsigned i = 0; i < indexes.size(); ++i) {
+      auto fd = staging_.OpenFile(indexes[i]);
+      ThrowIfError(fd.status());
+      files.set(i, kj::heap<FileHandleServer>(*fd));
+    }
     return kj::READY_NOW;
   }
 

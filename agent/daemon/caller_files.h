@@ -33,10 +33,13 @@ class PullDestination {
   // Lays out every folder and every file (empty), before any byte is
   // written. Called once.
   virtual Status Prepare(const std::vector<std::string>& dirs, const std::vector<DestFileSpec>& files) = 0;
-  // Opens file `index` of Prepare's list for writing. The returned
-  // descriptor belongs to the agent, which closes it. Unavailable once the
-  // caller has gone away.
-  virtual Result<int> OpenFile(uint32_t index) = 0;
+  // The most files one OpenFiles call may open.
+  static constexpr size_t kMaxOpenBatch = 64;
+  // Opens files of Prepare's list for writing, by index (at most
+  // kMaxOpenBatch), and returns their descriptors in the same order. They
+  // belong to the agent, which closes them. Unavailable once the caller has
+  // gone away.
+  virtual Result<std::vector<int>> OpenFiles(const std::vector<uint32_t>& indexes) = 0;
 };
 
 // Where a seed reads from: the folder the version was published from.

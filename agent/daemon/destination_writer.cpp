@@ -60,10 +60,19 @@ Status DestinationWriter::Prepare() {
 Result<int> DestinationWriter::Fd(uint32_t index) {
   auto it = fds_.find(index);
   if (it != fds_.end()) return it->second;
-  auto fd = dest_.OpenFile(index);
-  if (!fd.ok()) return fd.status().WithContext("open " + manifest_.files[index].path + " in " + label_);
-  fds_[index] = *fd;
-  return *fd;
+  // One round trip to the caller opens the next files in the manifest's
+  // order too, which is the order they are mostly written in: a version of
+  // many small files then costs a round trip per batch, not per file.
+  std::vector<uint32_t> batch = {index};
+  for (uint32_t next = index + 1; next < manifest_.files.size() && batch.size() < PullDestination::kMaxOpenBatch &&
+                                  fds_.size() + batch.size() < kMaxOpenFiles;
+       ++next) {
+    if (manifest_.files[next].size > 0 && fds_.count(next) == 0 && finished_.count(next) == 0) batch.push_back(next);
+  }
+  auto fds = dest_.OpenFiles(batch);
+  if (!fds.ok()) return fds.status().WithContext("open " + manifest_.files[index].path + " in " + label_);
+  for (size_t i = 0; i < batch.size(); ++i) fds_[batch[i]] = (*fds)[i];
+  return fds_[index];
 }
 
 Status DestinationWriter::WritePiece(const std::vector<uint32_t>& file_indexes, uint64_t piece, const ChunkId& chunk) {
@@ -90,6 +99,7 @@ Status DestinationWriter::WritePiece(const std::vector<uint32_t>& file_indexes, 
 
 Status DestinationWriter::FinishFiles(const std::vector<uint32_t>& file_indexes) {
   for (uint32_t index : file_indexes) {
+    finished_.insert(index);
     auto it = fds_.find(index);
     if (it == fds_.end()) continue;
     int fd = it->second;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,10 @@ class DestinationWriter {
   PullDestination& dest_;
   const Manifest& manifest_;
   const std::string label_;
+  // Open files at once, at most; past it, files are opened one at a time.
+  static constexpr size_t kMaxOpenFiles = 512;
   std::map<uint32_t, int> fds_;  // open files, by manifest index
+  std::set<uint32_t> finished_;  // written, synced and closed
   uint64_t bytes_written_ = 0;
 };
 

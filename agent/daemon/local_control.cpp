@@ -19,8 +19,8 @@
 namespace shoal {
 namespace {
 
-// A caller hands over one descriptor per message.
-constexpr unsigned kMaxFdsPerMessage = 2;
+// A caller hands over at most a batch of destination files per message.
+constexpr unsigned kMaxFdsPerMessage = PullDestination::kMaxOpenBatch + 2;
 
 struct PeerCred {
   int64_t pid = -1, uid = -1, gid = -1;
@@ -82,19 +82,49 @@ class ListenerDestination final : public PullDestination {
     });
   }
 
-  Result<int> OpenFile(uint32_t index) override {
-    int fd = -1;
-    Status s = OnLoop(executor_, "open a destination file", [&]() -> kj::Promise<void> {
+  Result<std::vector<int>> OpenFiles(const std::vector<uint32_t>& indexes) override {
+    std::vector<int> fds;
+    Status s = OnLoop(executor_, "open destination files", [&]() -> kj::Promise<void> {
       KJ_IF_MAYBE(l, slot_->listener) {
-        auto req = l->openFileRequest();
-        req.setIndex(index);
-        return req.send().then([](auto resp) { return TakeFd(resp.getFile()); }).then([&fd](int got) { fd = got; });
+        auto req = l->openFilesRequest();
+        auto list = req.initIndexes(static_cast<unsigned>(indexes.size()));
+        for (size_t i = 0; i < indexes.size(); ++i) list.set(static_cast<unsigned>(i), indexes[i]);
+        return req.send().then([&fds](auto resp) {
+          auto files = resp.getFiles();
+          kj::Vector<kj::Promise<void>> taken;
+          fds.assign(files.size(), -1);
+          for (unsigned i = 0; i < files.size(); ++i) {
+            taken.add(TakeFd(files[i]).then([&fds, i](int got) { fds[i] = got; }));
+          }
+          return kj::joinPromises(taken.releaseAsArray());
+        });
       }
       return ThrowStatus(CallerGone());
     });
-    if (!s.ok()) return s;
-    if (fd < 0) return Status::PermissionDenied("the caller handed over no file descriptor");
-    return CheckReceivedFile(fd, /*for_write=*/true, "a destination file");
+    auto close_all = [&fds] {
+      for (int fd : fds) {
+        if (fd >= 0) ::close(fd);
+      }
+    };
+    if (!s.ok()) {
+      close_all();
+      return s;
+    }
+    if (fds.size() != indexes.size()) {
+      close_all();
+      return Status::PermissionDenied("the caller handed over " + std::to_string(fds.size()) + " files for " +
+                                      std::to_string(indexes.size()));
+    }
+    for (size_t i = 0; i < fds.size(); ++i) {
+      Result<int> checked = fds[i] < 0 ? Result<int>(Status::PermissionDenied("the caller handed over no file descriptor"))
+                                       : CheckReceivedFile(fds[i], /*for_write=*/true, "a destination file");
+      if (!checked.ok()) {
+        fds[i] = -1;  // closed by the check
+        close_all();
+        return checked.status();
+      }
+    }
+    return fds;
   }
 
  private:

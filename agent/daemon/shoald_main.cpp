@@ -4,6 +4,7 @@
 #include <kj/async-io.h>
 #include <kj/async-unix.h>
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <csignal>
 #include <cstdio>
@@ -93,6 +94,13 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   }
   SHOAL_RETURN_IF_ERROR(o.Validate());
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);  // trimming cost page faults on every transfer
+  // Peer connections, chunk files and the files pulls write all hold
+  // descriptors: take what the service manager allows.
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
 
   // Evictions reach the engine once it exists, and stop before it goes.
   auto relay = std::make_shared<EvictionRelay>();
