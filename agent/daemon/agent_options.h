@@ -33,6 +33,7 @@ struct AgentOptions {
   int64_t read_cache_ms = 10000;                  // how long a (token, model) resolution is reused
   int64_t read_origin_wait_ms = 500;              // a read's piece no peer offers waits this long, unless the swarm is empty
   int read_ahead_pieces = 4;                      // pieces after the one a reader waits for to fetch too
+  int64_t read_first_byte_timeout_ms = 45000;     // a read whose first chunk is not here by then gets 503
   bool cache_sync = true;                         // fsync each chunk before it becomes visible (see StoreOptions::sync)
   std::string http_socket;                        // if set, the HTTP routes on this unix socket too
 

@@ -174,6 +174,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   ro.cache_ms = o.read_cache_ms;
   ro.fetch.origin_wait_ms = o.read_origin_wait_ms;
   ro.fetch.read_ahead_pieces = o.read_ahead_pieces;
+  ro.first_byte_timeout_ms = o.read_first_byte_timeout_ms;
   ro.fetch.origin_parallelism = o.origin_parallelism;
   ReadService reads(ro, **store, **engine, origin.get(), [&link] { return link.announce_url(); }, metrics);
   reads.fetcher().set_request_origin(OwnerPacedOrigin(o, **store));
@@ -260,6 +261,10 @@ int main(int argc, char** argv) {
                  "a read's piece that no peer offers waits this long before the origin (none if the swarm is empty)")
       ->capture_default_str();
   app.add_option("--read-ahead-pieces", o.read_ahead_pieces, "pieces past a reader's position to fetch too")
+      ->capture_default_str();
+  app.add_option("--read-first-byte-timeout-ms", o.read_first_byte_timeout_ms,
+                 "a read whose first chunk cannot be had this long fails with 503 and Retry-After, "
+                 "before any header")
       ->capture_default_str();
   app.add_option("--cache-sync", o.cache_sync,
                  "fsync each chunk before it is visible; false trades durability (chunks are hashed again "
