@@ -27,6 +27,9 @@ struct AgentOptions {
   int64_t origin_fallback_ms = 3000;              // wait this long for a peer before the origin
   int origin_parallelism = 4;                     // origin GETs in flight per pull
   int disk_threads = 2;                           // disk I/O workers of the transfer engine
+  int peer_handshake_timeout_s = 10;              // a peer connection must finish its handshake within this
+  int peer_timeout_s = 12;                        // a peer connection silent this long is closed
+  int peer_message_stall_s = 10;                  // a begun peer message must progress within this
   std::vector<std::string> labels;                // "key=value", for `shoal warm --nodes key=value`
   int http_threads = 2;                           // HTTP I/O threads (reads never hold one while waiting)
   bool read_anonymous = false;                    // reads without credentials from loopback use `token`

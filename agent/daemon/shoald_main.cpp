@@ -50,6 +50,8 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
     w.AddCounter("shoal_agent_peer_bytes_total", "Payload bytes exchanged with peers", e.bytes_up, {{"direction", "out"}});
     w.AddCounter("shoal_agent_hash_failures_total", "Pieces from peers that failed their hash", e.hash_failures);
     w.AddCounter("shoal_agent_peers_banned_total", "Peers banned for bad data", e.peers_banned);
+    w.AddCounter("shoal_agent_peers_stalled_total",
+                 "Peer connections closed for a handshake or message that crawled", e.peers_stalled);
     w.AddGauge("shoal_agent_peers", "Connected peers", static_cast<double>(e.peers));
     w.AddGauge("shoal_agent_torrents", "Torrents in the engine", static_cast<double>(e.torrents));
     w.AddCounter("shoal_agent_origin_bytes_total", "Bytes fetched from the origin", pulls.bytes_from_origin);
@@ -108,6 +110,9 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   EngineOptions eo;
   eo.listen = o.peer_listen;
   eo.disk_threads = o.disk_threads;
+  eo.handshake_timeout_s = o.peer_handshake_timeout_s;
+  eo.peer_timeout_s = o.peer_timeout_s;
+  eo.message_stall_s = o.peer_message_stall_s;
   auto engine = TorrentEngine::Start(eo, **store);
   if (!engine.ok()) return engine.status();
   relay->Attach(engine->get());
@@ -280,6 +285,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--origin-parallelism", o.origin_parallelism, "origin GETs in flight per pull")->capture_default_str();
   app.add_option("--disk-threads", o.disk_threads, "disk I/O threads")->capture_default_str();
+  app.add_option("--peer-handshake-timeout-s", o.peer_handshake_timeout_s,
+                 "close a peer connection that has not finished its BitTorrent handshake this many seconds "
+                 "after connecting (after naming a torrent)")
+      ->capture_default_str();
+  app.add_option("--peer-timeout-s", o.peer_timeout_s,
+                 "close a peer connection that receives nothing this many seconds (keep-alives every half)")
+      ->capture_default_str();
+  app.add_option("--peer-message-stall-s", o.peer_message_stall_s,
+                 "close a peer connection whose begun message moves under 1 KiB in this many seconds")
+      ->capture_default_str();
   app.add_option("--label", o.labels, "label this agent for `shoal warm --nodes`, as key=value; repeatable");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   try {
