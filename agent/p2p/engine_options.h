@@ -22,9 +22,9 @@ struct EngineOptions {
   int eviction_batch_ms = 200;      // evicted chunks are gathered this long before torrents update
   int add_timeout_ms = 30000;       // how long AddFile waits for a torrent to become ready
   // The peer port before and between messages (see peer_deadlines.h):
-  int handshake_timeout_s = 10;  // a connection must finish its handshake within this, seconds, 1..300
-  int peer_timeout_s = 12;       // a peer silent this long is dropped; keep-alives every half, seconds, 4..600
-  int message_stall_s = 10;      // a begun message must progress within this, seconds, 1..300
+  int handshake_timeout_s = 10;  // seconds to finish the handshake, 1..300
+  int peer_timeout_s = 12;       // seconds of silence before a drop; keep-alives at half, 4..600
+  int message_stall_s = 10;      // seconds a begun message may go without progress, 1..300
 
   // OK, or InvalidArgument naming the first bad field and its range.
   Status Validate() const;

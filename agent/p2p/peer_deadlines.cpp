@@ -23,7 +23,10 @@ class PeerDeadline final : public lt::peer_plugin {
  public:
   PeerDeadline(lt::peer_connection_handle pc, PeerDeadlineOptions options,
                std::shared_ptr<std::atomic<uint64_t>> dropped)
-      : pc_(std::move(pc)), options_(options), dropped_(std::move(dropped)), attached_(Clock::now()) {}
+      : pc_(std::move(pc)),
+        options_(options),
+        dropped_(std::move(dropped)),
+        attached_(Clock::now()) {}
 
   lt::string_view type() const override { return "shoal_peer_deadline"; }
 
@@ -99,8 +102,8 @@ class SessionDeadlines final : public lt::plugin {
 
 }  // namespace
 
-std::shared_ptr<lt::plugin> NewPeerDeadlinePlugin(
-    const PeerDeadlineOptions& options, std::shared_ptr<std::atomic<uint64_t>> dropped) {
+std::shared_ptr<lt::plugin> NewPeerDeadlinePlugin(const PeerDeadlineOptions& options,
+                                                  std::shared_ptr<std::atomic<uint64_t>> dropped) {
   return std::make_shared<SessionDeadlines>(options, std::move(dropped));
 }
 

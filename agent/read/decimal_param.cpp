@@ -24,9 +24,9 @@ Result<uint64_t> ParseDecimalParam(std::string_view name, std::string_view text,
   for (char& c : shown) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // keep the message one line
   }
-  return Status::InvalidArgument(std::string(name) + " '" + shown + (text.size() > 32 ? "...'" : "'") +
-                                 " must be a whole number from " + std::to_string(min) + " to " +
-                                 std::to_string(max));
+  return Status::InvalidArgument(
+      std::string(name) + " '" + shown + (text.size() > 32 ? "...'" : "'") +
+      " must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
 }
 
 }  // namespace shoal

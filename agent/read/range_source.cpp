@@ -43,7 +43,8 @@ void RangeSource::Send(Ready ready, int attempt, std::chrono::milliseconds give_
   const uint64_t last_piece = range_.last / file_->piece_size;
   fetcher_.Await(
       file_, piece, last_piece,
-      [self = shared_from_this(), piece, attempt, give_up, ready = std::move(ready)](Status s) mutable {
+      [self = shared_from_this(), piece, attempt, give_up,
+       ready = std::move(ready)](Status s) mutable {
         if (!s.ok()) return ready(s);
         const uint64_t piece_start = piece * self->file_->piece_size;
         const uint64_t end =

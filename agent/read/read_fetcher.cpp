@@ -119,8 +119,9 @@ ReadFetcher::Sweep() {
       } else if (now - w.since > w.give_up) {
         char waited[32];
         std::snprintf(waited, sizeof(waited), "%.1f s", double(w.give_up.count()) / 1000);
-        finished.emplace_back(std::move(w), Status::Unavailable("no peer or origin delivered chunk " +
-                                                                chunk.ShortHex() + " in " + waited));
+        finished.emplace_back(std::move(w),
+                              Status::Unavailable("no peer or origin delivered chunk " +
+                                                  chunk.ShortHex() + " in " + waited));
       } else {
         auto& want = wanted[TorrentKey(*w.file)];
         want.first = w.file;

@@ -99,8 +99,8 @@ std::time_t ParseAmzDate(const std::string& text) {
   for (size_t i = 0; i < 15; ++i) {
     if (i != 8 && (text[i] < '0' || text[i] > '9')) return -1;
   }
-  auto field = [&text](size_t at, size_t n) {
-    return static_cast<int>(*ParseDecimal(std::string_view(text).substr(at, n)));  // digits, checked above
+  auto field = [&text](size_t at, size_t n) {  // digits, checked above
+    return static_cast<int>(*ParseDecimal(std::string_view(text).substr(at, n)));
   };
   std::tm tm{};
   tm.tm_year = field(0, 4) - 1900;
@@ -168,8 +168,8 @@ SigV4Check VerifySigV4(const HttpRequest& request,
     Result<uint64_t> seconds =
         ParseDecimalParam("X-Amz-Expires", *expires, 1, kMaxPresignedSeconds);
     if (!seconds.ok()) {
-      return Fail(Outcome::kBadQuery, seconds.status().message() +
-                                          " seconds: a presigned URL lives at most 7 days");
+      return Fail(Outcome::kBadQuery,
+                  seconds.status().message() + " seconds: a presigned URL lives at most 7 days");
     }
     expires_at = ParseAmzDate(c.date) + static_cast<std::time_t>(*seconds);
     payload_hash = kUnsignedPayload;

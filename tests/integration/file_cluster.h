@@ -43,8 +43,9 @@ struct FileCluster {
   std::string agent_token, writer, reader;
   std::vector<std::unique_ptr<AgentProcess>> agents;
 
-  FileCluster() : tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin"),
-                                             "--announce-interval", "1s"}) {
+  FileCluster()
+      : tracker(tmp / "tracker",
+                {"--origin", "file://" + (tmp / "origin"), "--announce-interval", "1s"}) {
     std::filesystem::create_directories(origin);
     tracker.Start();
     agent_token = tracker.MintToken("*", "read", "agents");
@@ -55,11 +56,11 @@ struct FileCluster {
   // Starts an agent with `flags` after the tracker and token flags. Pass
   // {"--origin", "file://" + origin} for one that may read the origin.
   AgentProcess& AddAgent(std::vector<std::string> flags) {
-    std::vector<std::string> all = {"--tracker", tracker.rpc_address(), "--token", agent_token,
-                                     "--cache-size", "256MiB"};
+    std::vector<std::string> all = {"--tracker", tracker.rpc_address(), "--token",
+                                    agent_token, "--cache-size",        "256MiB"};
     all.insert(all.end(), flags.begin(), flags.end());
-    agents.push_back(std::make_unique<AgentProcess>(
-        tmp / "agents", "agent" + std::to_string(agents.size()), all));
+    agents.push_back(std::make_unique<AgentProcess>(tmp / "agents",
+                                                    "agent" + std::to_string(agents.size()), all));
     agents.back()->Start();
     return *agents.back();
   }
@@ -67,8 +68,8 @@ struct FileCluster {
   // `shoal publish dir --name name --tag latest`, seeded by agent `seeder`
   // (its chunks then live in that agent's cache), or by nobody (-1).
   void Publish(const std::string& dir, const std::string& name, int seeder) {
-    std::vector<std::string> args = {CliBinary(), "publish", dir, "--name", name, "--tag", "latest",
-                                     "--piece-size", "1048576"};
+    std::vector<std::string> args = {CliBinary(), "publish",      dir,      "--name", name, "--tag",
+                                     "latest",    "--piece-size", "1048576"};
     if (seeder >= 0) {
       args.insert(args.end(), {"--agent", agents[size_t(seeder)]->socket()});
     } else {
@@ -88,9 +89,9 @@ struct FileCluster {
   // curl with `args`, at most `max_seconds`.
   CurlAnswer Curl(std::vector<std::string> args, int max_seconds = 60) const {
     std::string out = tmp / ("curl-" + std::to_string(++curls_));
-    std::vector<std::string> argv = {"/usr/bin/curl", "-s",    "--max-time", std::to_string(max_seconds),
-                                     "-o",            out,     "-D",         out + ".h",
-                                     "-w",            "%{http_code}"};
+    std::vector<std::string> argv = {
+        "/usr/bin/curl", "-s", "--max-time",  std::to_string(max_seconds), "-o", out, "-D",
+        out + ".h",      "-w", "%{http_code}"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto start = std::chrono::steady_clock::now();
     ProcessResult r = RunProcess(argv);

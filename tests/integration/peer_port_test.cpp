@@ -34,9 +34,9 @@ TEST_CASE("shoald closes half-sent and crawling handshakes within its handshake 
   }
 
   // The same port still serves a real pull.
-  ProcessResult pull = RunProcess({CliBinary(), "pull", "team-a/m:latest", "--to", c.tmp / "out",
-                                   "--agent", agent.socket()},
-                                  {"SHOAL_TOKEN=" + c.reader});
+  ProcessResult pull = RunProcess(
+      {CliBinary(), "pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent", agent.socket()},
+      {"SHOAL_TOKEN=" + c.reader});
   INFO(pull.out << pull.err);
   CHECK(pull.exit_code == 0);
   CHECK(SameTree(ckpt, c.tmp / "out"));

@@ -45,7 +45,8 @@ TEST_CASE("a read whose first bytes cannot be had fails before its header, with 
   const std::string s3 = "http://127.0.0.1:" + std::to_string(c.agents[0]->http_port()) +
                          "/team-a/cold/latest/model.bin";
   CurlAnswer s3a = c.Curl({"--aws-sigv4", "aws:amz:us-east-1:s3", "--user",
-                           c.reader + ":" + c.reader, "-r", "0-99", s3}, 20);
+                           c.reader + ":" + c.reader, "-r", "0-99", s3},
+                          20);
   CHECK(s3a.status == 503);
   CHECK(s3a.body.find("<Code>ServiceUnavailable</Code>") != std::string::npos);
   CHECK(!s3a.headers["retry-after"].empty());
@@ -64,7 +65,8 @@ TEST_CASE("a read whose bytes are here still streams, whole and by range",
   CurlAnswer whole = c.Curl({"-H", c.Auth(), c.FileUrl(0, "warm", "model.bin")}, 20);
   CHECK(whole.status == 200);
   CHECK(whole.body == bytes);
-  CurlAnswer part = c.Curl({"-H", c.Auth(), "-r", "1048000-2100000", c.FileUrl(0, "warm", "model.bin")}, 20);
+  CurlAnswer part =
+      c.Curl({"-H", c.Auth(), "-r", "1048000-2100000", c.FileUrl(0, "warm", "model.bin")}, 20);
   CHECK(part.status == 206);
   CHECK(part.headers["content-range"] == "bytes 1048000-2100000/" + std::to_string(bytes.size()));
   CHECK(part.body == bytes.substr(1048000, 2100000 - 1048000 + 1));

@@ -72,7 +72,8 @@ TEST_CASE("a presigned URL may live at most 7 days, and longer ones are refused 
     CurlAnswer a = c.Curl({Presigned(c, 0, c.reader, "m/latest/config.json", expires)});
     CHECK(a.status == 400);
     CHECK(a.body.find("<Code>AuthorizationQueryParametersError</Code>") != std::string::npos);
-    CHECK(a.body.find("X-Amz-Expires &apos;" + std::to_string(expires) + "&apos;") != std::string::npos);
+    CHECK(a.body.find("X-Amz-Expires &apos;" + std::to_string(expires) + "&apos;") !=
+          std::string::npos);
     CHECK(a.body.find("604800") != std::string::npos);
     CHECK(a.body.find("<RequestId>") != std::string::npos);
   }
@@ -116,8 +117,7 @@ TEST_CASE("numbers in an S3 query must be plain digits in range, each with one c
   for (const char* bad : {"bytes=+1-5", "bytes=0x1-5", "bytes=1-5x"}) {
     INFO(bad);
     CurlAnswer a = c.Curl({"-H", std::string("Range: ") + bad, "-H",
-                           "Authorization: Bearer " + c.reader,
-                           c.FileUrl(0, "m", "config.json")});
+                           "Authorization: Bearer " + c.reader, c.FileUrl(0, "m", "config.json")});
     CHECK(a.status == 200);
     CHECK(a.body.size() == 900);
   }

@@ -12,8 +12,9 @@ TEST_CASE("plain decimal digits are read as the number they spell", "[read][deci
 }
 
 TEST_CASE("anything stoi or strtoul would bend into a number is refused", "[read][decimal]") {
-  for (const char* bad : {"", " 12", "12 ", "+12", "-1", "12abc", "0x10", "1e3", "1.5", "１２",
-                          "18446744073709551616", "99999999999999999999", "000000000000000000001"}) {
+  for (const char* bad :
+       {"", " 12", "12 ", "+12", "-1", "12abc", "0x10", "1e3", "1.5", "１２",
+        "18446744073709551616", "99999999999999999999", "000000000000000000001"}) {
     INFO(bad);
     CHECK_FALSE(ParseDecimal(bad).has_value());
   }

@@ -26,9 +26,11 @@ using ProbeClock = std::chrono::steady_clock;
 // from peer ID "-XX0000-" and 12 times `who` (libtorrent keeps one
 // connection per peer ID).
 inline std::string Handshake(const std::string& info_hash, char who) {
-  std::string h = "\x13" "BitTorrent protocol";
+  std::string h =
+      "\x13"
+      "BitTorrent protocol";
   std::string reserved(8, '\0');
-  reserved[5] = 0x10;  // extension protocol
+  reserved[5] = 0x10;         // extension protocol
   reserved[7] = 0x05 | 0x10;  // fast extension, v2
   h += reserved + info_hash + "-XX0000-" + std::string(12, who);
   return h;
@@ -39,7 +41,9 @@ inline std::string Handshake(const std::string& info_hash, char who) {
 struct Probe {
   Probe(std::string name, std::string at_once, std::string dribble = "",
         std::chrono::milliseconds every = std::chrono::milliseconds(0))
-      : name(std::move(name)), at_once(std::move(at_once)), dribble(std::move(dribble)),
+      : name(std::move(name)),
+        at_once(std::move(at_once)),
+        dribble(std::move(dribble)),
         every(every) {}
   std::string name;
   std::string at_once;
@@ -67,7 +71,8 @@ inline void Run(std::vector<Probe>& probes, uint16_t port, std::chrono::seconds 
   const ProbeClock::time_point start = ProbeClock::now();
   for (Probe& p : probes) {
     p.fd = Connect(port);
-    if (!p.at_once.empty()) REQUIRE(::send(p.fd, p.at_once.data(), p.at_once.size(), MSG_NOSIGNAL) > 0);
+    if (!p.at_once.empty())
+      REQUIRE(::send(p.fd, p.at_once.data(), p.at_once.size(), MSG_NOSIGNAL) > 0);
     p.next_byte = start + p.every;
   }
   while (ProbeClock::now() - start < limit) {
