@@ -32,8 +32,12 @@ class PeerDeadline final : public lt::peer_plugin {
 
   // Called about once a second for each connection attached to a torrent.
   void tick() override {
-    if (pc_.is_disconnecting() || pc_.is_connecting()) return;
     const Clock::time_point now = Clock::now();
+    if (pc_.is_connecting()) {
+      attached_ = now;  // an outgoing connection's handshake starts once it connects
+      return;
+    }
+    if (pc_.is_disconnecting()) return;
     if (pc_.in_handshake()) {
       if (now - attached_ > options_.handshake) Drop(lt::errors::timed_out_no_handshake);
       return;
@@ -68,7 +72,7 @@ class PeerDeadline final : public lt::peer_plugin {
   lt::peer_connection_handle pc_;
   const PeerDeadlineOptions options_;
   const std::shared_ptr<std::atomic<uint64_t>> dropped_;
-  const Clock::time_point attached_;
+  Clock::time_point attached_;  // when the handshake clock started
   std::optional<Clock::time_point> stall_since_;  // a message partly received since
   int64_t payload_at_stall_ = 0;
 };

@@ -10,8 +10,10 @@
 // hours. This plugin measures from when the stall began instead:
 //
 //   - a connection attached to a torrent must finish the handshake within
-//     `handshake` of attaching (before the info-hash, libtorrent's session
-//     already closes it `handshake_timeout` after it connected);
+//     `handshake` of attaching (an outgoing one, of connecting); before the
+//     info-hash, libtorrent's session already closes an incoming one
+//     `handshake_timeout` after it connected, so a remote that crawls
+//     through both halves is held at most about twice that;
 //   - a message once begun must move at least kMinMessageBytes of payload,
 //     or be finished, within `message`, while libtorrent is waiting on the
 //     socket (time spent waiting for our own disk or rate limit does not
