@@ -1,7 +1,5 @@
 #include "p2p/peer_deadlines.h"
 
-#include <optional>
-
 #include "libtorrent/error_code.hpp"
 #include "libtorrent/extensions.hpp"
 #include "libtorrent/operations.hpp"
@@ -15,9 +13,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A stalled message must move at least this much payload per `message`
-// period; a remote sending a byte every few seconds moves a few dozen.
-constexpr int64_t kMinMessageBytes = 1024;
+// Payload, either way, that shows a connection is in use; a remote sending a
+// byte every few seconds moves a few dozen.
+constexpr int64_t kMinPayloadBytes = 1024;
 
 class PeerDeadline final : public lt::peer_plugin {
  public:
@@ -33,6 +31,8 @@ class PeerDeadline final : public lt::peer_plugin {
   // Called about once a second for each connection attached to a torrent.
   void tick() override {
     const Clock::time_point now = Clock::now();
+    const Clock::duration since_last_tick = now - last_tick_;
+    last_tick_ = now;
     if (pc_.is_connecting()) {
       attached_ = now;  // an outgoing connection's handshake starts once it connects
       return;
@@ -44,23 +44,24 @@ class PeerDeadline final : public lt::peer_plugin {
     }
     lt::peer_info info;
     pc_.get_peer_info(info);
-    const bool waiting_on_peer = bool(info.read_state & lt::peer_info::bw_network);
-    if (info.used_receive_buffer <= 0 || !waiting_on_peer) {
-      stall_since_.reset();  // between messages, or our own side is the hold-up
-      return;
+    // Payload moving either way makes the connection useful: start over.
+    const int64_t payload = info.total_download + info.total_upload;
+    if (payload - payload_mark_ >= kMinPayloadBytes) {
+      payload_mark_ = payload;
+      stalled_ = Clock::duration::zero();
     }
-    if (!stall_since_) {
-      stall_since_ = now;
-      payload_at_stall_ = info.total_download;
-      return;
+    // A message partly here while libtorrent waits on the socket: the
+    // remote is the hold-up. Time spent so is summed across messages, so
+    // one crawling through many small ones (keep-alives) adds up too.
+    const bool partial =
+        info.used_receive_buffer > 0 && bool(info.read_state & lt::peer_info::bw_network);
+    if (partial) {
+      stalled_ += since_last_tick;
+      last_partial_ = now;
+    } else if (now - last_partial_ > options_.message) {
+      stalled_ = Clock::duration::zero();  // whole messages only for a while: an honest peer
     }
-    if (now - *stall_since_ < options_.message) return;
-    if (info.total_download - payload_at_stall_ < kMinMessageBytes) {
-      Drop(lt::errors::timed_out_inactivity);
-      return;
-    }
-    stall_since_ = now;  // moving: measure the next period
-    payload_at_stall_ = info.total_download;
+    if (stalled_ > options_.message) Drop(lt::errors::timed_out_inactivity);
   }
 
  private:
@@ -73,8 +74,10 @@ class PeerDeadline final : public lt::peer_plugin {
   const PeerDeadlineOptions options_;
   const std::shared_ptr<std::atomic<uint64_t>> dropped_;
   Clock::time_point attached_;  // when the handshake clock started
-  std::optional<Clock::time_point> stall_since_;  // a message partly received since
-  int64_t payload_at_stall_ = 0;
+  Clock::time_point last_tick_ = Clock::now();
+  Clock::time_point last_partial_;  // the last tick that found a message partly received
+  Clock::duration stalled_{};       // ticks with a partial message since the payload last moved
+  int64_t payload_mark_ = 0;        // payload bytes, both ways, when stalled_ last started over
 };
 
 class TorrentDeadlines final : public lt::torrent_plugin {

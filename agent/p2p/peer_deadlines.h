@@ -14,10 +14,13 @@
 //     info-hash, libtorrent's session already closes an incoming one
 //     `handshake_timeout` after it connected, so a remote that crawls
 //     through both halves is held at most about twice that;
-//   - a message once begun must move at least kMinMessageBytes of payload,
-//     or be finished, within `message`, while libtorrent is waiting on the
-//     socket (time spent waiting for our own disk or rate limit does not
-//     count).
+//   - a connection must not spend more than `message` in all with a
+//     message partly received while libtorrent waits on the socket (time
+//     spent waiting for our own disk or rate limit does not count), unless
+//     1 KiB of payload moves either way, which starts the sum over, or no
+//     partial message is seen for `message`. A remote crawling through one
+//     message, or through keep-alives a byte at a time, is closed; an idle
+//     peer's whole keep-alives never count.
 //
 // Idle connections between messages are left to libtorrent's peer_timeout.
 //

@@ -43,6 +43,30 @@ TEST_CASE("half-sent, unknown, silent and crawling handshakes are closed within 
   CHECK(agent.engine->Stats().peers_stalled >= 2);
 }
 
+TEST_CASE("a remote that crawls through keep-alives a byte at a time is closed within 20 s",
+          "[p2p][peer-port]") {
+  TestFile f = MakeFile(9, 2u << 20, 1u << 20);
+  Agent agent;
+  agent.Seed(f);
+  FileTorrentId id = agent.Add(f);
+  const std::string served(reinterpret_cast<const char*>(id.data()), 20);
+  // Each keep-alive is a whole message, so no single one stalls for long;
+  // the time spent mid-message adds up across them instead. A peer that
+  // sends whole keep-alives, as an idle one does, is left alone.
+  std::vector<Probe> probes = {
+      {"keep-alives, one byte every 2 s", Handshake(served, 'k'), std::string(60, '\0'),
+       std::chrono::milliseconds(2000)},
+      {"whole keep-alives every 4 s", Handshake(served, 'l'), std::string(40, '\0'),
+       std::chrono::milliseconds(4000), 4},
+  };
+  Run(probes, agent.port(), std::chrono::seconds(30));
+  INFO(probes[0].name << ": closed after " << probes[0].closed_after << " s");
+  CHECK(probes[0].closed_after >= 0);
+  CHECK(probes[0].closed_after <= 20.0);
+  INFO(probes[1].name << ": closed after " << probes[1].closed_after << " s");
+  CHECK(probes[1].closed_after < 0);  // still open after 30 s
+}
+
 TEST_CASE("a real peer still downloads through the same port", "[p2p][peer-port]") {
   TestFile f = MakeFile(8, (2u << 20) + 4321, 256 * 1024);
   Agent seeder, leecher;

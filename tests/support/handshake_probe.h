@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
@@ -36,19 +37,21 @@ inline std::string Handshake(const std::string& info_hash, char who) {
   return h;
 }
 
-// One probe: what it sends at once, then what it sends one byte at a time
-// every `every`, and when the agent closed it.
+// One probe: what it sends at once, then `dribble` `chunk` bytes at a time
+// every `every`, and when the other side closed it.
 struct Probe {
   Probe(std::string name, std::string at_once, std::string dribble = "",
-        std::chrono::milliseconds every = std::chrono::milliseconds(0))
+        std::chrono::milliseconds every = std::chrono::milliseconds(0), size_t chunk = 1)
       : name(std::move(name)),
         at_once(std::move(at_once)),
         dribble(std::move(dribble)),
-        every(every) {}
+        every(every),
+        chunk(chunk) {}
   std::string name;
   std::string at_once;
   std::string dribble;
   std::chrono::milliseconds every;
+  size_t chunk;
   int fd = -1;
   size_t dribbled = 0;
   ProbeClock::time_point next_byte;
@@ -82,7 +85,9 @@ inline void Run(std::vector<Probe>& probes, uint16_t port, std::chrono::seconds 
       open = true;
       if (p.dribbled < p.dribble.size() && ProbeClock::now() >= p.next_byte) {
         // A failed send means the agent is gone; the read below tells.
-        (void)::send(p.fd, &p.dribble[p.dribbled++], 1, MSG_NOSIGNAL);
+        const size_t n = std::min(p.chunk, p.dribble.size() - p.dribbled);
+        (void)::send(p.fd, &p.dribble[p.dribbled], n, MSG_NOSIGNAL);
+        p.dribbled += n;
         p.next_byte += p.every;
       }
       pollfd pf{p.fd, POLLIN, 0};
