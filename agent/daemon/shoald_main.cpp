@@ -293,7 +293,8 @@ int main(int argc, char** argv) {
                  "close a peer connection that receives nothing this many seconds (keep-alives every half)")
       ->capture_default_str();
   app.add_option("--peer-message-stall-s", o.peer_message_stall_s,
-                 "close a peer connection whose begun message moves under 1 KiB in this many seconds")
+                 "close a peer connection that spends this many seconds in all mid-message while "
+                 "under 1 KiB of payload moves")
       ->capture_default_str();
   app.add_option("--label", o.labels, "label this agent for `shoal warm --nodes`, as key=value; repeatable");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
