@@ -24,6 +24,8 @@ Status AgentOptions::Validate() const {
   if (http_threads < 1 || http_threads > 64) return Status::InvalidArgument("--http-threads must be 1 to 64");
   if (read_cache_ms < 0) return Status::InvalidArgument("--read-cache-ms must not be negative");
   if (read_origin_wait_ms < 0) return Status::InvalidArgument("--read-origin-wait-ms must not be negative");
+  if (read_first_byte_timeout_ms < 100 || read_first_byte_timeout_ms > 600000)
+    return Status::InvalidArgument("--read-first-byte-timeout-ms must be in [100, 600000]");
   if (read_ahead_pieces < 0 || read_ahead_pieces > 64) {
     return Status::InvalidArgument("--read-ahead-pieces must be 0 to 64");
   }

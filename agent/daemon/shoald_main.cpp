@@ -55,6 +55,8 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
     w.AddCounter("shoal_agent_peer_bytes_total", "Payload bytes exchanged with peers", e.bytes_up, {{"direction", "out"}});
     w.AddCounter("shoal_agent_hash_failures_total", "Pieces from peers that failed their hash", e.hash_failures);
     w.AddCounter("shoal_agent_peers_banned_total", "Peers banned for bad data", e.peers_banned);
+    w.AddCounter("shoal_agent_peers_stalled_total",
+                 "Peer connections closed for a handshake or message that crawled", e.peers_stalled);
     w.AddGauge("shoal_agent_peers", "Connected peers", static_cast<double>(e.peers));
     w.AddGauge("shoal_agent_torrents", "Torrents in the engine", static_cast<double>(e.torrents));
     w.AddCounter("shoal_agent_origin_bytes_total", "Bytes fetched from the origin", pulls.bytes_from_origin);
@@ -120,6 +122,9 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   EngineOptions eo;
   eo.listen = o.peer_listen;
   eo.disk_threads = o.disk_threads;
+  eo.handshake_timeout_s = o.peer_handshake_timeout_s;
+  eo.peer_timeout_s = o.peer_timeout_s;
+  eo.message_stall_s = o.peer_message_stall_s;
   auto engine = TorrentEngine::Start(eo, **store);
   if (!engine.ok()) return engine.status();
   relay->Attach(engine->get());
@@ -195,6 +200,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
   ro.cache_ms = o.read_cache_ms;
   ro.fetch.origin_wait_ms = o.read_origin_wait_ms;
   ro.fetch.read_ahead_pieces = o.read_ahead_pieces;
+  ro.first_byte_timeout_ms = o.read_first_byte_timeout_ms;
   ro.fetch.origin_parallelism = o.origin_parallelism;
   ReadService reads(ro, **store, **engine, origin.get(), [&link] { return link.announce_url(); }, metrics);
   reads.fetcher().set_request_origin(OwnerPacedOrigin(o, **store));
@@ -287,6 +293,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--read-ahead-pieces", o.read_ahead_pieces, "pieces past a reader's position to fetch too")
       ->capture_default_str();
+  app.add_option("--read-first-byte-timeout-ms", o.read_first_byte_timeout_ms,
+                 "a read whose first chunk cannot be had this long fails with 503 and Retry-After, "
+                 "before any header")
+      ->capture_default_str();
   app.add_option("--cache-sync", o.cache_sync,
                  "fsync each chunk before it is visible; false trades durability (chunks are hashed again "
                  "after a restart) for latency")
@@ -308,6 +318,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--origin-parallelism", o.origin_parallelism, "origin GETs in flight per pull")->capture_default_str();
   app.add_option("--disk-threads", o.disk_threads, "disk I/O threads")->capture_default_str();
+  app.add_option("--peer-handshake-timeout-s", o.peer_handshake_timeout_s,
+                 "close a peer connection that has not finished its BitTorrent handshake this many seconds "
+                 "after connecting (after naming a torrent)")
+      ->capture_default_str();
+  app.add_option("--peer-timeout-s", o.peer_timeout_s,
+                 "close a peer connection that receives nothing this many seconds (keep-alives every half)")
+      ->capture_default_str();
+  app.add_option("--peer-message-stall-s", o.peer_message_stall_s,
+                 "close a peer connection that spends this many seconds in all mid-message while "
+                 "under 1 KiB of payload moves")
+      ->capture_default_str();
   app.add_option("--label", o.labels, "label this agent for `shoal warm --nodes`, as key=value; repeatable");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   try {

@@ -94,6 +94,10 @@ class TorrentEngine::Impl {
   // torrent.
   std::map<std::string, int> tracker_peers_;
   uint64_t evictions_applied_ = 0;
+  // Connections PeerDeadlines closed; shared with the plugin, which the
+  // session may hold until it is destroyed.
+  const std::shared_ptr<std::atomic<uint64_t>> peers_stalled_ =
+      std::make_shared<std::atomic<uint64_t>>(0);
 
   // Chunks reported evicted, not yet applied. Its own lock, so the store's
   // listener never waits on a session call.

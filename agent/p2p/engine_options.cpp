@@ -33,6 +33,9 @@ Status EngineOptions::Validate() const {
   SHOAL_RETURN_IF_ERROR(Range("max_connections", max_connections, 2, 65535));
   SHOAL_RETURN_IF_ERROR(Range("eviction_batch_ms", eviction_batch_ms, 0, 60000));
   SHOAL_RETURN_IF_ERROR(Range("add_timeout_ms", add_timeout_ms, 100, 600000));
+  SHOAL_RETURN_IF_ERROR(Range("handshake_timeout_s", handshake_timeout_s, 1, 300));
+  SHOAL_RETURN_IF_ERROR(Range("peer_timeout_s", peer_timeout_s, 4, 600));
+  SHOAL_RETURN_IF_ERROR(Range("message_stall_s", message_stall_s, 1, 300));
   return Status::OK();
 }
 

@@ -21,6 +21,10 @@ struct EngineOptions {
   int max_connections = 500;        // peer connections for the whole session
   int eviction_batch_ms = 200;      // evicted chunks are gathered this long before torrents update
   int add_timeout_ms = 30000;       // how long AddFile waits for a torrent to become ready
+  // The peer port before and between messages (see peer_deadlines.h):
+  int handshake_timeout_s = 10;  // seconds to finish the handshake, 1..300
+  int peer_timeout_s = 12;       // seconds of silence before a drop; keep-alives at half, 4..600
+  int message_stall_s = 10;      // seconds a begun message may go without progress, 1..300
 
   // OK, or InvalidArgument naming the first bad field and its range.
   Status Validate() const;
@@ -39,6 +43,7 @@ struct EngineStats {
   uint64_t write_failures = 0;     // writes the store refused
   uint64_t write_stalls = 0;       // peers paused until the disk caught up
   uint64_t evictions_applied = 0;  // evicted chunks that made a torrent stop advertising a piece
+  uint64_t peers_stalled = 0;      // connections dropped for a handshake or message that crawled
 };
 
 }  // namespace shoal

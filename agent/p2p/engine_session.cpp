@@ -8,6 +8,7 @@
 #include "libtorrent/session_stats.hpp"
 #include "libtorrent/settings_pack.hpp"
 #include "p2p/engine_impl.h"
+#include "p2p/peer_deadlines.h"
 #include "shoal/log.h"
 
 namespace shoal {
@@ -54,6 +55,12 @@ lt::settings_pack EngineSettings(const EngineOptions& o) {
   // A peer that sends data failing its hash is banned: on by default, kept
   // explicit here.
   p.set_bool(sp::settings_pack::use_parole_mode, true);
+  // Connections that never become peers must not keep a slot: libtorrent
+  // closes one that has not named a torrent handshake_timeout after it
+  // connected, and one silent for peer_timeout; PeerDeadlines covers
+  // those that send a byte now and then to stay under both.
+  p.set_int(sp::settings_pack::handshake_timeout, o.handshake_timeout_s);
+  p.set_int(sp::settings_pack::peer_timeout, o.peer_timeout_s);
   p.set_int(
       sp::settings_pack::alert_mask,
       static_cast<int>(static_cast<std::uint32_t>(
@@ -74,6 +81,10 @@ Status TorrentEngine::Impl::StartSession() {
   // torrent, and smart-ban would read a failed piece back, which the store
   // has already dropped. A peer that sends a bad piece is banned anyway.
   params.extensions.clear();
+  PeerDeadlineOptions deadlines;
+  deadlines.handshake = std::chrono::seconds(options_.handshake_timeout_s);
+  deadlines.message = std::chrono::seconds(options_.message_stall_s);
+  params.extensions.push_back(NewPeerDeadlinePlugin(deadlines, peers_stalled_));
   ChunkStore* store = &store_;
   auto catalog = catalog_;
   auto counters = disk_counters_;

@@ -441,6 +441,7 @@ EngineStats TorrentEngine::Stats() const {
   s.write_failures = d.write_failures;
   s.write_stalls = d.write_stalls;
   s.evictions_applied = impl_->evictions_applied_;
+  s.peers_stalled = impl_->peers_stalled_->load();
   return s;
 }
 

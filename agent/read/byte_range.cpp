@@ -2,6 +2,8 @@
 
 #include <strings.h>
 
+#include "read/decimal_param.h"
+
 namespace shoal {
 namespace {
 
@@ -12,15 +14,7 @@ std::string_view Trim(std::string_view s) {
 }
 
 // A non-empty run of digits that fits in 64 bits.
-std::optional<uint64_t> Number(std::string_view s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + uint64_t(c - '0');
-  }
-  return v;
-}
+std::optional<uint64_t> Number(std::string_view s) { return ParseDecimal(s); }
 
 }  // namespace
 

@@ -43,6 +43,18 @@ std::string ResolvedModel::LastModifiedIso() const {
 ModelResolver::ModelResolver(std::string tracker, std::chrono::milliseconds ttl)
     : tracker_(std::move(tracker)), ttl_(ttl) {}
 
+ModelResolver::Clock::time_point ModelResolver::KeepUntil(int64_t token_expires_at_ms) const {
+  const Clock::time_point now = Clock::now();
+  Clock::time_point until = now + ttl_;
+  if (token_expires_at_ms > 0) {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    until = std::min(until, now + std::chrono::milliseconds(token_expires_at_ms - now_ms));
+  }
+  return until;
+}
+
 std::string ModelResolver::Key(const std::string& token, const std::string& ns,
                                const std::string& name, const std::string& ref) {
   return token + '\n' + ns + '/' + name + ':' + ref;
@@ -97,7 +109,7 @@ TagsResolution ModelResolver::ListTags(const std::string& token, const std::stri
   std::sort(listing->tags.begin(), listing->tags.end());
   std::lock_guard<std::mutex> l(mu_);
   if (tags_cache_.size() >= kMaxEntries) tags_cache_.clear();
-  tags_cache_[key] = TagsEntry{Clock::now() + ttl_, listing};
+  tags_cache_[key] = TagsEntry{KeepUntil((*client)->identity().expires_at_ms), listing};
   return {listing, {}};
 }
 
@@ -122,7 +134,7 @@ Resolution ModelResolver::Resolve(const std::string& token, const std::string& n
     }
     if (cache_.size() >= kMaxEntries) cache_.clear();
   }
-  cache_[Key(token, ns, name, ref)] = Entry{Clock::now() + ttl_, m};
+  cache_[Key(token, ns, name, ref)] = Entry{KeepUntil((*client)->identity().expires_at_ms), m};
   return {m, {}};
 }
 

@@ -5,7 +5,10 @@
 //
 // Successful answers are kept for `ttl` per (token, reference), so a reader
 // does not pay a tracker round trip per request, and a tag moved on the
-// tracker is seen within `ttl`. Failures are never kept.
+// tracker is seen within `ttl`. An answer is never kept past the expiry of
+// the token it was given to (the tracker says when, on connecting), so an
+// expired token stops reading at its expiry, not up to `ttl` later.
+// Failures are never kept.
 //
 // Thread-safety: every method may be called from any thread. Resolve blocks
 // on the tracker; call it off the HTTP server's I/O threads.
@@ -85,6 +88,9 @@ class ModelResolver {
     Clock::time_point expires;
     std::shared_ptr<const ResolvedModel> model;
   };
+  // Until when an answer for a token that expires at `token_expires_at_ms`
+  // (Unix ms; 0 if unknown) may be reused: now + ttl, or the expiry if sooner.
+  Clock::time_point KeepUntil(int64_t token_expires_at_ms) const;
   static std::string Key(const std::string& token, const std::string& ns, const std::string& name,
                          const std::string& ref);
 

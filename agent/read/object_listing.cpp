@@ -1,7 +1,9 @@
 #include "read/object_listing.h"
 
 #include <algorithm>
+#include <cstdint>
 
+#include "read/decimal_param.h"
 #include "shoal/base64url.h"
 
 namespace shoal {
@@ -18,12 +20,9 @@ std::string MakeToken(char kind, const std::string& last) {
 
 Result<int> ParseMaxKeys(const std::string* text) {
   if (text == nullptr) return 1000;
-  if (text->empty() || text->size() > 9 ||
-      !std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return Status::InvalidArgument("max-keys '" + text->substr(0, 20) +
-                                   "' is not a non-negative number");
-  }
-  return std::min(1000, std::stoi(*text));
+  Result<uint64_t> n = ParseDecimalParam("max-keys", *text, 0, INT32_MAX);
+  if (!n.ok()) return n.status();
+  return static_cast<int>(std::min<uint64_t>(1000, *n));
 }
 
 Result<ObjectPage> ListObjects(const std::vector<ObjectEntry>& entries,

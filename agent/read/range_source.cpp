@@ -19,14 +19,32 @@ RangeSource::RangeSource(ReadFetcher& fetcher, ChunkStore& store,
       on_piece_(std::move(on_piece)),
       pos_(range.first) {}
 
-void RangeSource::Next(Ready ready) { Send(std::move(ready), 0); }
+void RangeSource::Prime(std::chrono::milliseconds within, std::function<void(Status)> done) {
+  Send(
+      [self = shared_from_this(), done = std::move(done)](Result<HttpBodyPiece> piece) {
+        if (!piece.ok()) return done(piece.status());
+        self->primed_ = std::move(piece).value();
+        done(Status::OK());
+      },
+      0, within);
+}
 
-void RangeSource::Send(Ready ready, int attempt) {
+void RangeSource::Next(Ready ready) {
+  if (primed_) {
+    HttpBodyPiece first = std::move(*primed_);
+    primed_.reset();
+    return ready(std::move(first));
+  }
+  Send(std::move(ready), 0, std::chrono::milliseconds::zero());
+}
+
+void RangeSource::Send(Ready ready, int attempt, std::chrono::milliseconds give_up) {
   const uint64_t piece = pos_ / file_->piece_size;
   const uint64_t last_piece = range_.last / file_->piece_size;
   fetcher_.Await(
       file_, piece, last_piece,
-      [self = shared_from_this(), piece, attempt, ready = std::move(ready)](Status s) mutable {
+      [self = shared_from_this(), piece, attempt, give_up,
+       ready = std::move(ready)](Status s) mutable {
         if (!s.ok()) return ready(s);
         const uint64_t piece_start = piece * self->file_->piece_size;
         const uint64_t end =
@@ -36,7 +54,7 @@ void RangeSource::Send(Ready ready, int attempt) {
             self->store_.OpenSpan(self->file_->chunks[piece], self->pos_ - piece_start, len);
         if (!span.ok()) {
           if (span.status().IsNotFound() && attempt + 1 < kMaxAttempts) {
-            return self->Send(std::move(ready), attempt + 1);
+            return self->Send(std::move(ready), attempt + 1, give_up);
           }
           return ready(span.status().WithContext(self->file_->file.path));
         }
@@ -52,7 +70,8 @@ void RangeSource::Send(Ready ready, int attempt) {
         self->pos_ = end;
         if (self->on_piece_) self->on_piece_(len);
         ready(std::move(out));
-      });
+      },
+      give_up);
 }
 
 }  // namespace shoal

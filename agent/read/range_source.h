@@ -8,8 +8,10 @@
 #ifndef SHOAL_AGENT_READ_RANGE_SOURCE_H_
 #define SHOAL_AGENT_READ_RANGE_SOURCE_H_
 
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "read/byte_range.h"
 #include "read/read_fetcher.h"
@@ -27,10 +29,18 @@ class RangeSource final : public HttpBodySource, public std::enable_shared_from_
   RangeSource(ReadFetcher& fetcher, ChunkStore& store, std::shared_ptr<const ReadFile> file,
               ByteRange range, std::function<void(uint64_t bytes)> on_piece);
 
+  // Gets the first piece of the range into hand before the answer's header
+  // goes out, so a read never promises a length it then cannot send: calls
+  // `done` with OK once the piece is pinned (the next Next() returns it at
+  // once), or with the error that would have cut the body short, e.g.
+  // Unavailable when no peer or origin delivered within `within`.
+  // REQUIRES: called at most once, before the first Next().
+  void Prime(std::chrono::milliseconds within, std::function<void(Status)> done);
+
   void Next(Ready ready) override;
 
  private:
-  void Send(Ready ready, int attempt);
+  void Send(Ready ready, int attempt, std::chrono::milliseconds give_up);
 
   ReadFetcher& fetcher_;
   ChunkStore& store_;
@@ -38,6 +48,7 @@ class RangeSource final : public HttpBodySource, public std::enable_shared_from_
   const ByteRange range_;
   const std::function<void(uint64_t)> on_piece_;
   uint64_t pos_;  // next byte to send
+  std::optional<HttpBodyPiece> primed_;  // the first piece, once Prime got it
 };
 
 }  // namespace shoal

@@ -6,6 +6,7 @@ int HttpStatusOf(ReadFailure f, bool s3) {
   switch (f) {
     case ReadFailure::kBadRequest:
     case ReadFailure::kBadAuthorization:
+    case ReadFailure::kBadPresignedQuery:
       return 400;
     case ReadFailure::kNoCredentials:
     case ReadFailure::kBadToken:
@@ -18,6 +19,7 @@ int HttpStatusOf(ReadFailure f, bool s3) {
     case ReadFailure::kNoSuchBucket:
       return 404;
     case ReadFailure::kInvalidRange:
+    case ReadFailure::kInvalidPartNumber:
       return 416;
     case ReadFailure::kNotImplemented:
       return 501;
@@ -35,6 +37,8 @@ const char* S3CodeOf(ReadFailure f) {
       return "InvalidArgument";
     case ReadFailure::kBadAuthorization:
       return "AuthorizationHeaderMalformed";
+    case ReadFailure::kBadPresignedQuery:
+      return "AuthorizationQueryParametersError";
     case ReadFailure::kNoCredentials:
     case ReadFailure::kAccessDenied:
       return "AccessDenied";
@@ -50,6 +54,8 @@ const char* S3CodeOf(ReadFailure f) {
       return "NoSuchBucket";
     case ReadFailure::kInvalidRange:
       return "InvalidRange";
+    case ReadFailure::kInvalidPartNumber:
+      return "InvalidPartNumber";
     case ReadFailure::kNotImplemented:
       return "NotImplemented";
     case ReadFailure::kUnavailable:

@@ -14,6 +14,7 @@ namespace shoal {
 enum class ReadFailure {
   kBadRequest,         // 400 InvalidArgument: a bad path, key, parameter or '..'
   kBadAuthorization,   // 400 AuthorizationHeaderMalformed
+  kBadPresignedQuery,  // 400 AuthorizationQueryParametersError: a presigned URL's X-Amz-* query
   kNoCredentials,      // 401 / S3: 403 AccessDenied: no token at all
   kBadToken,           // 401 / S3: 403 InvalidAccessKeyId: the tracker refused the token
   kSignatureMismatch,  // 403 SignatureDoesNotMatch
@@ -23,6 +24,7 @@ enum class ReadFailure {
   kNoSuchBucket,       // 404 NoSuchBucket
   kNotImplemented,     // 501 NotImplemented: an S3 operation this endpoint lacks
   kInvalidRange,       // 416 InvalidRange
+  kInvalidPartNumber,  // 416 InvalidPartNumber: objects here have one part
   kUnavailable,        // 503 ServiceUnavailable: tracker, peers or origin unreachable
   kInternal,           // 500 InternalError
 };

@@ -1,6 +1,7 @@
 #include "read/read_fetcher.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 
 #include "daemon/origin_fetch.h"
@@ -56,7 +57,7 @@ void ReadFetcher::Stop() {
 }
 
 void ReadFetcher::Await(std::shared_ptr<const ReadFile> file, uint64_t piece, uint64_t last_piece,
-                        std::function<void(Status)> ready) {
+                        std::function<void(Status)> ready, std::chrono::milliseconds give_up) {
   if (store_.Contains(file->chunks[piece])) return ready(Status::OK());
   {
     std::unique_lock<std::mutex> l(mu_);
@@ -66,7 +67,10 @@ void ReadFetcher::Await(std::shared_ptr<const ReadFile> file, uint64_t piece, ui
     }
     uint64_t last =
         std::min<uint64_t>(last_piece, piece + uint64_t(std::max(0, options_.read_ahead_pieces)));
-    waiters_.push_back(Waiter{std::move(file), piece, last, std::move(ready), Clock::now()});
+    if (give_up <= std::chrono::milliseconds::zero())
+      give_up = std::chrono::milliseconds(options_.give_up_ms);
+    waiters_.push_back(
+        Waiter{std::move(file), piece, last, std::move(ready), Clock::now(), give_up});
   }
   cv_.notify_all();
 }
@@ -112,11 +116,12 @@ ReadFetcher::Sweep() {
         finished.emplace_back(std::move(w), Status::OK());
       } else if (failed != failures.end()) {
         finished.emplace_back(std::move(w), failed->second);
-      } else if (now - w.since > std::chrono::milliseconds(options_.give_up_ms)) {
-        finished.emplace_back(
-            std::move(w),
-            Status::Unavailable("no peer or origin delivered chunk " + chunk.ShortHex() + " in " +
-                                std::to_string(options_.give_up_ms / 1000) + " s"));
+      } else if (now - w.since > w.give_up) {
+        char waited[32];
+        std::snprintf(waited, sizeof(waited), "%.1f s", double(w.give_up.count()) / 1000);
+        finished.emplace_back(std::move(w),
+                              Status::Unavailable("no peer or origin delivered chunk " +
+                                                  chunk.ShortHex() + " in " + waited));
       } else {
         auto& want = wanted[TorrentKey(*w.file)];
         want.first = w.file;

@@ -94,11 +94,13 @@ class ReadFetcher {
   void set_request_origin(OriginRequest hook) { request_origin_ = std::move(hook); }
 
   // Calls `ready` with OK once piece `piece` of `file` is in the store, or
-  // with an error (the origin failed, give_up_ms passed, or Stop). Pieces
+  // with an error (the origin failed, `give_up` passed, or Stop). Pieces
   // up to `last_piece` (within the read-ahead) are fetched meanwhile.
+  // `give_up` of zero means options.give_up_ms.
   // REQUIRES: piece <= last_piece < file->chunks.size().
   void Await(std::shared_ptr<const ReadFile> file, uint64_t piece, uint64_t last_piece,
-             std::function<void(Status)> ready);
+             std::function<void(Status)> ready,
+             std::chrono::milliseconds give_up = std::chrono::milliseconds::zero());
 
   // Fails every waiter with Unavailable, waits for fetches in flight, and
   // joins the threads. Idempotent; later Awaits fail at once.
@@ -113,6 +115,7 @@ class ReadFetcher {
     uint64_t piece, last_wanted;
     std::function<void(Status)> ready;
     Clock::time_point since;
+    std::chrono::milliseconds give_up;
   };
   // A file's torrent, as the loop sees it. Loop thread only.
   struct Torrent {

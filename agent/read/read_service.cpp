@@ -194,14 +194,36 @@ void ReadService::AnswerFile(std::shared_ptr<ReadCall> call,
   Histogram* ttfb = call->ttfb;
   Counter* served = bytes_[static_cast<int>(call->api)];
   Clock::time_point start = call->start;
-  r.source = std::make_shared<RangeSource>(
+  auto source = std::make_shared<RangeSource>(
       fetcher_, store_, read, bytes, [first, ttfb, served, start](uint64_t n) {
         if (!first->seen.exchange(true))
           ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
         served->Increment(n);
       });
+  r.source = source;
   r.stream_length = static_cast<int64_t>(bytes.length());
-  call->Finish(std::move(r));
+  if (call->method == "HEAD") return call->Finish(std::move(r));
+  // The header promises stream_length bytes: send it only with the first
+  // of them in hand, or fail before it.
+  auto response = std::make_shared<HttpResponse>(std::move(r));
+  const std::string path = file.path;
+  const int64_t within_ms = options_.first_byte_timeout_ms;
+  source->Prime(
+      std::chrono::milliseconds(within_ms), [this, call, response, path, within_ms](Status s) {
+        if (s.ok()) return call->Finish(std::move(*response));
+        const int64_t retry_s = std::max<int64_t>(1, std::min<int64_t>(within_ms / 1000, 30));
+        ReadError e{s.code() == Status::Code::kCorruption ? ReadFailure::kInternal
+                                                          : ReadFailure::kUnavailable,
+                    "the first bytes of '" + path + "' could not be had: " + s.message() +
+                        "; retry later, or check that a peer or the origin holds the model"};
+        if (e.failure == ReadFailure::kUnavailable)
+          e.headers.emplace_back("Retry-After", std::to_string(retry_s));
+        metrics_
+            .counter("shoal_agent_read_first_byte_failures_total",
+                     "Reads refused before their header because their first chunk could not be had")
+            .Increment();
+        Fail(call, std::move(e));
+      });
 }
 
 }  // namespace shoal

@@ -16,6 +16,10 @@
 //
 // Bytes are sent as their chunks arrive (RangeSource over ReadFetcher), so a
 // cold range read starts once the chunks under it are here, not the file.
+// The status line and Content-Length go out only once the range's first
+// chunk is here: if it cannot be had within first_byte_timeout_ms the read
+// fails cleanly (503 with Retry-After) instead of promising a body it
+// cannot start.
 //
 // Thread-safety: handlers run on the HTTP server's threads; blocking work
 // runs on the service's own workers.
@@ -50,6 +54,7 @@ struct ReadServiceOptions {
   bool anonymous_loopback = false;  // allow credential-less reads from 127.0.0.0/8 and ::1
   int64_t cache_ms = 10000;         // how long a (token, model) resolution is reused
   int workers = 8;                  // tracker lookups in flight
+  int64_t first_byte_timeout_ms = 45000;  // a body's first chunk is awaited this long before 503
   ReadFetcherOptions fetch;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "read/decimal_param.h"
 #include "read/read_service.h"
 #include "read/s3_xml.h"
 #include "read/sigv4_verifier.h"
@@ -48,6 +49,8 @@ void ReadService::ServeS3(const HttpRequest& request, HttpResponder respond) {
       break;
     case SigV4Check::Outcome::kMalformed:
       return Fail(call, {ReadFailure::kBadAuthorization, auth.message});
+    case SigV4Check::Outcome::kBadQuery:
+      return Fail(call, {ReadFailure::kBadPresignedQuery, auth.message});
     case SigV4Check::Outcome::kMismatch:
       return Fail(call, {ReadFailure::kSignatureMismatch, auth.message});
     case SigV4Check::Outcome::kExpired:
@@ -78,6 +81,15 @@ void ReadService::ServeS3Object(std::shared_ptr<ReadCall> call, const std::strin
     ReadFailure f =
         address.status().IsNotFound() ? ReadFailure::kNoSuchKey : ReadFailure::kBadRequest;
     return Fail(call, {f, address.status().message()});
+  }
+  // GetObject's partNumber: every object here is one part, part 1.
+  if (const std::string* part = QueryValue(call->query, "partNumber")) {
+    Result<uint64_t> n = ParseDecimalParam("partNumber", *part, 1, 10000);
+    if (!n.ok()) return Fail(call, {ReadFailure::kBadRequest, n.status().message()});
+    if (*n != 1) {
+      return Fail(call, {ReadFailure::kInvalidPartNumber,
+                         "part " + std::to_string(*n) + " does not exist: objects have one part"});
+    }
   }
   ObjectAddress a = std::move(address).value();
   WithModel(call, a, [this, call, a, key](const Resolution& r) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "read/decimal_param.h"
 #include "shoal/s3_signer.h"
 #include "shoal/sha256.h"
 #include "shoal/uri_encode.h"
@@ -98,13 +99,16 @@ std::time_t ParseAmzDate(const std::string& text) {
   for (size_t i = 0; i < 15; ++i) {
     if (i != 8 && (text[i] < '0' || text[i] > '9')) return -1;
   }
+  auto field = [&text](size_t at, size_t n) {  // digits, checked above
+    return static_cast<int>(*ParseDecimal(std::string_view(text).substr(at, n)));
+  };
   std::tm tm{};
-  tm.tm_year = std::stoi(text.substr(0, 4)) - 1900;
-  tm.tm_mon = std::stoi(text.substr(4, 2)) - 1;
-  tm.tm_mday = std::stoi(text.substr(6, 2));
-  tm.tm_hour = std::stoi(text.substr(9, 2));
-  tm.tm_min = std::stoi(text.substr(11, 2));
-  tm.tm_sec = std::stoi(text.substr(13, 2));
+  tm.tm_year = field(0, 4) - 1900;
+  tm.tm_mon = field(4, 2) - 1;
+  tm.tm_mday = field(6, 2);
+  tm.tm_hour = field(9, 2);
+  tm.tm_min = field(11, 2);
+  tm.tm_sec = field(13, 2);
   if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
       tm.tm_sec > 60) {
     return -1;
@@ -154,20 +158,25 @@ SigV4Check VerifySigV4(const HttpRequest& request,
     c.date = Find(*query, "X-Amz-Date").value_or("");
     c.signed_headers = Find(*query, "X-Amz-SignedHeaders").value_or("");
     c.signature = *presigned;
-    std::string expires = Find(*query, "X-Amz-Expires").value_or("");
+    std::optional<std::string> expires = Find(*query, "X-Amz-Expires");
     if (!ParseCredential(Find(*query, "X-Amz-Credential").value_or(""), &c) ||
-        c.signed_headers.empty() || expires.empty() || expires.size() > 6 ||
-        expires.find_first_not_of("0123456789") != std::string::npos) {
-      return Fail(Outcome::kMalformed,
+        c.signed_headers.empty() || !expires) {
+      return Fail(Outcome::kBadQuery,
                   "the presigned URL needs X-Amz-Credential, X-Amz-Date, "
                   "X-Amz-Expires and X-Amz-SignedHeaders");
     }
-    expires_at = ParseAmzDate(c.date) + std::stol(expires);
+    Result<uint64_t> seconds =
+        ParseDecimalParam("X-Amz-Expires", *expires, 1, kMaxPresignedSeconds);
+    if (!seconds.ok()) {
+      return Fail(Outcome::kBadQuery,
+                  seconds.status().message() + " seconds: a presigned URL lives at most 7 days");
+    }
+    expires_at = ParseAmzDate(c.date) + static_cast<std::time_t>(*seconds);
     payload_hash = kUnsignedPayload;
   }
   c.time = ParseAmzDate(c.date);
   if (c.time < 0)
-    return Fail(Outcome::kMalformed,
+    return Fail(auth ? Outcome::kMalformed : Outcome::kBadQuery,
                 "x-amz-date '" + c.date.substr(0, 40) + "' is not YYYYMMDDTHHMMSSZ");
   if (expires_at >= 0) {
     if (now > expires_at)

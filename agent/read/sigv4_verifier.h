@@ -21,7 +21,8 @@ struct SigV4Check {
   enum class Outcome {
     kAnonymous,  // the request carries no signature at all
     kValid,      // signed by access_key with its secret
-    kMalformed,  // an Authorization header or query that cannot be read
+    kMalformed,  // an Authorization header that cannot be read
+    kBadQuery,   // a presigned URL's X-Amz-* parameters cannot be read or ask too much
     kMismatch,   // well formed, but the signature is wrong
     kExpired,    // the date is more than 15 minutes off, or a presigned URL expired
   };
@@ -32,6 +33,8 @@ struct SigV4Check {
 
 // Requests may be dated at most this far from `now`, either way.
 constexpr int kMaxClockSkewSeconds = 15 * 60;
+// A presigned URL may live at most this long (X-Amz-Expires), as on S3.
+constexpr int kMaxPresignedSeconds = 7 * 24 * 3600;
 
 SigV4Check VerifySigV4(const HttpRequest& request,
                        const std::function<std::string(const std::string& access_key)>& secret_for,

@@ -93,6 +93,12 @@ TEST_CASE("max-keys parses, caps at 1000 and refuses junk", "[read][list]") {
   CHECK(*ParseMaxKeys(&big) == 1000);
   CHECK(!ParseMaxKeys(&neg).ok());
   CHECK(!ParseMaxKeys(&junk).ok());
+  for (std::string bad : {" 5", "+5", "5x", "0x10", "99999999999999999999999"}) {
+    INFO(bad);
+    Result<int> r = ParseMaxKeys(&bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("max-keys") == 0);
+  }
   ObjectListRequest r;
   r.max_keys = 0;
   auto p = ListObjects(kModel, r);

@@ -100,6 +100,54 @@ TEST_CASE("presigned URLs verify until they expire", "[read][sigv4]") {
   CHECK(VerifySigV4(tampered, Same, kNow + 10).outcome == Outcome::kMismatch);
 }
 
+TEST_CASE("a presigned URL may live at most 7 days, as on S3", "[read][sigv4]") {
+  SigV4Signer signer({"tok", "tok", ""}, "us-east-1");
+  SignableRequest s;
+  s.method = "GET";
+  s.path = "/b/m/t/f.bin";
+  s.headers = {{"host", "127.0.0.1:7402"}};
+  auto presigned = [&](uint32_t expires) {
+    HttpRequest r;
+    r.method = "GET";
+    r.path = s.path;
+    r.target = r.path + "?" + signer.PresignQuery(s, kNow, expires);
+    r.headers.Add("Host", "127.0.0.1:7402");
+    return r;
+  };
+  CHECK(VerifySigV4(presigned(604800), Same, kNow + 10).outcome == Outcome::kValid);
+  for (uint32_t too_long : {604801u, 999999u}) {
+    SigV4Check c = VerifySigV4(presigned(too_long), Same, kNow + 10);
+    CHECK(c.outcome == Outcome::kBadQuery);
+    CHECK(c.message.find("X-Amz-Expires '" + std::to_string(too_long) + "'") != std::string::npos);
+    CHECK(c.message.find("7 days") != std::string::npos);
+  }
+}
+
+TEST_CASE("a presigned URL's X-Amz-Expires must be plain digits", "[read][sigv4]") {
+  SigV4Signer signer({"tok", "tok", ""}, "us-east-1");
+  SignableRequest s;
+  s.method = "GET";
+  s.path = "/b/m/t/f.bin";
+  s.headers = {{"host", "127.0.0.1:7402"}};
+  const std::string good = signer.PresignQuery(s, kNow, 300);
+  // The signature no longer matters: the number is refused before it is checked.
+  for (const char* bad : {"%2B300", "%20300", "-1", "0", "300abc", "0x12c", "3e2", ""}) {
+    INFO(bad);
+    std::string query = good;
+    size_t at = query.find("X-Amz-Expires=300");
+    REQUIRE(at != std::string::npos);
+    query.replace(at, 17, std::string("X-Amz-Expires=") + bad);
+    HttpRequest r;
+    r.method = "GET";
+    r.path = s.path;
+    r.target = r.path + "?" + query;
+    r.headers.Add("Host", "127.0.0.1:7402");
+    SigV4Check c = VerifySigV4(r, Same, kNow + 10);
+    CHECK(c.outcome == Outcome::kBadQuery);
+    CHECK(c.message.find("X-Amz-Expires") != std::string::npos);
+  }
+}
+
 TEST_CASE("AWS's published GET example verifies", "[read][sigv4]") {
   // docs.aws.amazon.com, "Signature Calculations for the Authorization
   // Header", example GET Object with a range.

@@ -26,6 +26,7 @@ class AgentProcess {
   const std::string& cache_dir() const { return cache_dir_; }
   int http_port() const { return http_port_; }
   pid_t pid() const { return pid_; }
+  int peer_port() const { return peer_port_; }  // its BitTorrent listen port
   // A counter or gauge from /metrics (0 if absent).
   double Metric(const std::string& sample) const;
   std::string log() const;
