@@ -5,6 +5,8 @@
 #include <cstring>
 #include <map>
 
+#include "announce_numbers.h"
+
 namespace shoal::tracker {
 namespace {
 
@@ -25,6 +27,8 @@ std::string HostOf(const std::string& remote) {
   if (!remote.empty() && remote[0] == '[') return remote.substr(1, remote.find(']') - 1);
   return remote.substr(0, remote.rfind(':'));
 }
+
+constexpr uint32_t kMaxNumwant = 200;
 
 }  // namespace
 
@@ -53,19 +57,17 @@ HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRe
   std::memcpy(a.info_hash.data(), info_hash.data(), 20);
   a.peer_id = get("peer_id");
   if (a.peer_id.size() != 20) return Bencoded(BencodeFailure("peer_id must be 20 bytes"));
-  unsigned long port = std::strtoul(get("port").c_str(), nullptr, 10);
-  if (port == 0 || port > 65535) return Bencoded(BencodeFailure("port must be 1 to 65535"));
+  Result<AnnounceNumbers> numbers = ParseAnnounceNumbers(q);
+  if (!numbers.ok()) return Bencoded(BencodeFailure(numbers.status().message()));
   a.self.ip = HostOf(req.remote_address);
-  a.self.port = static_cast<uint16_t>(port);
-  a.self.seed = get("left") == "0";
+  a.self.port = numbers->port;
+  a.self.seed = numbers->left == 0;
   a.self.zone = get("zone").substr(0, 64);
   std::string event = get("event");
   if (event == "started") a.event = AnnounceRequest::Event::kStarted;
   if (event == "completed") a.event = AnnounceRequest::Event::kCompleted;
   if (event == "stopped") a.event = AnnounceRequest::Event::kStopped;
-  if (!get("numwant").empty()) {
-    a.numwant = static_cast<uint32_t>(std::min<unsigned long>(200, std::strtoul(get("numwant").c_str(), nullptr, 10)));
-  }
+  a.numwant = std::min<uint32_t>(kMaxNumwant, numbers->numwant);
 
   AnnounceReply reply = swarm.Announce(a, NowMs());
   std::string peers4, peers6;

@@ -5,6 +5,7 @@
 
 #include "announce_handler.h"
 #include "record_fill.h"
+#include "shoal/decimal.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/service/standard_routes.h"
@@ -166,7 +167,12 @@ HttpResponse Audit(TrackerContext& ctx, const HttpRequest& req) {
   Status s = Authorize(ctx, req, "*", Role::kAdmin);
   if (!s.ok()) return HttpResponse::FromStatus(s);
   auto it = req.query.find("after");
-  uint64_t after = it == req.query.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+  uint64_t after = 0;
+  if (it != req.query.end()) {
+    Result<uint64_t> parsed = ParseDecimal(it->second);
+    if (!parsed.ok()) return HttpResponse::FromStatus(parsed.status().WithContext("after"));
+    after = *parsed;
+  }
   std::string out = "[";
   for (const AuditEntry& a : ctx.store.AuditLog(after, 1000)) {
     capnp::MallocMessageBuilder b;
