@@ -241,6 +241,17 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddGauge("shoal_tracker_ring_members", "Agents on the ring of chunk owners", static_cast<double>(m.ring_members));
     w.AddGauge("shoal_tracker_agents", "Live registered agents", static_cast<double>(ctx.agents.Members(NowMs()).size()));
     w.AddGauge("shoal_tracker_ring_epoch", "Membership epoch", static_cast<double>(ctx.agents.epoch()));
+    const char* kRefused = "RPC connections the tracker closed, by reason";
+    w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_too_large,
+                 {{"reason", "message_too_large"}});
+    w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_message_timeout,
+                 {{"reason", "message_timeout"}});
+    w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_auth_timeout,
+                 {{"reason", "auth_timeout"}});
+    w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_unauthenticated,
+                 {{"reason", "too_many_unauthenticated"}});
+    w.AddGauge("shoal_tracker_rpc_unauthenticated_connections", "RPC connections that have not authenticated yet",
+               static_cast<double>(m.rpc_unauthenticated));
     SwarmStats ss = ctx.swarm.Stats();
     w.AddGauge("shoal_tracker_swarms", "Torrents with at least one live peer", static_cast<double>(ss.swarms));
     w.AddGauge("shoal_tracker_swarm_peers", "Live peers summed over swarms", static_cast<double>(ss.peers));

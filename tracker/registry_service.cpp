@@ -493,8 +493,8 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
 
 class GatewayImpl final : public proto::Gateway::Server {
  public:
-  GatewayImpl(TrackerContext& ctx, std::string peer_address)
-      : ctx_(ctx), peer_address_(std::move(peer_address)) {}
+  GatewayImpl(TrackerContext& ctx, std::string peer_address, kj::Function<void()> on_authenticated)
+      : ctx_(ctx), peer_address_(std::move(peer_address)), on_authenticated_(kj::mv(on_authenticated)) {}
 
  protected:
   kj::Promise<void> authenticate(AuthenticateContext c) override {
@@ -509,6 +509,7 @@ class GatewayImpl final : public proto::Gateway::Server {
       ThrowIfError(claims.status());
     }
     ctx_.metrics.auth_ok++;
+    on_authenticated_();
     FillIdentity(*claims, c.getResults().initIdentity());
     c.getResults().setRegistry(kj::heap<RegistryImpl>(ctx_, std::move(claims).value()));
     return kj::READY_NOW;
@@ -522,6 +523,7 @@ class GatewayImpl final : public proto::Gateway::Server {
       ctx_.metrics.auth_denied++;
       ThrowIfError(s.WithContext("agent registration needs a token for every namespace (--ns '*')"));
     }
+    on_authenticated_();
     auto info = p.getInfo();
     AgentRecord r;
     r.name = Text(info.getName()).substr(0, 128);
@@ -558,6 +560,7 @@ class GatewayImpl final : public proto::Gateway::Server {
  private:
   TrackerContext& ctx_;
   const std::string peer_address_;  // the connection's remote IP
+  kj::Function<void()> on_authenticated_;
 };
 
 }  // namespace
@@ -581,8 +584,9 @@ Status ValidateTag(const std::string& tag) {
   return Status::OK();
 }
 
-kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx, const std::string& peer_address) {
-  return kj::heap<GatewayImpl>(ctx, peer_address);
+kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx, const std::string& peer_address,
+                                           kj::Function<void()> on_authenticated) {
+  return kj::heap<GatewayImpl>(ctx, peer_address, kj::mv(on_authenticated));
 }
 
 }  // namespace shoal::tracker
