@@ -208,6 +208,15 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddCounter("shoal_tracker_gc_swept_chunks_total", "Chunks deleted by GC", m.gc_swept_chunks);
     w.AddCounter("shoal_tracker_gc_swept_bytes_total", "Bytes deleted by GC", m.gc_swept_bytes);
     w.AddCounter("shoal_tracker_announces_total", "Announce requests", m.announces);
+    const char* kAnnounceRefused = "Announces answered with a failure, by reason";
+    w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_token,
+                 {{"reason", "token"}});
+    w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_malformed,
+                 {{"reason", "malformed"}});
+    w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_torrent,
+                 {{"reason", "torrent"}});
+    w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_full,
+                 {{"reason", "full"}});
     w.AddCounter("shoal_tracker_fetch_orders_total", "Fetch orders sent to chunk owners", m.fetch_orders);
     w.AddCounter("shoal_tracker_fetch_order_chunks_total", "Chunks in fetch orders", m.fetch_order_chunks);
     w.AddCounter("shoal_tracker_fetch_order_failures_total", "Fetch orders that failed", m.fetch_order_failures);
@@ -252,9 +261,11 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
                  {{"reason", "too_many_unauthenticated"}});
     w.AddGauge("shoal_tracker_rpc_unauthenticated_connections", "RPC connections that have not authenticated yet",
                static_cast<double>(m.rpc_unauthenticated));
-    SwarmStats ss = ctx.swarm.Stats();
+    SwarmStats ss = ctx.swarm.Stats(NowMs());
     w.AddGauge("shoal_tracker_swarms", "Torrents with at least one live peer", static_cast<double>(ss.swarms));
     w.AddGauge("shoal_tracker_swarm_peers", "Live peers summed over swarms", static_cast<double>(ss.peers));
+    w.AddGauge("shoal_tracker_torrents", "Distinct file torrents of published versions, which may be announced",
+               static_cast<double>(ctx.torrents.size()));
     w.AddGauge("shoal_tracker_upload_leases", "Chunk uploads in progress", static_cast<double>(ctx.leases.size()));
     OriginCounters oc = ctx.origin.counters();
     const std::pair<const char*, const OpCounters*> ops[] = {

@@ -224,7 +224,10 @@ class RegistryImpl final : public proto::Registry::Server {
               *m, v, *tags,
               MakeAudit("publish", m->ns + "/" + m->name + ":" + v.id.ToHex(), "tags=" + tag_list));
           ThrowIfError(created.status());
-          if (*created) ctx_.metrics.publishes++;
+          if (*created) {
+            ctx_.metrics.publishes++;
+            ctx_.torrents.Add(*m);
+          }
           ApplyRetention(m->ns, m->name);
           FillSigned(v, c.getResults().initSigned());
           c.getResults().setCreated(*created);
@@ -318,7 +321,8 @@ class RegistryImpl final : public proto::Registry::Server {
     Require(ns, Role::kAdmin);
     ThrowIfError(ValidateName("model name", name));
     VersionId id = ParseVersionId(p.getVersionId());
-    ThrowIfError(ctx_.store.GetVersion(ns, name, id).status());
+    Result<StoredVersion> doomed = ctx_.store.GetVersion(ns, name, id);
+    ThrowIfError(doomed.status());
     std::string tagged;
     for (const auto& [tag, target] : ctx_.store.TagsOf(ns, name)) {
       if (target == id) tagged += (tagged.empty() ? "'" : ", '") + tag + "'";
@@ -332,6 +336,7 @@ class RegistryImpl final : public proto::Registry::Server {
         ns, name, id, MakeAudit("delete", ns + "/" + name + ":" + id.ToHex(),
                                 p.getForce() ? "forced" : "")));
     ctx_.metrics.deletes++;
+    Unindex(*doomed);
     return kj::READY_NOW;
   }
 
@@ -432,8 +437,18 @@ class RegistryImpl final : public proto::Registry::Server {
       if (tagged) continue;
       AuditEntry a = MakeAudit("retention", ns + "/" + name + ":" + id.ToHex(),
                                "keep_versions=" + std::to_string(keep));
-      if (ctx_.store.DeleteVersion(ns, name, id, a).ok()) ctx_.metrics.deletes++;
+      Result<StoredVersion> doomed = ctx_.store.GetVersion(ns, name, id);
+      if (doomed.ok() && ctx_.store.DeleteVersion(ns, name, id, a).ok()) {
+        ctx_.metrics.deletes++;
+        Unindex(*doomed);
+      }
     }
+  }
+
+  // A deleted version's files may no longer be announced on its account.
+  void Unindex(const StoredVersion& v) {
+    Result<Manifest> m = DecodeManifest(v.manifest_bytes);
+    if (m.ok()) ctx_.torrents.Remove(*m);
   }
 
   TrackerContext& ctx_;

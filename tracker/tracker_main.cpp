@@ -76,10 +76,24 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--rpc-max-unauthenticated", o.rpc_max_unauthenticated,
                   "RPC connections allowed at once before they authenticate; more are closed")
       ->capture_default_str();
+  cmd->add_option("--max-swarms", o.max_swarms, "torrents with live peers at once; announces starting more are refused")
+      ->capture_default_str();
+  cmd->add_option("--max-swarm-peers", o.max_swarm_peers,
+                  "live peers over all swarms; announces from new peers beyond it are refused")
+      ->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
   cmd->add_flag("--print-config", f->print_config,
                 "print the effective configuration as a config file and exit")
       ->configurable(false);
+}
+
+// Drops expired peers and empty swarms every announce interval, so a
+// torrent announced once does not stay in memory.
+kj::Promise<void> SweepSwarms(kj::Timer& timer, TrackerContext& ctx) {
+  return timer.afterDelay(ctx.options.announce_interval_ms * kj::MILLISECONDS).then([&timer, &ctx] {
+    ctx.swarm.Sweep(NowMs());
+    return SweepSwarms(timer, ctx);
+  });
 }
 
 Status Serve(ServeFlags& f) {
@@ -126,6 +140,8 @@ Status Serve(ServeFlags& f) {
 
   auto io = kj::setupAsyncIo();
   TrackerContext ctx(o, **store, *tokens, **signer, **origin);
+  SHOAL_RETURN_IF_ERROR((*store)->ForEachManifest([&ctx](const Manifest& m) { ctx.torrents.Add(m); })
+                            .WithContext("indexing published torrents"));
 
   uint16_t rpc_port = 0;
   kj::Promise<void> rpc = nullptr;
@@ -149,8 +165,12 @@ Status Serve(ServeFlags& f) {
       {{"rpc_port", static_cast<int64_t>(rpc_port)}, {"http_port", static_cast<int64_t>(http_port)},
        {"data_dir", o.data_dir},
        {"origin", (*origin)->Describe()}, {"signing_key", (*signer)->key_id()},
-       {"versions", static_cast<int64_t>((*store)->version_count())}});
+       {"versions", static_cast<int64_t>((*store)->version_count())},
+       {"torrents", static_cast<int64_t>(ctx.torrents.size())}});
 
+  auto swarm_sweeps = SweepSwarms(io.provider->getTimer(), ctx).eagerlyEvaluate([](kj::Exception&& e) {
+    Log(LogLevel::kError, "swarm.sweep_failed", {{"error", std::string(e.getDescription().cStr())}});
+  });
   auto fetch_ticks = ctx.fetches.Run(io.provider->getTimer(), 250 * kj::MILLISECONDS)
                          .eagerlyEvaluate([](kj::Exception&& e) {
                            Log(LogLevel::kError, "fetch.scheduler_failed", {{"error", std::string(e.getDescription().cStr())}});

@@ -24,6 +24,8 @@ Status TrackerOptions::Validate() const {
   if (rpc_max_unauthenticated < 1 || rpc_max_unauthenticated > 65536) {
     return Status::InvalidArgument("--rpc-max-unauthenticated must be 1 to 65536");
   }
+  if (max_swarms < 1) return Status::InvalidArgument("--max-swarms must be at least 1");
+  if (max_swarm_peers < 1) return Status::InvalidArgument("--max-swarm-peers must be at least 1");
   return origin.Validate().WithContext("origin");
 }
 

@@ -31,6 +31,8 @@ struct TrackerOptions {
   int64_t rpc_auth_timeout_ms = 10000;              // an RPC connection must authenticate within this
   int64_t rpc_message_timeout_ms = 30000;           // an RPC message must arrive whole within this of its first byte
   uint32_t rpc_max_unauthenticated = 256;           // RPC connections not yet authenticated; more are closed
+  uint64_t max_swarms = 200000;                     // torrents with live peers; announces starting more are refused
+  uint64_t max_swarm_peers = 1000000;               // live peers over all swarms; new ones beyond are refused
 
   Status Validate() const;
 };

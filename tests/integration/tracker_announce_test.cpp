@@ -1,9 +1,16 @@
 // The tracker's /announce endpoint probed the way a hostile or careless
-// client would, with curl against a real shoal-tracker.
+// client would, with curl against a real shoal-tracker: strict numbers,
+// torrents the token may read, expiry and the swarm limits.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <thread>
+
+#include "shoal/file_torrent_info.h"
+#include "shoal/piece_hasher.h"
 
 #include "support/subprocess.h"
 #include "support/tracker_process.h"
@@ -34,10 +41,15 @@ std::string Announce(const TrackerProcess& tracker, const std::map<std::string, 
 
 struct AnnounceCluster {
   TempDir tmp;
-  TrackerProcess tracker{tmp / "tracker", {"--origin", "file://" + (tmp / "origin")}};
-  AnnounceCluster() {
+  TrackerProcess tracker;
+  explicit AnnounceCluster(std::vector<std::string> flags = {})
+      : tracker(tmp / "tracker", WithOrigin(tmp / "origin", std::move(flags))) {
     fs::create_directories(tmp / "origin");
     tracker.Start();
+  }
+  static std::vector<std::string> WithOrigin(const std::string& origin, std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"--origin", "file://" + origin});
+    return flags;
   }
 };
 
@@ -78,4 +90,114 @@ TEST_CASE("the audit log refuses an 'after' that is not a plain number", "[track
   CHECK(get("0") == "200");
   CHECK(get("-1") == "400");
   CHECK(get("5x") == "400");
+}
+
+namespace {
+
+// A published one-file model: the 20-byte info-hash
+// its torrent is announced under (the first 20 bytes of its v2 info-hash).
+struct PublishedFile {
+  std::string info_hash;
+};
+
+PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed) {
+  std::string dir = c.tmp / ("ckpt-" + std::to_string(seed));
+  WriteRandomFile(dir + "/w.bin", 50000, seed);
+  std::ifstream in(dir + "/w.bin", std::ios::binary);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto pub = RunProcess({CliBinary(), "publish", dir, "--name", ns + "/m", "--piece-size", "16384", "--no-seed"},
+                        {"SHOAL_TRACKER=" + c.tracker.rpc_address(),
+                         "SHOAL_TOKEN=" + c.tracker.MintToken(ns, "write", "trainer"),
+                         "SHOAL_ORIGIN=file://" + (c.tmp / "origin")});
+  INFO(pub.out << pub.err);
+  REQUIRE(pub.exit_code == 0);
+  shoal::FileHashes h = shoal::HashBuffer(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 16384);
+  shoal::FileEntry f;
+  f.path = "w.bin";
+  f.size = data.size();
+  f.pieces_root = h.pieces_root;
+  f.piece_layer = h.piece_layer;
+  shoal::Digest full = shoal::FileTorrentInfoHash(f, 16384);
+  return PublishedFile{std::string(reinterpret_cast<const char*>(full.data()), 20)};
+}
+
+std::map<std::string, std::string> PeerAnnounce(const std::string& token, const std::string& info_hash,
+                                                const std::string& peer, int port) {
+  return {{"token", token},
+          {"info_hash", info_hash},
+          {"peer_id", peer + std::string(20 - peer.size(), '-')},
+          {"port", std::to_string(port)},
+          {"left", "0"}};
+}
+
+bool Accepted(const std::string& reply) {
+  return reply.find("failure reason") == std::string::npos && reply.find("8:intervali") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("announced peers expire, and the swarm metrics count only live ones", "[tracker][announce][swarm]") {
+  AnnounceCluster c({"--announce-interval", "1s"});  // peers expire after 3 s
+  PublishedFile f = Publish(c, "team-a", 1);
+  std::string token = c.tracker.MintToken("*", "read", "agent");
+  REQUIRE(Accepted(Announce(c.tracker, PeerAnnounce(token, f.info_hash, "seed-1", 7001))));
+  REQUIRE(Accepted(Announce(c.tracker, PeerAnnounce(token, f.info_hash, "seed-2", 7002))));
+  CHECK(c.tracker.Metric("shoal_tracker_swarms") == 1);
+  CHECK(c.tracker.Metric("shoal_tracker_swarm_peers") == 2);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+  CHECK(c.tracker.Metric("shoal_tracker_swarms") == 0);
+  CHECK(c.tracker.Metric("shoal_tracker_swarm_peers") == 0);
+  // A newcomer finds nobody: the silent peers are gone, not just hidden.
+  std::string reply = Announce(c.tracker, PeerAnnounce(token, f.info_hash, "late", 7003));
+  CHECK(Accepted(reply));
+  CHECK_THAT(reply, Catch::Contains("5:peers0:"));
+}
+
+TEST_CASE("an announce for a torrent no published version holds is refused", "[tracker][announce][swarm]") {
+  AnnounceCluster c;
+  Publish(c, "team-a", 2);
+  std::string token = c.tracker.MintToken("*", "read", "agent");
+  for (int i = 0; i < 20; ++i) {
+    std::string random_hash(20, static_cast<char>(i));
+    std::string reply = Announce(c.tracker, PeerAnnounce(token, random_hash, "peer", 7000 + i));
+    CHECK_THAT(reply, Catch::Contains("not a file of any published version"));
+  }
+  CHECK(c.tracker.Metric("shoal_tracker_swarms") == 0);
+  CHECK(c.tracker.Metric("shoal_tracker_announces_refused_total{reason=\"torrent\"}") == 20);
+}
+
+TEST_CASE("a token for one namespace cannot announce another namespace's file", "[tracker][announce][swarm]") {
+  AnnounceCluster c;
+  PublishedFile b_file = Publish(c, "team-b", 3);
+  std::string a_reader = c.tracker.MintToken("team-a", "read", "pod-a");
+  std::string a_writer = c.tracker.MintToken("team-a", "write", "trainer-a");
+  CHECK_THAT(Announce(c.tracker, PeerAnnounce(a_reader, b_file.info_hash, "pod-a", 7001)),
+             Catch::Contains("not a file of any published version"));
+  CHECK_THAT(Announce(c.tracker, PeerAnnounce(a_writer, b_file.info_hash, "trainer-a", 7002)),
+             Catch::Contains("not a file of any published version"));
+  CHECK(c.tracker.Metric("shoal_tracker_swarms") == 0);
+  CHECK(Accepted(Announce(c.tracker, PeerAnnounce(c.tracker.MintToken("team-b", "read", "pod-b"),
+                                                  b_file.info_hash, "pod-b", 7003))));
+  CHECK(Accepted(Announce(c.tracker, PeerAnnounce(c.tracker.MintToken("*", "read", "agent"),
+                                                  b_file.info_hash, "agent", 7004))));
+  CHECK(c.tracker.Metric("shoal_tracker_swarm_peers") == 2);
+}
+
+TEST_CASE("the swarm limits hold, with a reason, and known peers still re-announce", "[tracker][announce][swarm]") {
+  AnnounceCluster c({"--max-swarms", "1", "--max-swarm-peers", "3"});
+  PublishedFile one = Publish(c, "team-a", 4);
+  PublishedFile two = Publish(c, "team-a", 5);
+  std::string token = c.tracker.MintToken("*", "read", "agent");
+  auto join = [&](const PublishedFile& f, int i) {
+    return Announce(c.tracker, PeerAnnounce(token, f.info_hash, "peer-" + std::to_string(i), 7000 + i));
+  };
+  REQUIRE(Accepted(join(one, 0)));
+  REQUIRE(Accepted(join(one, 1)));
+  CHECK_THAT(join(two, 9), Catch::Contains("limit of 1 swarms"));
+  REQUIRE(Accepted(join(one, 2)));
+  CHECK_THAT(join(one, 3), Catch::Contains("limit of 3 peers"));
+  CHECK(Accepted(Announce(c.tracker, PeerAnnounce(token, one.info_hash, "peer-0", 7000))));
+  CHECK(c.tracker.Metric("shoal_tracker_swarm_peers") == 3);
+  CHECK(c.tracker.Metric("shoal_tracker_announces_refused_total{reason=\"full\"}") == 2);
 }
