@@ -94,18 +94,20 @@ TEST_CASE("the audit log refuses an 'after' that is not a plain number", "[track
 
 namespace {
 
-// A published one-file model: the 20-byte info-hash
-// its torrent is announced under (the first 20 bytes of its v2 info-hash).
+// A published one-file model: its version ("ns/model:hex") and the 20-byte
+// info-hash its torrent is announced under (the first 20 bytes of its v2
+// info-hash).
 struct PublishedFile {
+  std::string ref;
   std::string info_hash;
 };
 
-PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed) {
+PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed, const std::string& model = "m") {
   std::string dir = c.tmp / ("ckpt-" + std::to_string(seed));
   WriteRandomFile(dir + "/w.bin", 50000, seed);
   std::ifstream in(dir + "/w.bin", std::ios::binary);
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto pub = RunProcess({CliBinary(), "publish", dir, "--name", ns + "/m", "--piece-size", "16384", "--no-seed"},
+  auto pub = RunProcess({CliBinary(), "publish", dir, "--name", ns + "/" + model, "--piece-size", "16384", "--no-seed"},
                         {"SHOAL_TRACKER=" + c.tracker.rpc_address(),
                          "SHOAL_TOKEN=" + c.tracker.MintToken(ns, "write", "trainer"),
                          "SHOAL_ORIGIN=file://" + (c.tmp / "origin")});
@@ -118,7 +120,9 @@ PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed) 
   f.pieces_root = h.pieces_root;
   f.piece_layer = h.piece_layer;
   shoal::Digest full = shoal::FileTorrentInfoHash(f, 16384);
-  return PublishedFile{std::string(reinterpret_cast<const char*>(full.data()), 20)};
+  size_t colon = pub.out.find(':');  // "published ns/model:<64 hex>"
+  return PublishedFile{ns + "/" + model + pub.out.substr(colon, 65),
+                       std::string(reinterpret_cast<const char*>(full.data()), 20)};
 }
 
 std::map<std::string, std::string> PeerAnnounce(const std::string& token, const std::string& info_hash,
@@ -200,4 +204,28 @@ TEST_CASE("the swarm limits hold, with a reason, and known peers still re-announ
   CHECK(Accepted(Announce(c.tracker, PeerAnnounce(token, one.info_hash, "peer-0", 7000))));
   CHECK(c.tracker.Metric("shoal_tracker_swarm_peers") == 3);
   CHECK(c.tracker.Metric("shoal_tracker_announces_refused_total{reason=\"full\"}") == 2);
+}
+
+TEST_CASE("a torrent may be announced while a version holds its file, across restarts", "[tracker][announce][swarm]") {
+  AnnounceCluster c;
+  PublishedFile first = Publish(c, "team-a", 6, "m");
+  PublishedFile second = Publish(c, "team-a", 6, "copy");  // the same bytes in another model
+  REQUIRE(first.info_hash == second.info_hash);
+  std::string token = c.tracker.MintToken("*", "read", "agent");
+  std::string admin = c.tracker.MintToken("*", "admin", "ops");
+  auto rm = [&](const std::string& ref) {
+    return RunProcess({CliBinary(), "rm", ref},
+                      {"SHOAL_TRACKER=" + c.tracker.rpc_address(), "SHOAL_TOKEN=" + admin})
+        .exit_code;
+  };
+
+  c.tracker.Stop();
+  c.tracker.Start();  // the index is rebuilt from the registry
+  CHECK(Accepted(Announce(c.tracker, PeerAnnounce(token, first.info_hash, "agent", 7001))));
+  REQUIRE(rm(first.ref) == 0);
+  CHECK(Accepted(Announce(c.tracker, PeerAnnounce(token, first.info_hash, "agent", 7001))));  // "copy" holds it
+  REQUIRE(rm(second.ref) == 0);
+  CHECK_THAT(Announce(c.tracker, PeerAnnounce(token, first.info_hash, "agent", 7001)),
+             Catch::Contains("not a file of any published version"));
+  CHECK(c.tracker.Metric("shoal_tracker_torrents") == 0);
 }
