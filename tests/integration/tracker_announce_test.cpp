@@ -5,13 +5,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <thread>
 
-#include "shoal/file_torrent_info.h"
-#include "shoal/piece_hasher.h"
-
+#include "support/announced_hash.h"
 #include "support/subprocess.h"
 #include "support/tracker_process.h"
 
@@ -19,17 +16,6 @@ using namespace shoal::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string PercentEncode(const std::string& bytes) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char ch : bytes) {
-    out += '%';
-    out += kHex[ch >> 4];
-    out += kHex[ch & 15];
-  }
-  return out;
-}
 
 // GET /announce with these parameters (values sent percent-encoded);
 // returns the bencoded body.
@@ -105,24 +91,15 @@ struct PublishedFile {
 PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed, const std::string& model = "m") {
   std::string dir = c.tmp / ("ckpt-" + std::to_string(seed));
   WriteRandomFile(dir + "/w.bin", 50000, seed);
-  std::ifstream in(dir + "/w.bin", std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto pub = RunProcess({CliBinary(), "publish", dir, "--name", ns + "/" + model, "--piece-size", "16384", "--no-seed"},
                         {"SHOAL_TRACKER=" + c.tracker.rpc_address(),
                          "SHOAL_TOKEN=" + c.tracker.MintToken(ns, "write", "trainer"),
                          "SHOAL_ORIGIN=file://" + (c.tmp / "origin")});
   INFO(pub.out << pub.err);
   REQUIRE(pub.exit_code == 0);
-  shoal::FileHashes h = shoal::HashBuffer(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 16384);
-  shoal::FileEntry f;
-  f.path = "w.bin";
-  f.size = data.size();
-  f.pieces_root = h.pieces_root;
-  f.piece_layer = h.piece_layer;
-  shoal::Digest full = shoal::FileTorrentInfoHash(f, 16384);
   size_t colon = pub.out.find(':');  // "published ns/model:<64 hex>"
   return PublishedFile{ns + "/" + model + pub.out.substr(colon, 65),
-                       std::string(reinterpret_cast<const char*>(full.data()), 20)};
+                       AnnouncedHash(dir + "/w.bin", 16384)};
 }
 
 std::map<std::string, std::string> PeerAnnounce(const std::string& token, const std::string& info_hash,
