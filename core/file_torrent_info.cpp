@@ -13,7 +13,8 @@ void Int(int64_t v, std::string* out) { *out += "i" + std::to_string(v) + "e"; }
 std::string FileTorrentInfo(const FileEntry& file, uint32_t piece_size) {
   assert(file.size > 0);
   const std::string root_hex = file.pieces_root.ToHex();
-  const std::string root_raw(reinterpret_cast<const char*>(file.pieces_root.data()), PiecesRoot::kSize);
+  const std::string root_raw(reinterpret_cast<const char*>(file.pieces_root.data()),
+                             PiecesRoot::kSize);
   // Keys in sorted order, as bencoding requires.
   std::string out = "d";
   Bytes("file tree", &out);

@@ -4,8 +4,8 @@
 
 namespace shoal::tracker {
 
-FrameGuard::FrameGuard(kj::Own<kj::AsyncIoStream> inner, kj::Timer& timer, uint64_t message_limit_bytes,
-                       kj::Duration message_timeout)
+FrameGuard::FrameGuard(kj::Own<kj::AsyncIoStream> inner, kj::Timer& timer,
+                       uint64_t message_limit_bytes, kj::Duration message_timeout)
     : inner_(kj::mv(inner)),
       timer_(timer),
       message_timeout_(message_timeout),
@@ -23,8 +23,11 @@ kj::Promise<size_t> FrameGuard::tryRead(void* buffer, size_t min_bytes, size_t m
 
 // Reads at least one byte at a time, so a frame's first byte starts its
 // deadline even when the caller asked for a whole header word.
-kj::Promise<size_t> FrameGuard::ReadMore(kj::byte* buffer, size_t min_bytes, size_t max_bytes, size_t done) {
-  KJ_IF_MAYBE(e, refusal_) { return kj::cp(*e); }
+kj::Promise<size_t> FrameGuard::ReadMore(kj::byte* buffer, size_t min_bytes, size_t max_bytes,
+                                         size_t done) {
+  KJ_IF_MAYBE (e, refusal_) {
+    return kj::cp(*e);
+  }
   if (done >= min_bytes || done == max_bytes) return done;
   kj::Promise<size_t> read = inner_->tryRead(buffer + done, 1, max_bytes - done);
   if (in_frame_) {
@@ -58,7 +61,8 @@ void FrameGuard::Consume(const kj::byte* data, size_t size) {
       if (word_fill_ == 4) {
         word_fill_ = 0;
         ParseHeaderWord(static_cast<uint32_t>(word_[0]) | static_cast<uint32_t>(word_[1]) << 8 |
-                        static_cast<uint32_t>(word_[2]) << 16 | static_cast<uint32_t>(word_[3]) << 24);
+                        static_cast<uint32_t>(word_[2]) << 16 |
+                        static_cast<uint32_t>(word_[3]) << 24);
       }
     }
     if (part_ == Part::kBody && body_left_ == 0) {  // the frame is complete
@@ -77,16 +81,17 @@ void FrameGuard::ParseHeaderWord(uint32_t value) {
   ++words_read_;
   if (words_read_ == 1) {
     if (value >= kMaxSegments) {
-      Refuse(FrameRefusal::kTooLarge, kj::str("a message claims ", uint64_t{value} + 1, " segments; at most ",
-                                              kMaxSegments, " are accepted"));
+      Refuse(FrameRefusal::kTooLarge,
+             kj::str("a message claims ", uint64_t{value} + 1, " segments; at most ", kMaxSegments,
+                     " are accepted"));
     }
     segments_ = value + 1;
     header_words_ = 1 + segments_ + (segments_ % 2 == 0 ? 1 : 0);
   } else if (words_read_ <= 1 + segments_) {
     body_bytes_ += uint64_t{value} * 8;
     if (body_bytes_ > limit_bytes_) {
-      Refuse(FrameRefusal::kTooLarge,
-             kj::str("a message claims more than ", limit_bytes_, " bytes, this connection's limit"));
+      Refuse(FrameRefusal::kTooLarge, kj::str("a message claims more than ", limit_bytes_,
+                                              " bytes, this connection's limit"));
     }
   }
   if (words_read_ == header_words_) {

@@ -45,7 +45,9 @@ class FrameGuard final : public kj::AsyncIoStream {
   kj::Promise<FrameRefusal> onRefused() { return refused_.addBranch(); }
 
   kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;
-  kj::Promise<void> write(const void* buffer, size_t size) override { return inner_->write(buffer, size); }
+  kj::Promise<void> write(const void* buffer, size_t size) override {
+    return inner_->write(buffer, size);
+  }
   kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override {
     return inner_->write(pieces);
   }
@@ -58,8 +60,12 @@ class FrameGuard final : public kj::AsyncIoStream {
   void setsockopt(int level, int option, const void* value, kj::uint length) override {
     inner_->setsockopt(level, option, value, length);
   }
-  void getsockname(struct sockaddr* addr, kj::uint* length) override { inner_->getsockname(addr, length); }
-  void getpeername(struct sockaddr* addr, kj::uint* length) override { inner_->getpeername(addr, length); }
+  void getsockname(struct sockaddr* addr, kj::uint* length) override {
+    inner_->getsockname(addr, length);
+  }
+  void getpeername(struct sockaddr* addr, kj::uint* length) override {
+    inner_->getpeername(addr, length);
+  }
   kj::Maybe<int> getFd() const override { return inner_->getFd(); }
 
  private:
@@ -81,15 +87,15 @@ class FrameGuard final : public kj::AsyncIoStream {
 
   // The frame being parsed.
   enum class Part { kHeader, kBody } part_ = Part::kHeader;
-  bool in_frame_ = false;         // a byte of this frame has arrived
-  kj::TimePoint deadline_;        // when in_frame_
-  uint8_t word_[4] = {};          // a header word being assembled
+  bool in_frame_ = false;   // a byte of this frame has arrived
+  kj::TimePoint deadline_;  // when in_frame_
+  uint8_t word_[4] = {};    // a header word being assembled
   size_t word_fill_ = 0;
-  uint32_t segments_ = 0;         // 0 until the first word is read
-  uint32_t words_read_ = 0;       // header words read, padding included
-  uint32_t header_words_ = 0;     // header words in this frame, padding included
-  uint64_t body_bytes_ = 0;       // claimed so far by the segment sizes
-  uint64_t body_left_ = 0;        // in kBody
+  uint32_t segments_ = 0;      // 0 until the first word is read
+  uint32_t words_read_ = 0;    // header words read, padding included
+  uint32_t header_words_ = 0;  // header words in this frame, padding included
+  uint64_t body_bytes_ = 0;    // claimed so far by the segment sizes
+  uint64_t body_left_ = 0;     // in kBody
 };
 
 }  // namespace shoal::tracker

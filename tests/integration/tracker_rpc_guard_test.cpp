@@ -230,8 +230,9 @@ TEST_CASE("an authenticated client still publishes and resolves a manifest large
                         env);
   INFO(pub.out << pub.err);
   REQUIRE(pub.exit_code == 0);
-  auto ls = RunProcess({CliBinary(), "ls", "team-a/big"}, env);
-  CHECK(ls.exit_code == 0);
-  CHECK_THAT(ls.out, Catch::Contains("latest"));
+  auto resolved = RunProcess({CliBinary(), "inspect", "team-a/big:latest", "--json"}, env);
+  INFO(resolved.err);
+  CHECK(resolved.exit_code == 0);
+  CHECK_THAT(resolved.out, Catch::Contains("w.bin"));
   CHECK(tracker.Metric(kRefused + "{reason=\"message_too_large\"}") == 0);
 }
