@@ -1,6 +1,6 @@
 #include "shoal/host_port.h"
 
-#include <cstdlib>
+#include "shoal/decimal.h"
 
 namespace shoal {
 
@@ -11,10 +11,9 @@ Status SplitHostPort(const std::string& text, std::string* host, uint16_t* port)
   }
   *host = text.substr(0, colon);
   if (host->size() > 1 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  char* end = nullptr;
-  unsigned long p = std::strtoul(text.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || p > 65535) return Status::InvalidArgument("address '" + text + "' has a bad port");
-  *port = static_cast<uint16_t>(p);
+  Result<uint64_t> p = ParseDecimal(std::string_view(text).substr(colon + 1), 0, 65535);
+  if (!p.ok()) return p.status().WithContext("address '" + text + "' has a bad port");
+  *port = static_cast<uint16_t>(*p);
   return Status::OK();
 }
 

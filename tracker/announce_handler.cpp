@@ -5,6 +5,8 @@
 #include <cstring>
 #include <map>
 
+#include "announce_numbers.h"
+
 namespace shoal::tracker {
 namespace {
 
@@ -26,6 +28,17 @@ std::string HostOf(const std::string& remote) {
   return remote.substr(0, remote.rfind(':'));
 }
 
+constexpr uint32_t kMaxNumwant = 200;
+
+// True if the torrent is a file of a published version in a namespace the
+// token may read.
+bool MayAnnounce(TrackerContext& ctx, const TokenClaims& claims, const InfoHash20& h, int64_t now) {
+  for (const std::string& ns : ctx.torrents.Namespaces(h)) {
+    if (claims.Check(ns, Role::kRead, now).ok()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string BencodeFailure(const std::string& message) {
@@ -42,32 +55,44 @@ HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRe
     auto it = q.find(k);
     return it == q.end() ? std::string() : it->second;
   };
+  auto refuse = [&](std::atomic<uint64_t>& counter, const std::string& message) {
+    counter++;
+    return Bencoded(BencodeFailure(message));
+  };
+  const int64_t now = NowMs();
   Result<TokenClaims> claims = ctx.tokens.Verify(get("token"));
-  if (!claims.ok() || claims->expires_at_ms <= NowMs()) {
+  if (!claims.ok() || claims->expires_at_ms <= now) {
     ctx.metrics.auth_denied++;
-    return Bencoded(BencodeFailure(claims.ok() ? "token has expired" : claims.status().message()));
+    return refuse(ctx.metrics.announce_refused_token,
+                  claims.ok() ? "token has expired" : claims.status().message());
   }
   AnnounceRequest a;
   std::string info_hash = get("info_hash");
-  if (info_hash.size() != 20) return Bencoded(BencodeFailure("info_hash must be 20 bytes"));
+  if (info_hash.size() != 20) return refuse(ctx.metrics.announce_refused_malformed, "info_hash must be 20 bytes");
   std::memcpy(a.info_hash.data(), info_hash.data(), 20);
   a.peer_id = get("peer_id");
-  if (a.peer_id.size() != 20) return Bencoded(BencodeFailure("peer_id must be 20 bytes"));
-  unsigned long port = std::strtoul(get("port").c_str(), nullptr, 10);
-  if (port == 0 || port > 65535) return Bencoded(BencodeFailure("port must be 1 to 65535"));
+  if (a.peer_id.size() != 20) return refuse(ctx.metrics.announce_refused_malformed, "peer_id must be 20 bytes");
+  Result<AnnounceNumbers> numbers = ParseAnnounceNumbers(q);
+  if (!numbers.ok()) return refuse(ctx.metrics.announce_refused_malformed, numbers.status().message());
+  if (!MayAnnounce(ctx, *claims, a.info_hash, now)) {
+    // One answer for unknown and forbidden alike: it must not tell whether
+    // another namespace holds the file.
+    return refuse(ctx.metrics.announce_refused_torrent,
+                  "info_hash is not a file of any published version this token may read");
+  }
   a.self.ip = HostOf(req.remote_address);
-  a.self.port = static_cast<uint16_t>(port);
-  a.self.seed = get("left") == "0";
+  a.self.port = numbers->port;
+  a.self.seed = numbers->left == 0;
   a.self.zone = get("zone").substr(0, 64);
   std::string event = get("event");
   if (event == "started") a.event = AnnounceRequest::Event::kStarted;
   if (event == "completed") a.event = AnnounceRequest::Event::kCompleted;
   if (event == "stopped") a.event = AnnounceRequest::Event::kStopped;
-  if (!get("numwant").empty()) {
-    a.numwant = static_cast<uint32_t>(std::min<unsigned long>(200, std::strtoul(get("numwant").c_str(), nullptr, 10)));
-  }
+  a.numwant = std::min<uint32_t>(kMaxNumwant, numbers->numwant);
 
-  AnnounceReply reply = swarm.Announce(a, NowMs());
+  Result<AnnounceReply> announced = swarm.Announce(a, now);
+  if (!announced.ok()) return refuse(ctx.metrics.announce_refused_full, announced.status().message());
+  const AnnounceReply& reply = *announced;
   std::string peers4, peers6;
   for (const PeerEndpoint& p : reply.peers) {
     uint8_t addr[16];

@@ -3,7 +3,10 @@
 //
 // Query parameters beyond BEP 3: `token` (a Shoal token of any role; agents
 // put it in their announce URL) and `zone` (the agent's zone label, used to
-// prefer nearby peers). The peer's address is the connection's source
+// prefer nearby peers). The torrent must be a file of a published version in
+// a namespace the token may read (TorrentIndex); numbers must be plain
+// digits in range (announce_numbers.h); and a new swarm or peer must fit
+// the swarm limits. Anything else gets a bencoded failure. The peer's address is the connection's source
 // address; an `ip` parameter is ignored, so nobody can point a swarm at a
 // third party.
 #ifndef SHOAL_TRACKER_ANNOUNCE_HANDLER_H_

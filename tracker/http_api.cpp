@@ -5,6 +5,7 @@
 
 #include "announce_handler.h"
 #include "record_fill.h"
+#include "shoal/decimal.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/service/standard_routes.h"
@@ -166,7 +167,12 @@ HttpResponse Audit(TrackerContext& ctx, const HttpRequest& req) {
   Status s = Authorize(ctx, req, "*", Role::kAdmin);
   if (!s.ok()) return HttpResponse::FromStatus(s);
   auto it = req.query.find("after");
-  uint64_t after = it == req.query.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+  uint64_t after = 0;
+  if (it != req.query.end()) {
+    Result<uint64_t> parsed = ParseDecimal(it->second);
+    if (!parsed.ok()) return HttpResponse::FromStatus(parsed.status().WithContext("after"));
+    after = *parsed;
+  }
   std::string out = "[";
   for (const AuditEntry& a : ctx.store.AuditLog(after, 1000)) {
     capnp::MallocMessageBuilder b;
@@ -202,6 +208,15 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddCounter("shoal_tracker_gc_swept_chunks_total", "Chunks deleted by GC", m.gc_swept_chunks);
     w.AddCounter("shoal_tracker_gc_swept_bytes_total", "Bytes deleted by GC", m.gc_swept_bytes);
     w.AddCounter("shoal_tracker_announces_total", "Announce requests", m.announces);
+    const char* kAnnounceRefused = "Announces answered with a failure, by reason";
+    w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_token,
+                 {{"reason", "token"}});
+    w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_malformed,
+                 {{"reason", "malformed"}});
+    w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_torrent,
+                 {{"reason", "torrent"}});
+    w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_full,
+                 {{"reason", "full"}});
     w.AddCounter("shoal_tracker_fetch_orders_total", "Fetch orders sent to chunk owners", m.fetch_orders);
     w.AddCounter("shoal_tracker_fetch_order_chunks_total", "Chunks in fetch orders", m.fetch_order_chunks);
     w.AddCounter("shoal_tracker_fetch_order_failures_total", "Fetch orders that failed", m.fetch_order_failures);
@@ -235,9 +250,22 @@ void AddCollectors(MetricsRegistry& metrics, TrackerContext& ctx) {
     w.AddGauge("shoal_tracker_ring_members", "Agents on the ring of chunk owners", static_cast<double>(m.ring_members));
     w.AddGauge("shoal_tracker_agents", "Live registered agents", static_cast<double>(ctx.agents.Members(NowMs()).size()));
     w.AddGauge("shoal_tracker_ring_epoch", "Membership epoch", static_cast<double>(ctx.agents.epoch()));
-    SwarmStats ss = ctx.swarm.Stats();
+    const char* kRefused = "RPC connections the tracker closed, by reason";
+    w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_too_large,
+                 {{"reason", "message_too_large"}});
+    w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_message_timeout,
+                 {{"reason", "message_timeout"}});
+    w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_auth_timeout,
+                 {{"reason", "auth_timeout"}});
+    w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_unauthenticated,
+                 {{"reason", "too_many_unauthenticated"}});
+    w.AddGauge("shoal_tracker_rpc_unauthenticated_connections", "RPC connections that have not authenticated yet",
+               static_cast<double>(m.rpc_unauthenticated));
+    SwarmStats ss = ctx.swarm.Stats(NowMs());
     w.AddGauge("shoal_tracker_swarms", "Torrents with at least one live peer", static_cast<double>(ss.swarms));
     w.AddGauge("shoal_tracker_swarm_peers", "Live peers summed over swarms", static_cast<double>(ss.peers));
+    w.AddGauge("shoal_tracker_torrents", "Distinct file torrents of published versions, which may be announced",
+               static_cast<double>(ctx.torrents.size()));
     w.AddGauge("shoal_tracker_upload_leases", "Chunk uploads in progress", static_cast<double>(ctx.leases.size()));
     OriginCounters oc = ctx.origin.counters();
     const std::pair<const char*, const OpCounters*> ops[] = {

@@ -224,7 +224,10 @@ class RegistryImpl final : public proto::Registry::Server {
               *m, v, *tags,
               MakeAudit("publish", m->ns + "/" + m->name + ":" + v.id.ToHex(), "tags=" + tag_list));
           ThrowIfError(created.status());
-          if (*created) ctx_.metrics.publishes++;
+          if (*created) {
+            ctx_.metrics.publishes++;
+            ctx_.torrents.Add(*m);
+          }
           ApplyRetention(m->ns, m->name);
           FillSigned(v, c.getResults().initSigned());
           c.getResults().setCreated(*created);
@@ -318,7 +321,8 @@ class RegistryImpl final : public proto::Registry::Server {
     Require(ns, Role::kAdmin);
     ThrowIfError(ValidateName("model name", name));
     VersionId id = ParseVersionId(p.getVersionId());
-    ThrowIfError(ctx_.store.GetVersion(ns, name, id).status());
+    Result<StoredVersion> doomed = ctx_.store.GetVersion(ns, name, id);
+    ThrowIfError(doomed.status());
     std::string tagged;
     for (const auto& [tag, target] : ctx_.store.TagsOf(ns, name)) {
       if (target == id) tagged += (tagged.empty() ? "'" : ", '") + tag + "'";
@@ -332,6 +336,7 @@ class RegistryImpl final : public proto::Registry::Server {
         ns, name, id, MakeAudit("delete", ns + "/" + name + ":" + id.ToHex(),
                                 p.getForce() ? "forced" : "")));
     ctx_.metrics.deletes++;
+    Unindex(*doomed);
     return kj::READY_NOW;
   }
 
@@ -432,8 +437,18 @@ class RegistryImpl final : public proto::Registry::Server {
       if (tagged) continue;
       AuditEntry a = MakeAudit("retention", ns + "/" + name + ":" + id.ToHex(),
                                "keep_versions=" + std::to_string(keep));
-      if (ctx_.store.DeleteVersion(ns, name, id, a).ok()) ctx_.metrics.deletes++;
+      Result<StoredVersion> doomed = ctx_.store.GetVersion(ns, name, id);
+      if (doomed.ok() && ctx_.store.DeleteVersion(ns, name, id, a).ok()) {
+        ctx_.metrics.deletes++;
+        Unindex(*doomed);
+      }
     }
+  }
+
+  // A deleted version's files may no longer be announced on its account.
+  void Unindex(const StoredVersion& v) {
+    Result<Manifest> m = DecodeManifest(v.manifest_bytes);
+    if (m.ok()) ctx_.torrents.Remove(*m);
   }
 
   TrackerContext& ctx_;
@@ -493,8 +508,8 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
 
 class GatewayImpl final : public proto::Gateway::Server {
  public:
-  GatewayImpl(TrackerContext& ctx, std::string peer_address)
-      : ctx_(ctx), peer_address_(std::move(peer_address)) {}
+  GatewayImpl(TrackerContext& ctx, std::string peer_address, kj::Function<void()> on_authenticated)
+      : ctx_(ctx), peer_address_(std::move(peer_address)), on_authenticated_(kj::mv(on_authenticated)) {}
 
  protected:
   kj::Promise<void> authenticate(AuthenticateContext c) override {
@@ -509,6 +524,7 @@ class GatewayImpl final : public proto::Gateway::Server {
       ThrowIfError(claims.status());
     }
     ctx_.metrics.auth_ok++;
+    on_authenticated_();
     FillIdentity(*claims, c.getResults().initIdentity());
     c.getResults().setRegistry(kj::heap<RegistryImpl>(ctx_, std::move(claims).value()));
     return kj::READY_NOW;
@@ -522,6 +538,7 @@ class GatewayImpl final : public proto::Gateway::Server {
       ctx_.metrics.auth_denied++;
       ThrowIfError(s.WithContext("agent registration needs a token for every namespace (--ns '*')"));
     }
+    on_authenticated_();
     auto info = p.getInfo();
     AgentRecord r;
     r.name = Text(info.getName()).substr(0, 128);
@@ -558,6 +575,7 @@ class GatewayImpl final : public proto::Gateway::Server {
  private:
   TrackerContext& ctx_;
   const std::string peer_address_;  // the connection's remote IP
+  kj::Function<void()> on_authenticated_;
 };
 
 }  // namespace
@@ -581,8 +599,9 @@ Status ValidateTag(const std::string& tag) {
   return Status::OK();
 }
 
-kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx, const std::string& peer_address) {
-  return kj::heap<GatewayImpl>(ctx, peer_address);
+kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx, const std::string& peer_address,
+                                           kj::Function<void()> on_authenticated) {
+  return kj::heap<GatewayImpl>(ctx, peer_address, kj::mv(on_authenticated));
 }
 
 }  // namespace shoal::tracker

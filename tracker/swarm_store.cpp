@@ -3,28 +3,82 @@
 #include <algorithm>
 
 namespace shoal::tracker {
+namespace {
 
-void SwarmStore::Expire(std::map<std::string, Peer>& swarm, int64_t now_ms) {
+// At a limit, expired peers are swept at most this often, so announces
+// refused at the limit do not each walk every swarm.
+constexpr int64_t kFullSweepEveryMs = 1000;
+
+}  // namespace
+
+size_t SwarmStore::Expire(Swarm& swarm, int64_t now_ms) {
+  size_t dropped = 0;
   for (auto it = swarm.begin(); it != swarm.end();) {
     if (now_ms - it->second.last_seen_ms > ttl_ms_) {
       it = swarm.erase(it);
+      ++dropped;
     } else {
       ++it;
     }
   }
+  return dropped;
 }
 
-AnnounceReply SwarmStore::Announce(const AnnounceRequest& req, int64_t now_ms) {
+size_t SwarmStore::SweepLocked(int64_t now_ms) {
+  last_sweep_ms_ = now_ms;
+  size_t dropped = 0;
+  for (auto it = swarms_.begin(); it != swarms_.end();) {
+    dropped += Expire(it->second, now_ms);
+    it = it->second.empty() ? swarms_.erase(it) : std::next(it);
+  }
+  peers_ -= dropped;
+  return dropped;
+}
+
+size_t SwarmStore::Sweep(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& swarm = swarms_[req.info_hash];
-  Expire(swarm, now_ms);
+  return SweepLocked(now_ms);
+}
+
+Status SwarmStore::Admit(const InfoHash20& h, int64_t now_ms) {
+  auto full = [&] {
+    return peers_ >= limits_.max_peers || (swarms_.count(h) == 0 && swarms_.size() >= limits_.max_swarms);
+  };
+  if (full() && now_ms - last_sweep_ms_ >= kFullSweepEveryMs) SweepLocked(now_ms);
+  if (peers_ >= limits_.max_peers) {
+    return Status::Unavailable("the tracker holds its limit of " + std::to_string(limits_.max_peers) +
+                               " peers (--max-swarm-peers); announce again once idle peers expire");
+  }
+  if (swarms_.count(h) == 0 && swarms_.size() >= limits_.max_swarms) {
+    return Status::Unavailable("the tracker holds its limit of " + std::to_string(limits_.max_swarms) +
+                               " swarms (--max-swarms); announce again once idle swarms expire");
+  }
+  return Status::OK();
+}
+
+Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = swarms_.find(req.info_hash);
+  if (it != swarms_.end()) peers_ -= Expire(it->second, now_ms);
+  const bool known = it != swarms_.end() && it->second.count(req.peer_id) != 0;
   if (req.event == AnnounceRequest::Event::kStopped) {
-    swarm.erase(req.peer_id);
+    if (known) {
+      it->second.erase(req.peer_id);
+      --peers_;
+    }
+  } else if (known) {
+    it->second[req.peer_id] = Peer{req.self, now_ms};
   } else {
-    swarm[req.peer_id] = Peer{req.self, now_ms};
+    if (it != swarms_.end() && it->second.empty()) swarms_.erase(it);  // Admit counts live swarms only
+    SHOAL_RETURN_IF_ERROR(Admit(req.info_hash, now_ms));
+    swarms_[req.info_hash][req.peer_id] = Peer{req.self, now_ms};
+    ++peers_;
   }
 
   AnnounceReply reply;
+  it = swarms_.find(req.info_hash);
+  if (it == swarms_.end()) return reply;
+  const Swarm& swarm = it->second;
   std::vector<const Peer*> candidates;
   for (const auto& [id, peer] : swarm) {
     (peer.endpoint.seed ? reply.complete : reply.incomplete)++;
@@ -44,16 +98,14 @@ AnnounceReply SwarmStore::Announce(const AnnounceRequest& req, int64_t now_ms) {
   });
   size_t n = std::min<size_t>(candidates.size(), req.numwant);
   for (size_t i = 0; i < n; ++i) reply.peers.push_back(candidates[i]->endpoint);
-  if (swarm.empty()) swarms_.erase(req.info_hash);
+  if (swarm.empty()) swarms_.erase(it);
   return reply;
 }
 
-SwarmStats SwarmStore::Stats() {
+SwarmStats SwarmStore::Stats(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  SwarmStats s;
-  s.swarms = swarms_.size();
-  for (const auto& [h, swarm] : swarms_) s.peers += swarm.size();
-  return s;
+  SweepLocked(now_ms);
+  return SwarmStats{swarms_.size(), peers_};
 }
 
 }  // namespace shoal::tracker

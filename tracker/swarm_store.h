@@ -2,7 +2,11 @@
 // gets back.
 //
 // Soft state, rebuilt from announces after a restart. A peer that has not
-// announced for `ttl_ms` is dropped.
+// announced for `ttl_ms` is dropped, and a swarm with no peer left with it:
+// by Sweep (which the tracker runs periodically), by Stats, and whenever a
+// limit is reached. The limits bound memory whatever announces arrive: a
+// peer that would start a swarm beyond max_swarms, or join beyond
+// max_peers in all, is refused; peers already known may always re-announce.
 //
 // Policy for a reply, capped at numwant: never the asker; seeders first
 // when the asker is downloading (a seeder asking gets leechers only); the
@@ -18,6 +22,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "shoal/status.h"
 
 namespace shoal::tracker {
 
@@ -45,28 +51,47 @@ struct AnnounceReply {
 };
 
 struct SwarmStats {
-  size_t swarms = 0;
-  size_t peers = 0;
+  size_t swarms = 0;  // with at least one live peer
+  size_t peers = 0;   // live peers summed over swarms
+};
+
+struct SwarmLimits {
+  size_t max_swarms = 200000;  // torrents with peers at once
+  size_t max_peers = 1000000;  // peers summed over every swarm
 };
 
 class SwarmStore {
  public:
-  explicit SwarmStore(int64_t ttl_ms) : ttl_ms_(ttl_ms) {}
+  SwarmStore(int64_t ttl_ms, SwarmLimits limits) : ttl_ms_(ttl_ms), limits_(limits) {}
 
   // Records the asker (or removes it on kStopped) and picks its peers.
-  AnnounceReply Announce(const AnnounceRequest& req, int64_t now_ms);
-  SwarmStats Stats();
+  // Unavailable, naming the limit, when a new swarm or peer would pass one.
+  Result<AnnounceReply> Announce(const AnnounceRequest& req, int64_t now_ms);
+  // Drops expired peers and empty swarms everywhere; returns the peers dropped.
+  size_t Sweep(int64_t now_ms);
+  // Live swarms and peers at `now_ms` (sweeps first).
+  SwarmStats Stats(int64_t now_ms);
 
  private:
   struct Peer {
     PeerEndpoint endpoint;
     int64_t last_seen_ms;
   };
-  void Expire(std::map<std::string, Peer>& swarm, int64_t now_ms);  // REQUIRES: mu_ held
+  using Swarm = std::map<std::string, Peer>;  // by peer_id
+  size_t Expire(Swarm& swarm, int64_t now_ms);  // REQUIRES: mu_ held
+  size_t SweepLocked(int64_t now_ms);           // REQUIRES: mu_ held
+  // OK, or which limit a peer new to swarm `h` would pass. May sweep, which
+  // can erase swarms. REQUIRES: mu_ held
+  Status Admit(const InfoHash20& h, int64_t now_ms);
 
+  // Constant after construction.
   const int64_t ttl_ms_;
+  const SwarmLimits limits_;
+
   std::mutex mu_;
-  std::map<InfoHash20, std::map<std::string, Peer>> swarms_;  // by peer_id; protected by mu_
+  std::map<InfoHash20, Swarm> swarms_;  // protected by mu_
+  size_t peers_ = 0;                    // summed over swarms_; protected by mu_
+  int64_t last_sweep_ms_ = 0;           // protected by mu_
 };
 
 }  // namespace shoal::tracker

@@ -14,6 +14,7 @@
 #include "fetch_scheduler.h"
 #include "registry_store.h"
 #include "swarm_store.h"
+#include "torrent_index.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
 #include "shoal/token.h"
@@ -27,7 +28,8 @@ struct TrackerContext {
   TrackerContext(TrackerOptions opts, RegistryStore& s, const TokenAuthority& t,
                  const ManifestSigner& sg, Origin& o)
       : options(std::move(opts)), store(s), tokens(t), signer(sg), origin(o),
-        pool(options.blocking_threads), swarm(3 * options.announce_interval_ms),
+        pool(options.blocking_threads),
+        swarm(3 * options.announce_interval_ms, SwarmLimits{options.max_swarms, options.max_swarm_peers}),
         agents(options.heartbeat_ms) {}
 
   const TrackerOptions options;
@@ -39,6 +41,7 @@ struct TrackerContext {
   TrackerMetrics metrics;
   BlockingPool pool;
   SwarmStore swarm;
+  TorrentIndex torrents;  // which namespaces may announce which torrents
   AgentDirectory agents;
   uint16_t http_port = 0;  // set once the HTTP server listens
   // Each live agent's control capability. Touched only on the RPC thread.

@@ -35,6 +35,8 @@ struct ServeFlags {
   std::string log_level = "info";
   std::string announce_interval = "5s";
   std::string fetch_done_grace = "15s";
+  std::string rpc_auth_timeout = "10s";
+  std::string rpc_message_timeout = "30s";
   bool print_config = false;
 };
 
@@ -65,10 +67,33 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--fetch-done-grace", f->fetch_done_grace,
                   "a chunk delivered this recently is not fetched again when asked for")
       ->capture_default_str();
+  cmd->add_option("--rpc-auth-timeout", f->rpc_auth_timeout,
+                  "an RPC connection that has not authenticated by then is closed")
+      ->capture_default_str();
+  cmd->add_option("--rpc-message-timeout", f->rpc_message_timeout,
+                  "an RPC message must arrive whole within this of its first byte")
+      ->capture_default_str();
+  cmd->add_option("--rpc-max-unauthenticated", o.rpc_max_unauthenticated,
+                  "RPC connections allowed at once before they authenticate; more are closed")
+      ->capture_default_str();
+  cmd->add_option("--max-swarms", o.max_swarms, "torrents with live peers at once; announces starting more are refused")
+      ->capture_default_str();
+  cmd->add_option("--max-swarm-peers", o.max_swarm_peers,
+                  "live peers over all swarms; announces from new peers beyond it are refused")
+      ->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
   cmd->add_flag("--print-config", f->print_config,
                 "print the effective configuration as a config file and exit")
       ->configurable(false);
+}
+
+// Drops expired peers and empty swarms every announce interval, so a
+// torrent announced once does not stay in memory.
+kj::Promise<void> SweepSwarms(kj::Timer& timer, TrackerContext& ctx) {
+  return timer.afterDelay(ctx.options.announce_interval_ms * kj::MILLISECONDS).then([&timer, &ctx] {
+    ctx.swarm.Sweep(NowMs());
+    return SweepSwarms(timer, ctx);
+  });
 }
 
 Status Serve(ServeFlags& f) {
@@ -93,6 +118,12 @@ Status Serve(ServeFlags& f) {
   auto done_grace = ParseDuration(f.fetch_done_grace, /*allow_zero=*/true);
   if (!done_grace.ok()) return done_grace.status().WithContext("--fetch-done-grace");
   o.fetch_done_grace_ms = done_grace->count();
+  auto auth_timeout = ParseDuration(f.rpc_auth_timeout);
+  if (!auth_timeout.ok()) return auth_timeout.status().WithContext("--rpc-auth-timeout");
+  o.rpc_auth_timeout_ms = auth_timeout->count();
+  auto message_timeout = ParseDuration(f.rpc_message_timeout);
+  if (!message_timeout.ok()) return message_timeout.status().WithContext("--rpc-message-timeout");
+  o.rpc_message_timeout_ms = message_timeout->count();
   SHOAL_RETURN_IF_ERROR(o.Validate());
 
   std::error_code ec;
@@ -109,6 +140,8 @@ Status Serve(ServeFlags& f) {
 
   auto io = kj::setupAsyncIo();
   TrackerContext ctx(o, **store, *tokens, **signer, **origin);
+  SHOAL_RETURN_IF_ERROR((*store)->ForEachManifest([&ctx](const Manifest& m) { ctx.torrents.Add(m); })
+                            .WithContext("indexing published torrents"));
 
   uint16_t rpc_port = 0;
   kj::Promise<void> rpc = nullptr;
@@ -132,8 +165,12 @@ Status Serve(ServeFlags& f) {
       {{"rpc_port", static_cast<int64_t>(rpc_port)}, {"http_port", static_cast<int64_t>(http_port)},
        {"data_dir", o.data_dir},
        {"origin", (*origin)->Describe()}, {"signing_key", (*signer)->key_id()},
-       {"versions", static_cast<int64_t>((*store)->version_count())}});
+       {"versions", static_cast<int64_t>((*store)->version_count())},
+       {"torrents", static_cast<int64_t>(ctx.torrents.size())}});
 
+  auto swarm_sweeps = SweepSwarms(io.provider->getTimer(), ctx).eagerlyEvaluate([](kj::Exception&& e) {
+    Log(LogLevel::kError, "swarm.sweep_failed", {{"error", std::string(e.getDescription().cStr())}});
+  });
   auto fetch_ticks = ctx.fetches.Run(io.provider->getTimer(), 250 * kj::MILLISECONDS)
                          .eagerlyEvaluate([](kj::Exception&& e) {
                            Log(LogLevel::kError, "fetch.scheduler_failed", {{"error", std::string(e.getDescription().cStr())}});

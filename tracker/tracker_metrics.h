@@ -25,6 +25,10 @@ struct TrackerMetrics {
   std::atomic<uint64_t> gc_swept_chunks{0};
   std::atomic<uint64_t> gc_swept_bytes{0};
   std::atomic<uint64_t> announces{0};
+  std::atomic<uint64_t> announce_refused_token{0};      // missing, bad or expired token
+  std::atomic<uint64_t> announce_refused_malformed{0};  // bad info_hash, peer_id or number
+  std::atomic<uint64_t> announce_refused_torrent{0};    // not a file the token may read
+  std::atomic<uint64_t> announce_refused_full{0};       // a swarm limit was reached
   std::atomic<uint64_t> fetch_orders{0};        // orders sent to chunk owners
   std::atomic<uint64_t> fetch_order_chunks{0};  // chunks in those orders
   std::atomic<uint64_t> fetch_order_failures{0};
@@ -38,6 +42,12 @@ struct TrackerMetrics {
   std::atomic<uint64_t> prefetch_orders{0};     // whole-version orders to nodes named by warm --nodes
   std::atomic<uint64_t> replica_orders{0};      // chunks ordered copied from the swarm to owners 2..R
   std::atomic<uint64_t> replica_failures{0};    // ... that the owner could not get in time
+  // RPC connections closed by the listener, by reason (rpc_listener.h).
+  std::atomic<uint64_t> rpc_refused_too_large{0};         // a message over the connection's limit
+  std::atomic<uint64_t> rpc_refused_message_timeout{0};   // a message not complete in time
+  std::atomic<uint64_t> rpc_refused_auth_timeout{0};      // no token presented in time
+  std::atomic<uint64_t> rpc_refused_unauthenticated{0};   // too many connections without a token
+  std::atomic<uint64_t> rpc_unauthenticated{0};           // gauge: connections without a token yet
   // Gauges the fetch scheduler keeps current.
   std::atomic<uint64_t> fetch_queue{0};         // chunks waiting for an order
   std::atomic<uint64_t> fetches_in_flight{0};   // orders sent, not yet answered

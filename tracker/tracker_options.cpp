@@ -19,6 +19,13 @@ Status TrackerOptions::Validate() const {
   }
   if (replicas < 1 || replicas > 8) return Status::InvalidArgument("--replicas must be 1 to 8");
   if (fetch_done_grace_ms < 0) return Status::InvalidArgument("--fetch-done-grace must not be negative");
+  if (rpc_auth_timeout_ms <= 0) return Status::InvalidArgument("--rpc-auth-timeout must be positive");
+  if (rpc_message_timeout_ms <= 0) return Status::InvalidArgument("--rpc-message-timeout must be positive");
+  if (rpc_max_unauthenticated < 1 || rpc_max_unauthenticated > 65536) {
+    return Status::InvalidArgument("--rpc-max-unauthenticated must be 1 to 65536");
+  }
+  if (max_swarms < 1) return Status::InvalidArgument("--max-swarms must be at least 1");
+  if (max_swarm_peers < 1) return Status::InvalidArgument("--max-swarm-peers must be at least 1");
   return origin.Validate().WithContext("origin");
 }
 

@@ -28,6 +28,11 @@ struct TrackerOptions {
   uint32_t fetches_per_agent = 2;                   // of those, at most this many on one agent
   int64_t fetch_done_grace_ms = 15000;              // a chunk fetched this recently is not fetched again
   uint32_t replicas = 1;                            // owners per chunk; 2..R copy it from the swarm
+  int64_t rpc_auth_timeout_ms = 10000;              // an RPC connection must authenticate within this
+  int64_t rpc_message_timeout_ms = 30000;           // an RPC message must arrive whole within this of its first byte
+  uint32_t rpc_max_unauthenticated = 256;           // RPC connections not yet authenticated; more are closed
+  uint64_t max_swarms = 200000;                     // torrents with live peers; announces starting more are refused
+  uint64_t max_swarm_peers = 1000000;               // live peers over all swarms; new ones beyond are refused
 
   Status Validate() const;
 };

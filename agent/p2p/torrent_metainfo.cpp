@@ -1,6 +1,7 @@
 #include "p2p/torrent_metainfo.h"
 
 #include "p2p/bencode_writer.h"
+#include "shoal/file_torrent_info.h"
 #include "shoal/piece_hasher.h"
 #include "shoal/sha256.h"
 
@@ -29,36 +30,10 @@ Result<TorrentMetainfo> BuildTorrentMetainfo(const FileEntry& file, uint32_t pie
         " at piece size " + std::to_string(piece_size) + ", the manifest has " +
         std::to_string(file.piece_layer.size()));
   }
-  std::string root_hex = file.pieces_root.ToHex();
   std::string root_raw = RawBytes(file.pieces_root.data(), PiecesRoot::kSize);
 
-  BencodeWriter info;
-  info.BeginDict();
-  info.Bytes("file tree");
-  info.BeginDict();
-  info.Bytes(root_hex);
-  info.BeginDict();
-  info.Bytes("");
-  info.BeginDict();
-  info.Bytes("length");
-  info.Int(static_cast<int64_t>(file.size));
-  info.Bytes("pieces root");
-  info.Bytes(root_raw);
-  info.End();
-  info.End();
-  info.End();
-  info.Bytes("meta version");
-  info.Int(2);
-  info.Bytes("name");
-  info.Bytes(root_hex);
-  info.Bytes("piece length");
-  info.Int(piece_size);
-  info.Bytes("private");
-  info.Int(1);
-  info.End();
-
   TorrentMetainfo m;
-  m.info = info.Take();
+  m.info = FileTorrentInfo(file, piece_size);
   m.id = FileTorrentId::From(Sha256::Of(m.info.data(), m.info.size()));
   m.file_size = file.size;
   m.piece_size = piece_size;

@@ -1,12 +1,11 @@
 // TorrentMetainfo: the .torrent of one file, built from its manifest entry
 // without reading the file.
 //
-// Each file is one private, v2-only torrent. Its info dictionary holds only
-// `file tree`, `meta version`, `name` (the hex pieces root), `piece length`
-// and `private`, bencoded with sorted keys, so identical files give
-// identical info-hashes whichever model or publisher they come from. The
-// piece layer travels beside it in `piece layers`; trackers are not part of
-// it.
+// Each file is one private, v2-only torrent whose info dictionary is
+// FileTorrentInfo (shoal/file_torrent_info.h), so identical files give
+// identical info-hashes whichever model or publisher they come from, and
+// the tracker can compute them too. The piece layer travels beside it in
+// `piece layers`; trackers are not part of it.
 #ifndef SHOAL_AGENT_P2P_TORRENT_METAINFO_H_
 #define SHOAL_AGENT_P2P_TORRENT_METAINFO_H_
 

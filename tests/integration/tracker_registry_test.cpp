@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "support/announced_hash.h"
+
 #include "support/subprocess.h"
 #include "support/tracker_process.h"
 
@@ -263,9 +265,17 @@ TEST_CASE("the tracker serves health, metrics and a token-checked JSON view over
 
 TEST_CASE("announce answers compact peer lists and refuses a missing token", "[tracker][announce]") {
   Cluster c;
+  // Announces are for files of published versions: publish one, and name
+  // its torrent by the first 20 bytes of its v2 info-hash.
+  std::string ckpt = c.MakeCheckpoint("ckpt", 1, 50000, 9);
+  REQUIRE(c.Shoal(c.tracker.MintToken("team-a", "write", "trainer"),
+                  {"publish", ckpt, "--name", "team-a/m", "--piece-size", "16384", "--no-seed"})
+              .exit_code == 0);
+  std::string encoded_hash = PercentEncode(AnnouncedHash(ckpt + "/shard-0.safetensors", 16384));
+
   std::string token = c.tracker.MintToken("team-a", "read", "agent-1");
   std::string base = "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/announce?info_hash=" +
-                     "%00%01%02%03%04%05%06%07%08%09%0a%0b%0c%0d%0e%0f%10%11%12%13&token=" + token;
+                     encoded_hash + "&token=" + token;
   auto announce = [&](const std::string& peer, int port, int left) {
     return RunProcess({"/usr/bin/curl", "-s", base + "&peer_id=" + peer + "&port=" + std::to_string(port) +
                                                   "&left=" + std::to_string(left) + "&compact=1"})
@@ -279,7 +289,7 @@ TEST_CASE("announce answers compact peer lists and refuses a missing token", "[t
   CHECK_THAT(second, Catch::Contains(std::string("5:peers6:\x7f\x00\x00\x01\x1a\xe1", 15)));
   std::string no_token = RunProcess({"/usr/bin/curl", "-s",
                                      "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) +
-                                         "/announce?info_hash=%00%01%02%03%04%05%06%07%08%09%0a%0b%0c%0d%0e%0f%10%11%12%13"
+                                         "/announce?info_hash=" + encoded_hash +
                                          "&peer_id=CCCCCCCCCCCCCCCCCCCC&port=1"}).out;
   CHECK_THAT(no_token, Catch::StartsWith("d14:failure reason"));
   std::string bad_hash = RunProcess({"/usr/bin/curl", "-s",

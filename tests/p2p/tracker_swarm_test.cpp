@@ -1,14 +1,39 @@
 // Agents that find each other only through a real shoal-tracker's /announce.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "p2p_test_support.h"
+#include "support/subprocess.h"
 #include "support/tracker_process.h"
 
 namespace shoal {
 namespace testing {
 
+namespace {
+
+// Publishes `f` as team-a/m with the real CLI, so the tracker knows its
+// torrent; announces for unpublished torrents are refused.
+void PublishToTracker(const TestFile& f, const TrackerProcess& tracker, const std::string& root) {
+  std::string dir = root + "/ckpt";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/" + f.entry.path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(f.data.data()), static_cast<std::streamsize>(f.data.size()));
+  auto pub = RunProcess({CliBinary(), "publish", dir, "--name", "team-a/m", "--piece-size",
+                         std::to_string(f.piece_size), "--no-seed"},
+                        {"SHOAL_TRACKER=" + tracker.rpc_address(),
+                         "SHOAL_TOKEN=" + tracker.MintToken("team-a", "write", "trainer"),
+                         "SHOAL_ORIGIN=file://" + root + "/origin"});
+  INFO(pub.out << pub.err);
+  REQUIRE(pub.exit_code == 0);
+}
+
+}  // namespace
+
 TEST_CASE("agents find each other through the tracker's announce endpoint", "[p2p]") {
   P2pTempDir tmp;
+  std::filesystem::create_directories(tmp.path() + "/origin");
   TrackerProcess tracker(tmp.path() + "/tracker", {"--origin", "file://" + tmp.path() + "/origin"});
   tracker.Start();
   std::string token = tracker.MintToken("team-a", "read", "agent");
@@ -16,6 +41,7 @@ TEST_CASE("agents find each other through the tracker's announce endpoint", "[p2
                     "/announce?token=" + token + "&zone=rack-1";
 
   TestFile f = MakeFile(21, 9 * 256 * 1024 + 4321, 256 * 1024);
+  PublishToTracker(f, tracker, tmp.path());
   Agent seeder, leecher;
   seeder.Seed(f);
   auto sid = seeder.engine->AddFile(f.entry, f.piece_size, url);
@@ -25,6 +51,8 @@ TEST_CASE("agents find each other through the tracker's announce endpoint", "[p2
   // No ConnectPeer: the leecher learns the seeder from the tracker.
   REQUIRE(leecher.WaitComplete(*lid, std::chrono::seconds(40)));
   CHECK(leecher.Materialized(f) == f.data);
+  CHECK(tracker.Metric("shoal_tracker_swarm_peers") == 2);
+  CHECK(tracker.Metric("shoal_tracker_announces_refused_total{reason=\"torrent\"}") == 0);
 }
 
 }  // namespace testing

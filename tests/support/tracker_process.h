@@ -26,6 +26,7 @@ class TrackerProcess {
   // SIGTERM, and reaps it.
   void Stop();
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   std::string rpc_address() const { return "127.0.0.1:" + std::to_string(rpc_port_); }
   int http_port() const { return http_port_; }

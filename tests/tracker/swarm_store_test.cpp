@@ -12,43 +12,86 @@ AnnounceRequest Req(const std::string& id, uint16_t port, bool seed, const std::
   r.self = {"10.0.0.1", port, seed, zone};
   return r;
 }
+
+AnnounceRequest ReqFor(uint8_t torrent, const std::string& id) {
+  AnnounceRequest r = Req(id, 1, false);
+  r.info_hash.fill(torrent);
+  return r;
+}
+
+const SwarmLimits kRoomy;
 }  // namespace
 
 TEST_CASE("a leecher gets seeders first, its own zone first, and never itself", "[swarm]") {
-  SwarmStore s(15000);
+  SwarmStore s(15000, kRoomy);
   s.Announce(Req("leech-far", 1, false, "b"), 1000);
   s.Announce(Req("seed-far", 2, true, "b"), 1001);
   s.Announce(Req("leech-near", 3, false, "a"), 1002);
   s.Announce(Req("seed-near", 4, true, "a"), 1003);
-  AnnounceReply r = s.Announce(Req("me", 5, false, "a"), 1004);
-  REQUIRE(r.peers.size() == 4);
-  CHECK(r.peers[0].port == 4);  // seed, same zone
-  CHECK(r.peers[1].port == 2);  // seed, other zone
-  CHECK(r.peers[2].port == 3);  // leecher, same zone
-  CHECK(r.peers[3].port == 1);
-  CHECK(r.complete == 2);
-  CHECK(r.incomplete == 3);
+  auto r = s.Announce(Req("me", 5, false, "a"), 1004);
+  REQUIRE(r.ok());
+  REQUIRE(r->peers.size() == 4);
+  CHECK(r->peers[0].port == 4);  // seed, same zone
+  CHECK(r->peers[1].port == 2);  // seed, other zone
+  CHECK(r->peers[2].port == 3);  // leecher, same zone
+  CHECK(r->peers[3].port == 1);
+  CHECK(r->complete == 2);
+  CHECK(r->incomplete == 3);
 }
 
 TEST_CASE("numwant caps the reply, and a seeder is not sent other seeders", "[swarm]") {
-  SwarmStore s(15000);
+  SwarmStore s(15000, kRoomy);
   for (uint16_t p = 1; p <= 10; ++p) s.Announce(Req("peer" + std::to_string(p), p, p <= 5), 1000 + p);
   AnnounceRequest asker = Req("me", 99, false);
   asker.numwant = 3;
-  CHECK(s.Announce(asker, 2000).peers.size() == 3);
-  AnnounceReply seed = s.Announce(Req("seed-me", 98, true), 2001);
-  for (const PeerEndpoint& p : seed.peers) CHECK_FALSE(p.seed);
-  CHECK(seed.peers.size() == 6);  // five leechers and the leecher "me"
+  CHECK(s.Announce(asker, 2000)->peers.size() == 3);
+  auto seed = s.Announce(Req("seed-me", 98, true), 2001);
+  for (const PeerEndpoint& p : seed->peers) CHECK_FALSE(p.seed);
+  CHECK(seed->peers.size() == 6);  // five leechers and the leecher "me"
 }
 
 TEST_CASE("stopped and silent peers leave the swarm", "[swarm]") {
-  SwarmStore s(15000);
+  SwarmStore s(15000, kRoomy);
   s.Announce(Req("a", 1, true), 1000);
   s.Announce(Req("b", 2, true), 1000);
   AnnounceRequest stop = Req("a", 1, true);
   stop.event = AnnounceRequest::Event::kStopped;
   s.Announce(stop, 2000);
-  CHECK(s.Announce(Req("me", 3, false), 2001).peers.size() == 1);
-  CHECK(s.Announce(Req("me", 3, false), 20000).peers.empty());  // b went silent
-  CHECK(s.Stats().peers == 1);
+  CHECK(s.Announce(Req("me", 3, false), 2001)->peers.size() == 1);
+  CHECK(s.Announce(Req("me", 3, false), 20000)->peers.empty());  // b went silent
+  CHECK(s.Stats(20000).peers == 1);
+}
+
+TEST_CASE("a sweep drops silent peers of every swarm, and their empty swarms", "[swarm]") {
+  SwarmStore s(15000, kRoomy);
+  for (uint8_t t = 1; t <= 50; ++t) s.Announce(ReqFor(t, "once"), 1000);
+  s.Announce(ReqFor(51, "live"), 10000);
+  CHECK(s.Stats(10000).swarms == 51);
+  CHECK(s.Sweep(16001) == 50);
+  SwarmStats after = s.Stats(16001);
+  CHECK(after.swarms == 1);
+  CHECK(after.peers == 1);
+  // Stats alone counts only the live, without a sweep first.
+  SwarmStore t(15000, kRoomy);
+  t.Announce(ReqFor(1, "once"), 1000);
+  CHECK(t.Stats(1000).swarms == 1);
+  CHECK(t.Stats(16001).swarms == 0);
+}
+
+TEST_CASE("the swarm and peer limits refuse newcomers but not peers already known", "[swarm]") {
+  SwarmStore s(15000, SwarmLimits{2, 3});
+  REQUIRE(s.Announce(ReqFor(1, "a"), 1000).ok());
+  REQUIRE(s.Announce(ReqFor(2, "b"), 1000).ok());
+  auto third_swarm = s.Announce(ReqFor(3, "c"), 1000);
+  REQUIRE_FALSE(third_swarm.ok());
+  CHECK_THAT(third_swarm.status().message(), Catch::Contains("limit of 2 swarms"));
+  REQUIRE(s.Announce(ReqFor(1, "c"), 1000).ok());  // an existing swarm, third peer
+  auto fourth_peer = s.Announce(ReqFor(2, "d"), 1000);
+  REQUIRE_FALSE(fourth_peer.ok());
+  CHECK_THAT(fourth_peer.status().message(), Catch::Contains("limit of 3 peers"));
+  CHECK(s.Announce(ReqFor(2, "b"), 1500).ok());  // known peers re-announce
+  CHECK(s.Stats(1500).peers == 3);
+  // Once the early peers expire there is room again.
+  CHECK(s.Announce(ReqFor(3, "c"), 16200).ok());
+  CHECK(s.Stats(16200).swarms == 2);  // torrent 2's "b" (seen at 1500) and torrent 3
 }

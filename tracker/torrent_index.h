@@ -1,0 +1,47 @@
+// TorrentIndex: which namespaces each published file's torrent belongs to,
+// keyed by the 20-byte info-hash BitTorrent clients announce (the first 20
+// bytes of the file's v2 info-hash, shoal/file_torrent_info.h).
+//
+// The announce endpoint serves a torrent only to tokens that may read one
+// of its namespaces, so nobody can park swarms for torrents the registry
+// does not hold. One file in several versions or namespaces is counted
+// once per version; it leaves the index when its last version is deleted.
+// Soft state, rebuilt from the registry at start.
+//
+// Thread-safety: safe for concurrent use.
+#ifndef SHOAL_TRACKER_TORRENT_INDEX_H_
+#define SHOAL_TRACKER_TORRENT_INDEX_H_
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "shoal/manifest.h"
+#include "swarm_store.h"
+
+namespace shoal::tracker {
+
+class TorrentIndex {
+ public:
+  // Counts every non-empty file of `m` under m.ns.
+  void Add(const Manifest& m);
+  // Undoes one Add of the same manifest.
+  void Remove(const Manifest& m);
+
+  // The namespaces holding a file with this torrent; empty if none does.
+  std::vector<std::string> Namespaces(const InfoHash20& info_hash);
+  // Distinct torrents indexed.
+  size_t size();
+
+ private:
+  void Apply(const Manifest& m, int delta);
+
+  std::mutex mu_;
+  // info-hash -> namespace -> versions holding it; protected by mu_
+  std::map<InfoHash20, std::map<std::string, uint32_t>> torrents_;
+};
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_TORRENT_INDEX_H_
