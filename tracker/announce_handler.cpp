@@ -103,7 +103,11 @@ HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRe
       peers6.append(reinterpret_cast<char*>(addr), 16).append(reinterpret_cast<char*>(&port_be), 2);
     }
   }
-  const int64_t interval_s = std::max<int64_t>(1, ctx.options.announce_interval_ms / 1000);
+  // A seeder has nothing left to learn from the swarm; others learn of it
+  // from their own announces. It only has to stay listed, so it announces
+  // far less often: an idle cluster costs the tracker little.
+  const int64_t interval_ms = a.self.seed ? ctx.options.seed_announce_interval_ms : ctx.options.announce_interval_ms;
+  const int64_t interval_s = std::max<int64_t>(1, interval_ms / 1000);
   std::string out = "d";
   BString("complete", &out);
   out += "i" + std::to_string(reply.complete) + "e";

@@ -14,7 +14,7 @@ constexpr int64_t kFullSweepEveryMs = 1000;
 size_t SwarmStore::Expire(Swarm& swarm, int64_t now_ms) {
   size_t dropped = 0;
   for (auto it = swarm.begin(); it != swarm.end();) {
-    if (now_ms - it->second.last_seen_ms > ttl_ms_) {
+    if (now_ms > it->second.expires_ms) {
       it = swarm.erase(it);
       ++dropped;
     } else {
@@ -67,11 +67,11 @@ Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t n
       --peers_;
     }
   } else if (known) {
-    it->second[req.peer_id] = Peer{req.self, now_ms};
+    it->second[req.peer_id] = Record(req.self, now_ms);
   } else {
     if (it != swarms_.end() && it->second.empty()) swarms_.erase(it);  // Admit counts live swarms only
     SHOAL_RETURN_IF_ERROR(Admit(req.info_hash, now_ms));
-    swarms_[req.info_hash][req.peer_id] = Peer{req.self, now_ms};
+    swarms_[req.info_hash][req.peer_id] = Record(req.self, now_ms);
     ++peers_;
   }
 

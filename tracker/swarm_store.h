@@ -62,7 +62,10 @@ struct SwarmLimits {
 
 class SwarmStore {
  public:
-  SwarmStore(int64_t ttl_ms, SwarmLimits limits) : ttl_ms_(ttl_ms), limits_(limits) {}
+  // A peer that has not announced for `ttl_ms` is dropped; a seeder (which
+  // announces less often, see TrackerOptions) after `seed_ttl_ms`.
+  SwarmStore(int64_t ttl_ms, int64_t seed_ttl_ms, SwarmLimits limits)
+      : ttl_ms_(ttl_ms), seed_ttl_ms_(seed_ttl_ms), limits_(limits) {}
 
   // Records the asker (or removes it on kStopped) and picks its peers.
   // Unavailable, naming the limit, when a new swarm or peer would pass one.
@@ -76,7 +79,11 @@ class SwarmStore {
   struct Peer {
     PeerEndpoint endpoint;
     int64_t last_seen_ms;
+    int64_t expires_ms;
   };
+  Peer Record(const PeerEndpoint& endpoint, int64_t now_ms) const {
+    return Peer{endpoint, now_ms, now_ms + (endpoint.seed ? seed_ttl_ms_ : ttl_ms_)};
+  }
   using Swarm = std::map<std::string, Peer>;  // by peer_id
   size_t Expire(Swarm& swarm, int64_t now_ms);  // REQUIRES: mu_ held
   size_t SweepLocked(int64_t now_ms);           // REQUIRES: mu_ held
@@ -86,6 +93,7 @@ class SwarmStore {
 
   // Constant after construction.
   const int64_t ttl_ms_;
+  const int64_t seed_ttl_ms_;
   const SwarmLimits limits_;
 
   std::mutex mu_;

@@ -29,7 +29,8 @@ struct TrackerContext {
                  const ManifestSigner& sg, Origin& o)
       : options(std::move(opts)), store(s), tokens(t), signer(sg), origin(o),
         pool(options.blocking_threads),
-        swarm(3 * options.announce_interval_ms, SwarmLimits{options.max_swarms, options.max_swarm_peers}),
+        swarm(3 * options.announce_interval_ms, 3 * options.seed_announce_interval_ms,
+              SwarmLimits{options.max_swarms, options.max_swarm_peers}),
         agents(options.heartbeat_ms) {}
 
   const TrackerOptions options;

@@ -34,6 +34,7 @@ struct ServeFlags {
   std::string upload_lease = "10m";
   std::string log_level = "info";
   std::string announce_interval = "5s";
+  std::string seed_announce_interval = "60s";
   std::string fetch_done_grace = "15s";
   std::string rpc_auth_timeout = "10s";
   std::string rpc_message_timeout = "30s";
@@ -57,6 +58,9 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--keep-versions", o.keep_versions, "keep this many versions per model (tagged ones always); 0 = all")->capture_default_str();
   cmd->add_option("--origin-parallelism", o.origin_parallelism, "concurrent origin checks")->capture_default_str();
   cmd->add_option("--announce-interval", f->announce_interval, "how often agents re-announce")->capture_default_str();
+  cmd->add_option("--seed-announce-interval", f->seed_announce_interval,
+                  "how often an agent holding a whole file re-announces it")
+      ->capture_default_str();
   cmd->add_option("--origin-budget", o.origin_budget, "origin fetch orders in flight across the cluster")
       ->capture_default_str();
   cmd->add_option("--fetches-per-agent", o.fetches_per_agent, "of those, at most this many on one agent")
@@ -115,6 +119,9 @@ Status Serve(ServeFlags& f) {
   auto interval = ParseDuration(f.announce_interval);
   if (!interval.ok()) return interval.status().WithContext("--announce-interval");
   o.announce_interval_ms = interval->count();
+  auto seed_interval = ParseDuration(f.seed_announce_interval);
+  if (!seed_interval.ok()) return seed_interval.status().WithContext("--seed-announce-interval");
+  o.seed_announce_interval_ms = seed_interval->count();
   auto done_grace = ParseDuration(f.fetch_done_grace, /*allow_zero=*/true);
   if (!done_grace.ok()) return done_grace.status().WithContext("--fetch-done-grace");
   o.fetch_done_grace_ms = done_grace->count();

@@ -6,6 +6,9 @@ Status TrackerOptions::Validate() const {
   if (data_dir.empty()) return Status::InvalidArgument("--data-dir must be set");
   if (rpc_listen.empty()) return Status::InvalidArgument("--rpc-listen must be set");
   if (upload_lease_ms <= 0) return Status::InvalidArgument("--upload-lease must be positive");
+  if (seed_announce_interval_ms < announce_interval_ms) {
+    return Status::InvalidArgument("--seed-announce-interval must be at least --announce-interval");
+  }
   if (gc_grace_ms < 0) return Status::InvalidArgument("--gc-grace must not be negative");
   if (origin_parallelism < 1 || origin_parallelism > 256) {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 256");

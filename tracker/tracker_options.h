@@ -24,6 +24,7 @@ struct TrackerOptions {
   int blocking_threads = 4;                         // threads for origin and scan work
   int64_t heartbeat_ms = 2000;                      // agents heartbeat this often; dropped after 3 misses
   int64_t announce_interval_ms = 5000;              // how often agents re-announce; peers expire after 3x
+  int64_t seed_announce_interval_ms = 60000;        // how often a peer holding the whole file does; 3x likewise
   uint32_t origin_budget = 64;                      // origin fetches in flight across the cluster
   uint32_t fetches_per_agent = 2;                   // of those, at most this many on one agent
   int64_t fetch_done_grace_ms = 15000;              // a chunk fetched this recently is not fetched again

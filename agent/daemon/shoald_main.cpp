@@ -175,6 +175,7 @@ Status Run(AgentOptions& o, const std::string& cache_size, const std::string& lo
     if (!r.ok()) return r.status();
     return PrefetchResult{r->total_bytes, r->bytes_from_peers, r->bytes_from_origin};
   };
+  handlers.registered_again = [&engine] { (*engine)->ReannounceAll(); };
   TrackerLink link(io, o, (*engine)->listen_port(), std::move(handlers));
   link_ptr = &link;
 

@@ -192,6 +192,8 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               }
               epoch_ = r.getEpoch();
               registered_ = true;
+              if (ever_registered_ && handlers_.registered_again) handlers_.registered_again();
+              ever_registered_ = true;
               backoff_ms_ = 500;
               Log(LogLevel::kInfo, "tracker.registered", {{"agent", std::string(r.getAgentId())}, {"epoch", r.getEpoch()}});
               auto session = r.getSession();

@@ -58,6 +58,10 @@ struct ControlHandlers {
   std::function<Result<uint64_t>(const std::string& ns, const std::string& name, const VersionId& version,
                                  const std::vector<ChunkId>& chunks)>
       replicate;
+  // Registered again after losing the tracker (a restart, say): its swarms
+  // start empty, and seeders announce only every few minutes, so announce
+  // every torrent now.
+  std::function<void()> registered_again;
 };
 
 class TrackerLink {
@@ -94,6 +98,7 @@ class TrackerLink {
   kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc_;
 
   std::atomic<bool> registered_{false};
+  bool ever_registered_ = false;  // event loop only
   std::atomic<uint64_t> epoch_{0};
   mutable std::mutex mu_;
   std::string agent_id_;      // protected by mu_

@@ -379,6 +379,20 @@ Result<std::vector<uint64_t>> TorrentEngine::UnavailablePieces(const FileTorrent
   return out;
 }
 
+void TorrentEngine::ReannounceAll() {
+  std::vector<lt::torrent_handle> handles;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    for (const auto& [id, t] : impl_->torrents_) handles.push_back(t->handle);
+  }
+  for (lt::torrent_handle& h : handles) {
+    CallLibtorrent("re-announce", [&] {
+      h.force_reannounce(0, -1, lt::torrent_handle::ignore_min_interval);
+      return Status::OK();
+    });
+  }
+}
+
 Status TorrentEngine::ConnectPeer(const FileTorrentId& id, const std::string& ip, uint16_t port) {
   auto t = impl_->Find(id);
   if (t == nullptr) return impl_->Missing(id);

@@ -112,6 +112,10 @@ class TorrentEngine {
 
   EngineStats Stats() const;
 
+  // Announces every torrent to its trackers now, whatever their intervals
+  // (a restarted tracker has forgotten every swarm). Does not wait.
+  void ReannounceAll();
+
   // Ends the session. Idempotent; afterwards every call fails with
   // Unavailable.
   void Stop();

@@ -283,3 +283,44 @@ TEST_CASE("with two replicas, a warmed model outlives its busiest owner without 
     }
   }
 }
+
+TEST_CASE("an idle cluster re-announces what it seeds rarely, and a restarted tracker hears at once",
+          "[agent][announce]") {
+  Cluster c(3, "1GiB", {"--seed-announce-interval", "30s"});  // leechers every 1 s
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 61);  // 4 files: 4 torrents
+  REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
+  for (int i = 1; i <= 2; ++i) {
+    auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / ("out" + std::to_string(i)),
+                                   "--agent", c.agents[static_cast<size_t>(i)]->socket()});
+    REQUIRE(pull.exit_code == 0);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // completion announces
+  const double before = c.tracker.Metric("shoal_tracker_announces_total");
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  const double idle = c.tracker.Metric("shoal_tracker_announces_total") - before;
+  std::printf("idle: %.0f announces in 6 s from 3 agents seeding 4 torrents\n", idle);
+  // Announcing at the leechers' 1 s would be 72; at most one each at 30 s.
+  CHECK(idle <= 12);
+
+  // A restarted tracker knows no swarm; the agents announce everything when
+  // they register again, so a new puller finds the seeders, not the origin.
+  c.tracker.Kill();
+  c.tracker.Start();
+  for (auto& a : c.agents) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (a->Metric("shoal_agent_tracker_registered") != 1 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  auto agent = std::make_unique<AgentProcess>(
+      c.tmp / "agents", "late",
+      std::vector<std::string>{"--tracker", c.tracker.rpc_address(), "--token", c.agent_token, "--origin",
+                               "file://" + c.origin, "--origin-fallback-ms", "700"});
+  agent->Start();
+  auto late = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "late", "--agent", agent->socket()});
+  INFO(late.err);
+  REQUIRE(late.exit_code == 0);
+  CHECK(SameTree(ckpt, c.tmp / "late"));
+  CHECK(agent->Metric("shoal_agent_origin_bytes_total") == 0);
+  CHECK_THAT(late.out, Catch::Contains("0 B from the origin"));
+}

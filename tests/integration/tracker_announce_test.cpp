@@ -118,7 +118,7 @@ bool Accepted(const std::string& reply) {
 }  // namespace
 
 TEST_CASE("announced peers expire, and the swarm metrics count only live ones", "[tracker][announce][swarm]") {
-  AnnounceCluster c({"--announce-interval", "1s"});  // peers expire after 3 s
+  AnnounceCluster c({"--announce-interval", "1s", "--seed-announce-interval", "1s"});  // peers expire after 3 s
   PublishedFile f = Publish(c, "team-a", 1);
   std::string token = c.tracker.MintToken("*", "read", "agent");
   REQUIRE(Accepted(Announce(c.tracker, PeerAnnounce(token, f.info_hash, "seed-1", 7001))));
@@ -133,6 +133,18 @@ TEST_CASE("announced peers expire, and the swarm metrics count only live ones", 
   std::string reply = Announce(c.tracker, PeerAnnounce(token, f.info_hash, "late", 7003));
   CHECK(Accepted(reply));
   CHECK_THAT(reply, Catch::Contains("5:peers0:"));
+}
+
+TEST_CASE("a seeder is told to re-announce less often than a leecher", "[tracker][announce][swarm]") {
+  AnnounceCluster c({"--announce-interval", "5s", "--seed-announce-interval", "2m"});
+  PublishedFile f = Publish(c, "team-a", 3);
+  std::string token = c.tracker.MintToken("*", "read", "agent");
+  CHECK_THAT(Announce(c.tracker, PeerAnnounce(token, f.info_hash, "seed", 7001)), Catch::Contains("8:intervali120e"));
+  auto leecher = PeerAnnounce(token, f.info_hash, "leech", 7002);
+  leecher["left"] = "1000";
+  std::string reply = Announce(c.tracker, leecher);
+  CHECK_THAT(reply, Catch::Contains("8:intervali5e"));
+  CHECK_THAT(reply, Catch::Contains("8:completei1e"));  // the seeder is listed
 }
 
 TEST_CASE("an announce for a torrent no published version holds is refused", "[tracker][announce][swarm]") {

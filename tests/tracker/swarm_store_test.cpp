@@ -23,7 +23,7 @@ const SwarmLimits kRoomy;
 }  // namespace
 
 TEST_CASE("a leecher gets seeders first, its own zone first, and never itself", "[swarm]") {
-  SwarmStore s(15000, kRoomy);
+  SwarmStore s(15000, 15000, kRoomy);
   s.Announce(Req("leech-far", 1, false, "b"), 1000);
   s.Announce(Req("seed-far", 2, true, "b"), 1001);
   s.Announce(Req("leech-near", 3, false, "a"), 1002);
@@ -40,7 +40,7 @@ TEST_CASE("a leecher gets seeders first, its own zone first, and never itself", 
 }
 
 TEST_CASE("numwant caps the reply, and a seeder is not sent other seeders", "[swarm]") {
-  SwarmStore s(15000, kRoomy);
+  SwarmStore s(15000, 15000, kRoomy);
   for (uint16_t p = 1; p <= 10; ++p) s.Announce(Req("peer" + std::to_string(p), p, p <= 5), 1000 + p);
   AnnounceRequest asker = Req("me", 99, false);
   asker.numwant = 3;
@@ -51,7 +51,7 @@ TEST_CASE("numwant caps the reply, and a seeder is not sent other seeders", "[sw
 }
 
 TEST_CASE("stopped and silent peers leave the swarm", "[swarm]") {
-  SwarmStore s(15000, kRoomy);
+  SwarmStore s(15000, 15000, kRoomy);
   s.Announce(Req("a", 1, true), 1000);
   s.Announce(Req("b", 2, true), 1000);
   AnnounceRequest stop = Req("a", 1, true);
@@ -63,7 +63,7 @@ TEST_CASE("stopped and silent peers leave the swarm", "[swarm]") {
 }
 
 TEST_CASE("a sweep drops silent peers of every swarm, and their empty swarms", "[swarm]") {
-  SwarmStore s(15000, kRoomy);
+  SwarmStore s(15000, 15000, kRoomy);
   for (uint8_t t = 1; t <= 50; ++t) s.Announce(ReqFor(t, "once"), 1000);
   s.Announce(ReqFor(51, "live"), 10000);
   CHECK(s.Stats(10000).swarms == 51);
@@ -72,14 +72,14 @@ TEST_CASE("a sweep drops silent peers of every swarm, and their empty swarms", "
   CHECK(after.swarms == 1);
   CHECK(after.peers == 1);
   // Stats alone counts only the live, without a sweep first.
-  SwarmStore t(15000, kRoomy);
+  SwarmStore t(15000, 15000, kRoomy);
   t.Announce(ReqFor(1, "once"), 1000);
   CHECK(t.Stats(1000).swarms == 1);
   CHECK(t.Stats(16001).swarms == 0);
 }
 
 TEST_CASE("the swarm and peer limits refuse newcomers but not peers already known", "[swarm]") {
-  SwarmStore s(15000, SwarmLimits{2, 3});
+  SwarmStore s(15000, 15000, SwarmLimits{2, 3});
   REQUIRE(s.Announce(ReqFor(1, "a"), 1000).ok());
   REQUIRE(s.Announce(ReqFor(2, "b"), 1000).ok());
   auto third_swarm = s.Announce(ReqFor(3, "c"), 1000);
@@ -94,4 +94,16 @@ TEST_CASE("the swarm and peer limits refuse newcomers but not peers already know
   // Once the early peers expire there is room again.
   CHECK(s.Announce(ReqFor(3, "c"), 16200).ok());
   CHECK(s.Stats(16200).swarms == 2);  // torrent 2's "b" (seen at 1500) and torrent 3
+}
+
+TEST_CASE("a seeder stays listed for its own, longer interval, and then leaves", "[swarm]") {
+  SwarmStore s(15000, 180000, kRoomy);  // leechers 3 x 5 s; seeders 3 x 60 s
+  s.Announce(Req("seed", 1, true), 0);
+  s.Announce(Req("leech", 2, false), 0);
+  auto later = s.Announce(Req("me", 3, false), 100000);  // past the leecher's TTL
+  REQUIRE(later.ok());
+  REQUIRE(later->peers.size() == 1);
+  CHECK(later->peers[0].port == 1);
+  CHECK(s.Stats(100000).peers == 2);  // the seeder and "me"
+  CHECK(s.Stats(250000).peers == 0);
 }
