@@ -306,12 +306,14 @@ TEST_CASE("an idle cluster re-announces what it seeds rarely, and a restarted tr
   // they register again, so a new puller finds the seeders, not the origin.
   c.tracker.Kill();
   c.tracker.Start();
-  for (auto& a : c.agents) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (a->Metric("shoal_agent_tracker_registered") != 1 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+  // An agent may still read "registered" before it notices the old tracker
+  // is gone, so wait on what the new tracker has heard: every seeder of every
+  // torrent (3 agents x 4 files), well before the 30 s seed interval.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (c.tracker.Metric("shoal_tracker_swarm_peers") < 12 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  REQUIRE(c.tracker.Metric("shoal_tracker_swarm_peers") == 12);
   auto agent = std::make_unique<AgentProcess>(
       c.tmp / "agents", "late",
       std::vector<std::string>{"--tracker", c.tracker.rpc_address(), "--token", c.agent_token, "--origin",
