@@ -201,10 +201,28 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   // add_piece drops data whose size is not libtorrent's own idea of the
   // piece's size, which for a v2 torrent's last piece may include padding:
   // size the buffer by the torrent, and leave the padding zero.
-  std::shared_ptr<const lt::torrent_info> ti = h.torrent_file();
-  if (ti == nullptr) return Status::Unavailable("torrent " + id.ShortHex() + " has no metadata yet");
+  // The engine's own copy of the metadata: no call into the session.
+  const std::shared_ptr<const lt::torrent_info>& ti = t->info;
   const uint64_t chunk_bytes = t->layout->PieceBytes(piece);
-  std::vector<char> data(std::max<size_t>(static_cast<size_t>(ti->piece_size(p)), chunk_bytes));
+  const size_t piece_bytes = std::max<size_t>(static_cast<size_t>(ti->piece_size(p)), chunk_bytes);
+  if (!t->layout->piece_bytes.empty()) {
+    // A bundle's piece is a small file padded to a whole piece: a 100-byte
+    // file would cost a zeroed buffer of the piece size (16 MiB, say).
+    // libtorrent reads only the blocks it lacks, never the padding's, so
+    // fill the file's blocks and leave the rest untouched (unallocated
+    // pages), and use the call that copies before it returns.
+    std::unique_ptr<char[]> buf(new char[piece_bytes]);
+    const size_t filled = std::min<size_t>(piece_bytes, BlockCount(chunk_bytes) * kBlockSize);
+    std::memset(buf.get() + chunk_bytes, 0, filled - chunk_bytes);
+    auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(buf.get()), chunk_bytes);
+    if (!got.ok()) return got.status();
+    if (*got != chunk_bytes) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
+    return CallLibtorrent("add piece", [&] {
+      h.add_piece(p, static_cast<const char*>(buf.get()));
+      return Status::OK();
+    });
+  }
+  std::vector<char> data(piece_bytes);
   auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(data.data()), chunk_bytes);
   if (!got.ok()) return got.status();
   if (*got != chunk_bytes) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
@@ -256,8 +274,13 @@ Status TorrentEngine::SkipPieces(const FileTorrentId& id, const std::vector<uint
     }
     h = t->handle;
   }
+  // One call for the batch: libtorrent updates its picker once, not once
+  // per piece (which, in a bundle of many files, walks every file).
+  std::vector<std::pair<lt::piece_index_t, lt::download_priority_t>> prio;
+  prio.reserve(pieces.size());
+  for (uint64_t p : pieces) prio.emplace_back(lt::piece_index_t(static_cast<int>(p)), lt::dont_download);
   return CallLibtorrent("skip pieces", [&] {
-    for (uint64_t p : pieces) h.piece_priority(lt::piece_index_t(static_cast<int>(p)), lt::dont_download);
+    h.prioritize_pieces(prio);
     return Status::OK();
   });
 }
