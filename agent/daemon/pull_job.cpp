@@ -29,6 +29,9 @@ int64_t MsSince(Clock::time_point t) {
 // How long an owner lets a new torrent's swarm form before it decides no
 // peer has a chunk.
 constexpr int64_t kSwarmFormMs = 1500;
+// How long a non-owner of a small file's chunk lets its owner fetch it
+// before asking the tracker.
+constexpr int64_t kSmallOwnerMs = 3000;
 // The longest a non-owner waits for an owner before fetching a chunk itself.
 constexpr int64_t kMaxTakeoverMs = 30000;
 // While the tracker is unreachable, reconnect at most this often.
@@ -216,6 +219,26 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
               continue;
             }
             if (t.fetching[p]) continue;
+            if (asker != nullptr && t.bundle && fetches) {
+              // A small file's chunk is one short GET, and one fetch order
+              // per chunk would pace the pull by the orders' round trips:
+              // its first owner on the ring fetches it itself once the swarm
+              // has had a moment to form, and anyone else gives the owner a
+              // moment more before asking the tracker (which then has the
+              // owner fetch it, or take over).
+              OriginTurn turn = TurnFor(ring.get(), ctx.self_id, t.chunks[p]);
+              if (turn.role == OriginRole::kOwner) {
+                if (alone || MsSince(still[p]) >= swarm_form_ms) {
+                  t.fetching[p] = true;
+                  ctx.counters.owner_fetches++;
+                  fetches->Add(i, p, t.chunks[p], t.chunk_bytes[p]);
+                }
+                continue;
+              }
+              if (turn.role == OriginRole::kOther && !alone && MsSince(still[p]) < swarm_form_ms + kSmallOwnerMs) {
+                continue;
+              }
+            }
             if (asker != nullptr) {
               // The tracker decides who fetches it, once the swarm has had
               // a moment to show whether some peer has it.
