@@ -326,6 +326,7 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   fetches.reset();
+  if (writer) SHOAL_RETURN_IF_ERROR(writer->SyncClosed());
   for (const PullTask& t : tasks) result.bytes_from_peers += t.from_peers;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (cache_only) {

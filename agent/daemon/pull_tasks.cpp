@@ -95,7 +95,7 @@ Status WriteHeld(ChunkStore& store, TorrentEngine& engine, DestinationWriter& wr
     }
     Status s = writer.WritePiece(t.FilesOf(p), t.PieceInFile(p), t.chunks[p]);
     if (s.ok() && t.bundle) {
-      s = writer.FinishFiles(t.FilesOf(p));  // a bundle's piece is a whole file
+      s = writer.CloseFiles(t.FilesOf(p));  // a bundle's piece is a whole file; synced at the end
       if (s.ok()) ++t.files_done;
     }
     if (s.IsNotFound()) {  // evicted since: fetched again

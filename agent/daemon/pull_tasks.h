@@ -85,8 +85,10 @@ Result<FileTorrentId> AddTaskTorrent(TorrentEngine& engine, const PullTask& t, u
 bool PinHeld(ChunkStore& store, PullTask& t);
 
 // Writes out every piece of `t` the store holds that is not written yet,
-// finishes the files that are then whole, and tells the engine not to
-// download those pieces again. Looks only at unwritten pieces.
+// finishes the files that are then whole (a bundle's small files are
+// closed, and synced all at once by DestinationWriter::SyncClosed), and
+// tells the engine not to download those pieces again. Looks only at
+// unwritten pieces.
 Status WriteHeld(ChunkStore& store, TorrentEngine& engine, DestinationWriter& writer, PullTask& t);
 
 }  // namespace shoal
