@@ -29,7 +29,13 @@ struct FetchOrders::Version {
   // piece in it.
   std::vector<const FileEntry*> bundled;
   std::map<PiecesRoot, uint64_t> bundle_piece;
-  std::optional<FileTorrentId> bundle;  // protected by mu
+  FileTorrentId bundle_id;
+  std::optional<FileTorrentId> bundle;  // once added here; protected by mu
+  // Whether a pull or seed on this agent had the bundle when orders first
+  // needed it: then its swarm is where this agent's peers look. Else a
+  // small chunk is offered in its file's own torrent too, where readers
+  // look (they use per-file torrents). Protected by mu.
+  bool bundle_local = false;
 };
 
 FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce_url)
@@ -64,6 +70,7 @@ Result<std::shared_ptr<FetchOrders::Version>> FetchOrders::Load(const std::strin
     auto meta = BuildBundleMetainfo(out->bundled, out->manifest.piece_size);
     if (!meta.ok()) return meta.status();
     for (uint64_t p = 0; p < meta->chunks.size(); ++p) out->bundle_piece[PiecesRoot::From(meta->chunks[p])] = p;
+    out->bundle_id = meta->id;
   }
   versions_.push_front(out);
   if (versions_.size() > kKeepVersions) versions_.pop_back();
@@ -95,10 +102,12 @@ Result<std::pair<FileTorrentId, uint64_t>> FetchOrders::Place(Version& ver, cons
     std::lock_guard<std::mutex> lock(ver.mu);
     if (ver.bundle) return std::make_pair(*ver.bundle, in_bundle->second);
   }
+  const bool local = ctx_.engine.Progress(ver.bundle_id).ok();
   auto b = ctx_.engine.AddBundle(ver.bundled, ver.manifest.piece_size, announce_url_(),
                                  TorrentEngine::AddMode::kSeedOnly);
   if (!b.ok()) return b.status();
   std::lock_guard<std::mutex> lock(ver.mu);
+  if (!ver.bundle) ver.bundle_local = local;
   ver.bundle = b->id;
   return std::make_pair(b->id, in_bundle->second);
 }
@@ -119,6 +128,19 @@ Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
     at = Place(ver, f, piece, /*re_add=*/true);
     if (!at.ok()) return at.status().WithContext("seed " + f.path);
     s = ctx_.engine.ChunkArrived(at->first, at->second);
+  }
+  bool also_own = false;
+  const bool small = ver.bundle_piece.count(f.pieces_root) != 0 && IsSmallFile(f, ver.manifest.piece_size);
+  if (s.ok() && small) {
+    std::lock_guard<std::mutex> lock(ver.mu);
+    also_own = !ver.bundle_local;
+  }
+  if (also_own) {
+    // Nobody here pulls the version: the order likely serves a reader, in
+    // the file's own torrent.
+    auto own = Torrent(ver, f, /*re_add=*/false);
+    if (!own.ok()) return own.status().WithContext("seed " + f.path);
+    s = ctx_.engine.ChunkArrived(*own, piece);
   }
   return s.WithContext("seed " + f.path);
 }
