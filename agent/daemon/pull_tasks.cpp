@@ -45,7 +45,8 @@ Result<std::vector<PullTask>> PlanPull(const Manifest& m) {
     t.file = &f;
     t.file_indexes.push_back(fi);
     t.chunks = f.ChunkIds();
-    for (uint64_t p = 0; p < t.chunks.size(); ++p) t.chunk_bytes.push_back(f.ChunkBytes(m.piece_size, p));
+    for (uint64_t p = 0; p < t.chunks.size(); ++p)
+      t.chunk_bytes.push_back(f.ChunkBytes(m.piece_size, p));
     t.file_count = 1;
     t.bytes = f.size;
     tasks.push_back(std::move(t));

@@ -32,11 +32,11 @@ struct PullTask {
   using Clock = std::chrono::steady_clock;
 
   // Constant after PlanPull.
-  std::string label;                               // a path, or "the bundle of N small files"
+  std::string label;  // a path, or "the bundle of N small files"
   bool bundle = false;
-  const FileEntry* file = nullptr;                 // a file's task: the first file with its content
-  std::vector<const FileEntry*> bundled;           // a bundle's: its small files
-  std::vector<uint32_t> file_indexes;              // a file's task: the manifest's files with its content
+  const FileEntry* file = nullptr;        // a file's task: the first file with its content
+  std::vector<const FileEntry*> bundled;  // a bundle's: its small files
+  std::vector<uint32_t> file_indexes;     // a file's task: the manifest's files with its content
   std::vector<std::vector<uint32_t>> piece_files;  // a bundle's: the manifest's files of each piece
   std::vector<ChunkId> chunks;                     // per piece
   std::vector<uint64_t> chunk_bytes;               // per piece

@@ -20,7 +20,8 @@ std::vector<const FileEntry*> BundledFiles(const Manifest& m) {
   return out;
 }
 
-Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>& files, uint32_t piece_size) {
+Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>& files,
+                                            uint32_t piece_size) {
   SHOAL_RETURN_IF_ERROR(ValidatePieceSize(piece_size));
   if (files.empty()) return Status::InvalidArgument("a bundle needs at least one small file");
   std::map<PiecesRoot, uint64_t> sizes;  // sorted: the canonical order
@@ -32,8 +33,9 @@ Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>&
     }
     auto [it, added] = sizes.emplace(f->pieces_root, f->size);
     if (!added && it->second != f->size) {
-      return Status::InvalidArgument("file '" + f->path + "' has pieces root " + f->pieces_root.ShortHex() +
-                                     " of another file, with another size; the manifest is inconsistent");
+      return Status::InvalidArgument(
+          "file '" + f->path + "' has pieces root " + f->pieces_root.ShortHex() +
+          " of another file, with another size; the manifest is inconsistent");
     }
   }
 

@@ -45,7 +45,8 @@ std::vector<const FileEntry*> BundledFiles(const Manifest& m);
 // pieces roots in piece order, and `piece_bytes` their files' sizes.
 // InvalidArgument if there is no file, a file is not small, or two files
 // share a pieces root but not a size.
-Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>& files, uint32_t piece_size);
+Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>& files,
+                                            uint32_t piece_size);
 
 }  // namespace shoal
 

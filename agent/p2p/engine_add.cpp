@@ -12,7 +12,8 @@
 
 namespace shoal {
 
-Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta, const std::string& label,
+Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta,
+                                               const std::string& label,
                                                const std::string& announce_url, AddMode mode) {
   const FileTorrentId id = meta.id;
   std::lock_guard<std::mutex> add(add_mu_);
@@ -34,7 +35,8 @@ Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta, cons
     }
     if (start_download) {
       SHOAL_RETURN_IF_ERROR(CallLibtorrent("download every piece", [&] {
-        std::vector<lt::download_priority_t> all(existing->layout->num_pieces(), lt::default_priority);
+        std::vector<lt::download_priority_t> all(existing->layout->num_pieces(),
+                                                 lt::default_priority);
         h.prioritize_pieces(all);
         return Status::OK();
       }));
@@ -52,8 +54,8 @@ Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta, cons
   t->download = mode == AddMode::kDownload;
   lt::error_code ec;
   auto info = std::make_shared<lt::torrent_info>(
-      lt::span<const char>(meta.torrent.data(), static_cast<std::ptrdiff_t>(meta.torrent.size())), ec,
-      lt::from_span);
+      lt::span<const char>(meta.torrent.data(), static_cast<std::ptrdiff_t>(meta.torrent.size())),
+      ec, lt::from_span);
   if (ec) return Status::InvalidArgument(label + ": its torrent does not load: " + ec.message());
   if (std::memcmp(info->info_hashes().v2.data(), id.data(), FileTorrentId::kSize) != 0) {
     return Status::Corruption(label + ": libtorrent computes another info-hash than the engine");
@@ -102,12 +104,13 @@ Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t pie
 }
 
 Result<TorrentEngine::Bundle> TorrentEngine::AddBundle(const std::vector<const FileEntry*>& files,
-                                                       uint32_t piece_size, const std::string& announce_url,
+                                                       uint32_t piece_size,
+                                                       const std::string& announce_url,
                                                        AddMode mode) {
   auto meta = BuildBundleMetainfo(files, piece_size);
   if (!meta.ok()) return meta.status();
-  auto id = impl_->Add(*meta, "bundle of " + std::to_string(meta->chunks.size()) + " small files", announce_url,
-                       mode);
+  auto id = impl_->Add(*meta, "bundle of " + std::to_string(meta->chunks.size()) + " small files",
+                       announce_url, mode);
   if (!id.ok()) return id.status();
   Bundle b;
   b.id = *id;

@@ -3,7 +3,6 @@
 // Its small files share one torrent, so the pull takes seconds and the
 // cluster goes quiet afterwards, however many files there are.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -25,8 +24,8 @@ double MakeManySmallFiles(const std::string& dir, int count) {
     std::string sub = dir + "/shard-" + std::to_string(i % 100);
     fs::create_directories(sub);
     std::string text = i % 100 == 0 ? std::string("{\"copy\": true}\n")
-                                     : "{\"file\": " + std::to_string(i) + ", \"pad\": \"" +
-                                           std::string(static_cast<size_t>(i % 23), 'x') + "\"}\n";
+                                    : "{\"file\": " + std::to_string(i) + ", \"pad\": \"" +
+                                          std::string(static_cast<size_t>(i % 23), 'x') + "\"}\n";
     std::ofstream(sub + "/file-" + std::to_string(i) + ".json") << text;
     if (i % 100 != 0 || i == 0) unique += static_cast<double>(text.size());
   }
@@ -41,7 +40,8 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 }  // namespace
 
-TEST_CASE("a version of 10,000 small files pulls in seconds and leaves the cluster quiet", "[small-files]") {
+TEST_CASE("a version of 10,000 small files pulls in seconds and leaves the cluster quiet",
+          "[small-files]") {
   Cluster c(3);
   const std::string src = c.tmp / "many";
   const double unique = MakeManySmallFiles(src, 10000);
@@ -51,7 +51,8 @@ TEST_CASE("a version of 10,000 small files pulls in seconds and leaves the clust
   // on the tracker's order, and the others take it from the swarm.
   auto start = std::chrono::steady_clock::now();
   std::vector<pid_t> pulls;
-  for (int i = 0; i < 3; ++i) pulls.push_back(c.StartPull(i, "team-a/many:latest", c.tmp / ("out" + std::to_string(i))));
+  for (int i = 0; i < 3; ++i)
+    pulls.push_back(c.StartPull(i, "team-a/many:latest", c.tmp / ("out" + std::to_string(i))));
   for (int i = 0; i < 3; ++i) {
     INFO(Slurp(c.tmp / ("out" + std::to_string(i)) + ".log"));
     REQUIRE(WaitProcess(pulls[static_cast<size_t>(i)]) == 0);
@@ -75,7 +76,8 @@ TEST_CASE("a version of 10,000 small files pulls in seconds and leaves the clust
   const double before = c.tracker.Metric("shoal_tracker_announces_total");
   auto idle_start = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::seconds(4));
-  const double rate = (c.tracker.Metric("shoal_tracker_announces_total") - before) / Seconds(idle_start);
+  const double rate =
+      (c.tracker.Metric("shoal_tracker_announces_total") - before) / Seconds(idle_start);
   INFO("idle announces per second: " << rate);
   CHECK(rate <= 3 * 3 * 1.5);
 }

@@ -1,9 +1,8 @@
 // A version's small files share one torrent: its info-hash is canonical,
 // libtorrent loads it with one piece per distinct file, and it moves files
 // between agents without fetching what the store already holds.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "p2p/bundle_metainfo.h"
 #include "p2p_test_support.h"
@@ -134,7 +133,8 @@ TEST_CASE("a bundle moves small files between agents and never fetches a piece t
   CHECK(ls.hash_failures == 0);
 }
 
-TEST_CASE("a chunk that arrives by another route is taken by the bundle holding it", "[p2p][bundle]") {
+TEST_CASE("a chunk that arrives by another route is taken by the bundle holding it",
+          "[p2p][bundle]") {
   std::vector<TestFile> files = SmallFiles();
   Agent agent;
   auto b = agent.engine->AddBundle(Entries(files), kPiece, "");
