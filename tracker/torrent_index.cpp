@@ -12,9 +12,7 @@ void TorrentIndex::Remove(const Manifest& m) { Apply(m, -1); }
 
 void TorrentIndex::Apply(const Manifest& m, int delta) {
   std::vector<InfoHash20> hashes;
-  for (const FileEntry& f : m.files) {
-    if (f.size == 0) continue;  // an empty file has no torrent
-    Digest full = FileTorrentInfoHash(f, m.piece_size);
+  for (const Digest& full : VersionTorrentHashes(m)) {
     InfoHash20 h;
     std::memcpy(h.data(), full.data(), h.size());
     hashes.push_back(h);

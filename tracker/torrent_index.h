@@ -1,6 +1,7 @@
-// TorrentIndex: which namespaces each published file's torrent belongs to,
-// keyed by the 20-byte info-hash BitTorrent clients announce (the first 20
-// bytes of the file's v2 info-hash, shoal/file_torrent_info.h).
+// TorrentIndex: which namespaces each published torrent belongs to (each
+// file's, and each version's bundle of small files), keyed by the 20-byte
+// info-hash BitTorrent clients announce (the first 20 bytes of the v2
+// info-hash, shoal/file_torrent_info.h).
 //
 // The announce endpoint serves a torrent only to tokens that may read one
 // of its namespaces, so nobody can park swarms for torrents the registry
@@ -24,7 +25,7 @@ namespace shoal::tracker {
 
 class TorrentIndex {
  public:
-  // Counts every non-empty file of `m` under m.ns.
+  // Counts every torrent of `m` (VersionTorrentHashes) under m.ns.
   void Add(const Manifest& m);
   // Undoes one Add of the same manifest.
   void Remove(const Manifest& m);

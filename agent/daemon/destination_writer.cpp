@@ -34,6 +34,7 @@ DestinationWriter::DestinationWriter(ChunkStore& store, PullDestination& dest, c
 
 DestinationWriter::~DestinationWriter() {
   for (auto& [index, fd] : fds_) ::close(fd);
+  if (sync_fd_ >= 0) ::close(sync_fd_);
 }
 
 Status DestinationWriter::Prepare() {
@@ -112,6 +113,30 @@ Status DestinationWriter::FinishFiles(const std::vector<uint32_t>& file_indexes)
     }
     if (::close(fd) != 0) return Status::FromErrno("close " + target, errno);
   }
+  return Status::OK();
+}
+
+Status DestinationWriter::CloseFiles(const std::vector<uint32_t>& file_indexes) {
+  for (uint32_t index : file_indexes) {
+    finished_.insert(index);
+    auto it = fds_.find(index);
+    if (it == fds_.end()) continue;
+    int fd = it->second;
+    fds_.erase(it);
+    if (sync_fd_ < 0) {
+      sync_fd_ = fd;  // kept open for SyncClosed
+      continue;
+    }
+    if (::close(fd) != 0) return Status::FromErrno("close " + label_ + "/" + manifest_.files[index].path, errno);
+  }
+  return Status::OK();
+}
+
+Status DestinationWriter::SyncClosed() {
+  if (sync_fd_ < 0) return Status::OK();
+  if (::syncfs(sync_fd_) != 0) return Status::FromErrno("sync the files written to " + label_, errno);
+  ::close(sync_fd_);
+  sync_fd_ = -1;
   return Status::OK();
 }
 

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
 #include "client/tracker_client.h"
 #include "daemon/origin_fetch.h"
+#include "p2p/bundle_metainfo.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/log.h"
 
@@ -23,6 +25,17 @@ struct FetchOrders::Version {
   std::unordered_map<ChunkId, std::pair<const FileEntry*, uint64_t>> where;
   std::mutex mu;
   std::map<const FileEntry*, FileTorrentId> torrents;  // protected by mu
+  // The version's small files, which share one torrent, and each one's
+  // piece in it.
+  std::vector<const FileEntry*> bundled;
+  std::map<PiecesRoot, uint64_t> bundle_piece;
+  FileTorrentId bundle_id;
+  std::optional<FileTorrentId> bundle;  // once added here; protected by mu
+  // Whether a pull or seed on this agent had the bundle when orders first
+  // needed it: then its swarm is where this agent's peers look. Else a
+  // small chunk is offered in its file's own torrent too, where readers
+  // look (they use per-file torrents). Protected by mu.
+  bool bundle_local = false;
 };
 
 FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce_url)
@@ -52,6 +65,13 @@ Result<std::shared_ptr<FetchOrders::Version>> FetchOrders::Load(const std::strin
     std::vector<ChunkId> ids = f.ChunkIds();
     for (uint64_t p = 0; p < ids.size(); ++p) out->where.emplace(ids[p], std::make_pair(&f, p));
   }
+  out->bundled = BundledFiles(out->manifest);
+  if (!out->bundled.empty()) {
+    auto meta = BuildBundleMetainfo(out->bundled, out->manifest.piece_size);
+    if (!meta.ok()) return meta.status();
+    for (uint64_t p = 0; p < meta->chunks.size(); ++p) out->bundle_piece[PiecesRoot::From(meta->chunks[p])] = p;
+    out->bundle_id = meta->id;
+  }
   versions_.push_front(out);
   if (versions_.size() > kKeepVersions) versions_.pop_back();
   return out;
@@ -70,6 +90,28 @@ Result<FileTorrentId> FetchOrders::Torrent(Version& ver, const FileEntry& f, boo
   return *id;
 }
 
+Result<std::pair<FileTorrentId, uint64_t>> FetchOrders::Place(Version& ver, const FileEntry& f, uint64_t piece,
+                                                              bool re_add) {
+  auto in_bundle = ver.bundle_piece.find(f.pieces_root);
+  if (in_bundle == ver.bundle_piece.end() || !IsSmallFile(f, ver.manifest.piece_size)) {
+    auto id = Torrent(ver, f, re_add);
+    if (!id.ok()) return id.status();
+    return std::make_pair(*id, piece);
+  }
+  if (!re_add) {
+    std::lock_guard<std::mutex> lock(ver.mu);
+    if (ver.bundle) return std::make_pair(*ver.bundle, in_bundle->second);
+  }
+  const bool local = ctx_.engine.Progress(ver.bundle_id).ok();
+  auto b = ctx_.engine.AddBundle(ver.bundled, ver.manifest.piece_size, announce_url_(),
+                                 TorrentEngine::AddMode::kSeedOnly);
+  if (!b.ok()) return b.status();
+  std::lock_guard<std::mutex> lock(ver.mu);
+  if (!ver.bundle) ver.bundle_local = local;
+  ver.bundle = b->id;
+  return std::make_pair(b->id, in_bundle->second);
+}
+
 Result<std::pair<const FileEntry*, uint64_t>> FetchOrders::Locate(const Version& ver, const ChunkId& chunk) {
   auto at = ver.where.find(chunk);
   if (at == ver.where.end()) {
@@ -79,13 +121,26 @@ Result<std::pair<const FileEntry*, uint64_t>> FetchOrders::Locate(const Version&
 }
 
 Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
-  auto torrent = Torrent(ver, f, /*re_add=*/false);
-  if (!torrent.ok()) return torrent.status().WithContext("seed " + f.path);
-  Status s = ctx_.engine.ChunkArrived(*torrent, piece);
+  auto at = Place(ver, f, piece, /*re_add=*/false);
+  if (!at.ok()) return at.status().WithContext("seed " + f.path);
+  Status s = ctx_.engine.ChunkArrived(at->first, at->second);
   if (s.IsNotFound()) {  // the engine dropped it
-    torrent = Torrent(ver, f, /*re_add=*/true);
-    if (!torrent.ok()) return torrent.status().WithContext("seed " + f.path);
-    s = ctx_.engine.ChunkArrived(*torrent, piece);
+    at = Place(ver, f, piece, /*re_add=*/true);
+    if (!at.ok()) return at.status().WithContext("seed " + f.path);
+    s = ctx_.engine.ChunkArrived(at->first, at->second);
+  }
+  bool also_own = false;
+  const bool small = ver.bundle_piece.count(f.pieces_root) != 0 && IsSmallFile(f, ver.manifest.piece_size);
+  if (s.ok() && small) {
+    std::lock_guard<std::mutex> lock(ver.mu);
+    also_own = !ver.bundle_local;
+  }
+  if (also_own) {
+    // Nobody here pulls the version: the order likely serves a reader, in
+    // the file's own torrent.
+    auto own = Torrent(ver, f, /*re_add=*/false);
+    if (!own.ok()) return own.status().WithContext("seed " + f.path);
+    s = ctx_.engine.ChunkArrived(*own, piece);
   }
   return s.WithContext("seed " + f.path);
 }
@@ -147,9 +202,9 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
                                         std::to_string(wait_ms) + " ms");
       }
       if (now - asked >= std::chrono::seconds(1)) {
-        auto torrent = Torrent(ver, f, re_add);
-        if (!torrent.ok()) return torrent.status().WithContext("replicate " + f.path);
-        Status s = ctx_.engine.PrioritizePieces(*torrent, piece, piece);
+        auto at = Place(ver, f, piece, re_add);
+        if (!at.ok()) return at.status().WithContext("replicate " + f.path);
+        Status s = ctx_.engine.PrioritizePieces(at->first, at->second, at->second);
         re_add = s.IsNotFound();
         if (!s.ok() && !s.IsNotFound() && !s.IsUnavailable()) return s.WithContext("replicate " + f.path);
         asked = now;

@@ -7,6 +7,7 @@
 
 #include "client/tracker_client.h"
 #include "daemon/destination_writer.h"
+#include "daemon/pull_tasks.h"
 #include "daemon/origin_fetch.h"
 #include "daemon/origin_fetches.h"
 #include "daemon/origin_turn.h"
@@ -25,77 +26,12 @@ int64_t MsSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
 
-// One distinct file of the version; identical files share one, and each
-// chunk is written to every path that holds it.
-struct FileTask {
-  const FileEntry* file = nullptr;
-  std::vector<uint32_t> file_indexes;  // the manifest's files with this content
-  std::vector<ChunkId> chunks;
-  FileTorrentId torrent;
-  bool in_engine = false;
-  bool complete = false;
-  uint64_t from_peers = 0;
-  std::map<uint64_t, Clock::time_point> unavailable_since;
-  std::map<uint64_t, bool> fetching;
-  std::map<uint64_t, Clock::time_point> announced;  // last ChunkArrived for a piece
-  std::map<uint64_t, Clock::time_point> asked;      // last asked of the tracker
-  // Into the cache only: per piece, held until the pull ends, so nothing
-  // it has is evicted.
-  std::vector<PinHandle> pins;
-  uint64_t pinned_at_have = ~0ull;  // the engine's piece count at the last PinHeld
-  // Into a destination: pieces written out, which the cache may then evict.
-  std::vector<bool> written;
-  uint64_t written_count = 0;
-  std::vector<uint64_t> unskipped;  // written, not yet marked skipped (the torrent was being re-added)
-  uint64_t scanned_at_have = ~0ull;  // the engine's piece count at the last scan
-  Clock::time_point last_scan;
-};
-
-// Pins the chunks of `t` the store holds that are not pinned yet. Returns
-// whether every chunk of the file is pinned.
-bool PinHeld(ChunkStore& store, FileTask& t) {
-  t.pins.resize(t.chunks.size());
-  size_t pinned = 0;
-  for (uint64_t p = 0; p < t.chunks.size(); ++p) {
-    if (!t.pins[p].valid() && store.Contains(t.chunks[p])) {
-      auto pin = store.Pin(t.chunks[p]);
-      if (pin.ok()) t.pins[p] = std::move(pin).value();
-    }
-    if (t.pins[p].valid()) ++pinned;
-  }
-  return pinned == t.chunks.size();
-}
-
-// Writes out every piece of `t` the store holds that is not written yet,
-// and tells the engine not to download those again.
-Status WriteHeld(ChunkStore& store, TorrentEngine& engine, DestinationWriter& writer, FileTask& t) {
-  std::vector<uint64_t> now_written;
-  for (uint64_t p = 0; p < t.chunks.size(); ++p) {
-    if (t.written[p] || !store.Contains(t.chunks[p])) continue;
-    Status s = writer.WritePiece(t.file_indexes, p, t.chunks[p]);
-    if (s.IsNotFound()) continue;  // evicted since: fetched again
-    SHOAL_RETURN_IF_ERROR(s);
-    t.written[p] = true;
-    ++t.written_count;
-    now_written.push_back(p);
-  }
-  t.last_scan = Clock::now();
-  if (t.written_count == t.chunks.size()) {
-    SHOAL_RETURN_IF_ERROR(writer.FinishFiles(t.file_indexes));
-    t.complete = true;
-  }
-  t.unskipped.insert(t.unskipped.end(), now_written.begin(), now_written.end());
-  if (!t.unskipped.empty() && t.in_engine) {
-    Status s = engine.SkipPieces(t.torrent, t.unskipped);
-    if (s.ok()) t.unskipped.clear();
-    if (!s.ok() && !s.IsUnavailable()) return s;  // while the torrent is re-added: next scan
-  }
-  return Status::OK();
-}
-
 // How long an owner lets a new torrent's swarm form before it decides no
 // peer has a chunk.
 constexpr int64_t kSwarmFormMs = 1500;
+// How long a non-owner of a small file's chunk lets its owner fetch it
+// before asking the tracker.
+constexpr int64_t kSmallOwnerMs = 3000;
 // The longest a non-owner waits for an owner before fetching a chunk itself.
 constexpr int64_t kMaxTakeoverMs = 30000;
 // While the tracker is unreachable, reconnect at most this often.
@@ -134,35 +70,22 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
   PullResult result;
   result.version = version->id;
   result.file_count = static_cast<uint32_t>(m.files.size());
-  std::vector<FileTask> tasks;
-  std::map<PiecesRoot, size_t> by_root;
+  for (const FileEntry& f : m.files) result.total_bytes += f.size;
+  auto planned = PlanPull(m);
+  if (!planned.ok()) return planned.status();
+  std::vector<PullTask> tasks = std::move(planned).value();
   uint64_t unique_bytes = 0;
-  for (uint32_t fi = 0; fi < m.files.size(); ++fi) {
-    const FileEntry& f = m.files[fi];
-    result.total_bytes += f.size;
-    if (f.size == 0) continue;
-    auto known = by_root.find(f.pieces_root);
-    if (known != by_root.end()) {
-      tasks[known->second].file_indexes.push_back(fi);
-      continue;
-    }
-    by_root[f.pieces_root] = tasks.size();
-    unique_bytes += f.size;
-    FileTask t;
-    t.file = &f;
-    t.file_indexes.push_back(fi);
-    t.chunks = f.ChunkIds();
-    t.written.assign(t.chunks.size(), false);
+  for (PullTask& t : tasks) {
+    unique_bytes += t.bytes;
     bool all = true;
     for (uint64_t p = 0; p < t.chunks.size(); ++p) {
       if (ctx.store.Contains(t.chunks[p])) {
-        result.bytes_cached += f.ChunkBytes(m.piece_size, p);
+        result.bytes_cached += t.chunk_bytes[p];
       } else {
         all = false;
       }
     }
     if (cache_only) t.complete = all && PinHeld(ctx.store, t);
-    tasks.push_back(std::move(t));
   }
   const uint64_t capacity = ctx.store.Stats().capacity_bytes;
   if (cache_only && unique_bytes > capacity) {
@@ -175,12 +98,12 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
     writer = std::make_unique<DestinationWriter>(ctx.store, *req.dest, m, req.dest_label);
     SHOAL_RETURN_IF_ERROR(writer->Prepare());
     // What the cache holds now is written first; the rest gets torrents.
-    for (FileTask& t : tasks) SHOAL_RETURN_IF_ERROR(WriteHeld(ctx.store, ctx.engine, *writer, t));
+    for (PullTask& t : tasks) SHOAL_RETURN_IF_ERROR(WriteHeld(ctx.store, ctx.engine, *writer, t));
   }
-  for (FileTask& t : tasks) {
+  for (PullTask& t : tasks) {
     if (t.complete) continue;
-    auto id = ctx.engine.AddFile(*t.file, m.piece_size, ctx.announce_url);
-    if (!id.ok()) return id.status().WithContext("add " + t.file->path);
+    auto id = AddTaskTorrent(ctx.engine, t, m.piece_size, ctx.announce_url);
+    if (!id.ok()) return id.status().WithContext("add " + t.label);
     t.torrent = *id;
     t.in_engine = true;
     if (!cache_only && !t.unskipped.empty()) {
@@ -196,12 +119,12 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
   }
   PullState state;
   state.total_bytes = result.total_bytes;
-  state.files_total = static_cast<uint32_t>(tasks.size());
+  for (const PullTask& t : tasks) state.files_total += t.file_count;
   uint64_t last_have = ~0ull;
   Clock::time_point last_change = Clock::now();
   double fetch_ms_ewma = 0;  // how long an origin fetch takes here
   uint64_t total_chunks = 0;
-  for (const FileTask& t : tasks) total_chunks += t.chunks.size();
+  for (const PullTask& t : tasks) total_chunks += t.chunks.size();
   // Chunks no peer offered go to the tracker while it answers; `asker` is
   // null while it does not, and the local rule applies.
   std::unique_ptr<TrackerClient> asker = std::move(tracker).value();
@@ -243,14 +166,14 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
     state.files_done = 0;
     state.bytes_from_peers = 0;
     for (size_t i = 0; i < tasks.size(); ++i) {
-      FileTask& t = tasks[i];
+      PullTask& t = tasks[i];
       if (!t.complete) {
         auto prog = ctx.engine.Progress(t.torrent);
         if (!prog.ok() && prog.status().IsUnavailable()) {
           all_done = false;  // re-added after an eviction; ask again next round
           continue;
         }
-        if (!prog.ok()) return prog.status().WithContext(t.file->path);
+        if (!prog.ok()) return prog.status().WithContext(t.label);
         t.from_peers = prog->bytes_from_peers;
         state.peers += static_cast<uint32_t>(prog->peers);
         if (cache_only) {
@@ -266,10 +189,10 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
         }
         if (!t.complete) {
           Log(LogLevel::kDebug, "pull.file_waiting",
-              {{"path", t.file->path}, {"have", prog->have_pieces}, {"total", prog->total_pieces},
+              {{"task", t.label}, {"have", prog->have_pieces}, {"total", prog->total_pieces},
                {"written", t.written_count}, {"peers", prog->peers}});
           all_done = false;
-          if (cache_only) state.have_bytes += std::min<uint64_t>(t.file->size, prog->have_pieces * m.piece_size);
+          if (cache_only) state.have_bytes += t.pinned_bytes;
           // Nobody else in the swarm, by the tracker's reply: no peer can
           // offer anything, so there is no point waiting for one.
           const bool alone = prog->tracker_peers == 0 && prog->peers == 0;
@@ -293,6 +216,26 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
               continue;
             }
             if (t.fetching[p]) continue;
+            if (asker != nullptr && t.bundle && fetches) {
+              // A small file's chunk is one short GET, and one fetch order
+              // per chunk would pace the pull by the orders' round trips:
+              // its first owner on the ring fetches it itself once the swarm
+              // has had a moment to form, and anyone else gives the owner a
+              // moment more before asking the tracker (which then has the
+              // owner fetch it, or take over).
+              OriginTurn turn = TurnFor(ring.get(), ctx.self_id, t.chunks[p]);
+              if (turn.role == OriginRole::kOwner) {
+                if (alone || MsSince(still[p]) >= swarm_form_ms) {
+                  t.fetching[p] = true;
+                  ctx.counters.owner_fetches++;
+                  fetches->Add(i, p, t.chunks[p], t.chunk_bytes[p]);
+                }
+                continue;
+              }
+              if (turn.role == OriginRole::kOther && !alone && MsSince(still[p]) < swarm_form_ms + kSmallOwnerMs) {
+                continue;
+              }
+            }
             if (asker != nullptr) {
               // The tracker decides who fetches it, once the swarm has had
               // a moment to show whether some peer has it.
@@ -319,17 +262,15 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
               t.fetching[p] = true;
               if (turn.role == OriginRole::kOwner) ctx.counters.owner_fetches++;
               if (turn.role == OriginRole::kOther) ctx.counters.takeover_fetches++;
-              fetches->Add(i, p, t.chunks[p], t.file->ChunkBytes(m.piece_size, p));
+              fetches->Add(i, p, t.chunks[p], t.chunk_bytes[p]);
             }
           }
           t.unavailable_since = std::move(still);
         }
       }
       state.bytes_from_peers += t.from_peers;
-      if (t.complete) {
-        if (cache_only) state.have_bytes += t.file->size;
-        ++state.files_done;
-      }
+      if (t.complete && cache_only) state.have_bytes += t.bytes;
+      state.files_done += t.complete && cache_only ? t.file_count : t.files_done;
     }
     if (!cache_only) state.have_bytes = writer->bytes_written();
     for (size_t from = 0; from < ask.size() && asker != nullptr; from += kMaxAsk) {
@@ -382,7 +323,8 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   fetches.reset();
-  for (const FileTask& t : tasks) result.bytes_from_peers += t.from_peers;
+  if (writer) SHOAL_RETURN_IF_ERROR(writer->SyncClosed());
+  for (const PullTask& t : tasks) result.bytes_from_peers += t.from_peers;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (cache_only) {
     Log(LogLevel::kInfo, "prefetch.done",

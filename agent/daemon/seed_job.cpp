@@ -1,8 +1,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <set>
+
 #include "client/tracker_client.h"
 #include "daemon/pull_job.h"
+#include "p2p/bundle_metainfo.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/log.h"
 #include "shoal/model_ref.h"
@@ -20,6 +23,9 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
   const Manifest& m = version->manifest;
   SeedResult out;
   std::vector<uint8_t> buf;
+  // Small files are seeded in the version's bundle, as pulls fetch them.
+  const std::vector<const FileEntry*> bundled = BundledFiles(m);
+  const std::set<const FileEntry*> in_bundle(bundled.begin(), bundled.end());
   for (const FileEntry& f : m.files) {
     if (f.size == 0) continue;
     std::vector<ChunkId> chunks = f.ChunkIds();
@@ -57,8 +63,13 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
       out.bytes += buf.size();
     }
     close_fd();
+    if (in_bundle.count(&f) != 0) continue;
     auto id = ctx.engine.AddFile(f, m.piece_size, ctx.announce_url);
     if (!id.ok()) return id.status().WithContext("seed " + f.path);
+  }
+  if (!bundled.empty()) {
+    auto b = ctx.engine.AddBundle(bundled, m.piece_size, ctx.announce_url);
+    if (!b.ok()) return b.status().WithContext("seed the small files of " + ref->ToString());
   }
   Log(LogLevel::kInfo, "seed.done", {{"ref", ref->ToString()}, {"chunks", out.chunks}, {"bytes", out.bytes}});
   return out;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include "p2p/chunk_disk_io.h"
 #include "p2p/torrent_engine.h"
 #include "p2p/torrent_layout.h"
+#include "p2p/torrent_metainfo.h"
 
 namespace shoal {
 
@@ -57,6 +59,10 @@ class TorrentEngine::Impl {
   // Waits until `h` has finished checking (instant with this disk I/O).
   Status WaitReady(const lt::torrent_handle& h);
   std::shared_ptr<FileTorrent> Find(const FileTorrentId& id);
+  // Adds the torrent `meta` describes, or finds it (see AddFile); `label`
+  // names it in errors and logs. engine_add.cpp.
+  Result<FileTorrentId> Add(const TorrentMetainfo& meta, const std::string& label,
+                            const std::string& announce_url, AddMode mode);
   // Why Find returned null: Unavailable once stopped, else NotFound.
   Status Missing(const FileTorrentId& id);
 
@@ -110,6 +116,13 @@ class TorrentEngine::Impl {
   std::atomic<bool> stop_thread_{false};
   std::thread thread_;
 };
+
+// The key the disk interface finds a torrent's layout under.
+inline ShortInfoHash ShortKeyOf(const FileTorrentId& id) {
+  ShortInfoHash k;
+  std::memcpy(k.data(), id.data(), k.size());
+  return k;
+}
 
 // Runs `f`, turning an exception from libtorrent (a torrent removed under
 // a handle, an aborted session) into Unavailable.

@@ -22,12 +22,6 @@ Status Unknown(const FileTorrentId& id) {
   return Status::NotFound("no torrent " + id.ToHex() + " in the engine; add its file first");
 }
 
-ShortInfoHash ShortKey(const FileTorrentId& id) {
-  ShortInfoHash k;
-  std::memcpy(k.data(), id.data(), k.size());
-  return k;
-}
-
 }  // namespace
 
 TorrentEngine::Impl::Impl(const EngineOptions& options, ChunkStore& store)
@@ -147,89 +141,6 @@ uint16_t TorrentEngine::listen_port() const {
   return impl_->session_->listen_port();
 }
 
-Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t piece_size,
-                                             const std::string& announce_url, AddMode mode) {
-  auto meta = BuildTorrentMetainfo(file, piece_size);
-  if (!meta.ok()) return meta.status();
-  FileTorrentId id = meta->id;
-  std::lock_guard<std::mutex> add(impl_->add_mu_);
-  if (auto existing = impl_->Find(id)) {
-    lt::torrent_handle h;
-    bool start_download = false, add_tracker = !announce_url.empty();
-    {
-      std::lock_guard<std::mutex> l(impl_->mu_);
-      for (const auto& u : existing->trackers) {
-        if (u == announce_url) add_tracker = false;
-      }
-      if (add_tracker) existing->trackers.push_back(announce_url);
-      if (mode == AddMode::kDownload && (!existing->download || !existing->skip.empty())) {
-        existing->download = true;
-        existing->skip.clear();  // a new pull wants every piece again
-        start_download = true;
-      }
-      h = existing->handle;
-    }
-    if (start_download) {
-      SHOAL_RETURN_IF_ERROR(CallLibtorrent("download every piece", [&] {
-        std::vector<lt::download_priority_t> all(existing->layout->num_pieces(), lt::default_priority);
-        h.prioritize_pieces(all);
-        return Status::OK();
-      }));
-    }
-    if (add_tracker) {
-      SHOAL_RETURN_IF_ERROR(CallLibtorrent("add tracker", [&] {
-        h.add_tracker(lt::announce_entry(announce_url));
-        return Status::OK();
-      }));
-    }
-    return id;
-  }
-  auto t = std::make_shared<FileTorrent>();
-  t->id = id;
-  t->download = mode == AddMode::kDownload;
-  lt::error_code ec;
-  auto info = std::make_shared<lt::torrent_info>(
-      lt::span<const char>(meta->torrent.data(), static_cast<std::ptrdiff_t>(meta->torrent.size())),
-      ec, lt::from_span);
-  if (ec) {
-    return Status::InvalidArgument("file '" + file.path +
-                                   "': its torrent does not load: " + ec.message());
-  }
-  if (std::memcmp(info->info_hashes().v2.data(), id.data(), FileTorrentId::kSize) != 0) {
-    return Status::Corruption("file '" + file.path +
-                              "': libtorrent computes another info-hash than the engine");
-  }
-  t->info = std::move(info);
-  auto layout = std::make_shared<TorrentLayout>();
-  layout->file_size = meta->file_size;
-  layout->piece_size = meta->piece_size;
-  layout->chunks = meta->chunks;
-  t->layout = layout;
-  if (!announce_url.empty()) t->trackers.push_back(announce_url);
-
-  {
-    std::lock_guard<std::mutex> l(impl_->mu_);
-    if (impl_->stopped_) return Stopped();
-  }
-  impl_->catalog_->Register(ShortKey(id), layout);
-  Status s = CallLibtorrent("add torrent", [&] { return impl_->AddToSession(*t); });
-  if (!s.ok()) {
-    if (t->handle.is_valid()) impl_->session_->remove_torrent(t->handle);
-    impl_->catalog_->Unregister(ShortKey(id));
-    return s;
-  }
-  {
-    std::lock_guard<std::mutex> l(impl_->mu_);
-    for (uint64_t i = 0; i < layout->num_pieces(); ++i) {
-      impl_->chunk_index_.emplace(layout->chunks[i], std::make_pair(id, i));
-    }
-    impl_->torrents_[id] = t;
-  }
-  Log(LogLevel::kInfo, "p2p.torrent.add",
-      {{"torrent", id.ShortHex()}, {"path", file.path}, {"pieces", layout->num_pieces()}});
-  return id;
-}
-
 Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId& id) {
   auto t = impl_->Find(id);
   if (t == nullptr) return impl_->Missing(id);
@@ -290,14 +201,28 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   // add_piece drops data whose size is not libtorrent's own idea of the
   // piece's size, which for a v2 torrent's last piece may include padding:
   // size the buffer by the torrent, and leave the padding zero.
-  std::shared_ptr<const lt::torrent_info> ti;
-  SHOAL_RETURN_IF_ERROR(CallLibtorrent("torrent metadata", [&] {
-    ti = h.torrent_file();  // throws once the torrent is being re-added
-    return Status::OK();
-  }));
-  if (ti == nullptr) return Status::Unavailable("torrent " + id.ShortHex() + " has no metadata yet");
+  // The engine's own copy of the metadata: no call into the session.
+  const std::shared_ptr<const lt::torrent_info>& ti = t->info;
   const uint64_t chunk_bytes = t->layout->PieceBytes(piece);
-  std::vector<char> data(std::max<size_t>(static_cast<size_t>(ti->piece_size(p)), chunk_bytes));
+  const size_t piece_bytes = std::max<size_t>(static_cast<size_t>(ti->piece_size(p)), chunk_bytes);
+  if (!t->layout->piece_bytes.empty()) {
+    // A bundle's piece is a small file padded to a whole piece: a 100-byte
+    // file would cost a zeroed buffer of the piece size (16 MiB, say).
+    // libtorrent reads only the blocks it lacks, never the padding's, so
+    // fill the file's blocks and leave the rest untouched (unallocated
+    // pages), and use the call that copies before it returns.
+    std::unique_ptr<char[]> buf(new char[piece_bytes]);
+    const size_t filled = std::min<size_t>(piece_bytes, BlockCount(chunk_bytes) * kBlockSize);
+    std::memset(buf.get() + chunk_bytes, 0, filled - chunk_bytes);
+    auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(buf.get()), chunk_bytes);
+    if (!got.ok()) return got.status();
+    if (*got != chunk_bytes) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
+    return CallLibtorrent("add piece", [&] {
+      h.add_piece(p, static_cast<const char*>(buf.get()));
+      return Status::OK();
+    });
+  }
+  std::vector<char> data(piece_bytes);
   auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(data.data()), chunk_bytes);
   if (!got.ok()) return got.status();
   if (*got != chunk_bytes) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
@@ -349,8 +274,13 @@ Status TorrentEngine::SkipPieces(const FileTorrentId& id, const std::vector<uint
     }
     h = t->handle;
   }
+  // One call for the batch: libtorrent updates its picker once, not once
+  // per piece (which, in a bundle of many files, walks every file).
+  std::vector<std::pair<lt::piece_index_t, lt::download_priority_t>> prio;
+  prio.reserve(pieces.size());
+  for (uint64_t p : pieces) prio.emplace_back(lt::piece_index_t(static_cast<int>(p)), lt::dont_download);
   return CallLibtorrent("skip pieces", [&] {
-    for (uint64_t p : pieces) h.piece_priority(lt::piece_index_t(static_cast<int>(p)), lt::dont_download);
+    h.prioritize_pieces(prio);
     return Status::OK();
   });
 }
@@ -429,7 +359,7 @@ Status TorrentEngine::Remove(const FileTorrentId& id) {
     }
   }
   impl_->session_->remove_torrent(t->handle);
-  impl_->catalog_->Unregister(ShortKey(id));
+  impl_->catalog_->Unregister(ShortKeyOf(id));
   Log(LogLevel::kInfo, "p2p.torrent.remove", {{"torrent", id.ShortHex()}});
   return Status::OK();
 }

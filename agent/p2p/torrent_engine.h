@@ -1,6 +1,7 @@
 // TorrentEngine: one libtorrent session whose disk I/O is the ChunkStore.
 //
-// Each unique file is one private, v2-only torrent (see torrent_metainfo.h).
+// Each unique file is one private, v2-only torrent (see torrent_metainfo.h),
+// except that a version's small files share one (see bundle_metainfo.h).
 // The engine seeds every piece whose chunk the store holds and downloads the
 // rest from peers; a downloaded piece becomes a chunk once, whichever torrent
 // it came in. Peers come from the tracker named by each file's announce URL,
@@ -60,6 +61,17 @@ class TorrentEngine {
   // InvalidArgument for an empty file or a piece layer that does not fit.
   Result<FileTorrentId> AddFile(const FileEntry& file, uint32_t piece_size,
                                 const std::string& announce_url, AddMode mode = AddMode::kDownload);
+
+  // A version's small files in one torrent (see bundle_metainfo.h).
+  struct Bundle {
+    FileTorrentId id;
+    std::vector<ChunkId> chunks;  // piece i's chunk: the pieces root of its file(s)
+  };
+  // Adds the bundle of `files` (each no larger than `piece_size`), or finds
+  // it, as AddFile does for one file. InvalidArgument as
+  // BuildBundleMetainfo.
+  Result<Bundle> AddBundle(const std::vector<const FileEntry*>& files, uint32_t piece_size,
+                           const std::string& announce_url, AddMode mode = AddMode::kDownload);
 
   struct FileProgress {
     uint64_t total_pieces = 0;

@@ -1,5 +1,7 @@
-// TorrentLayout: what the disk interface must know of one file's torrent to
-// map its pieces onto chunks. TorrentCatalog hands layouts from the engine to
+// TorrentLayout: what the disk interface must know of a torrent to map its
+// pieces onto chunks. A file's torrent has pieces of piece_size bytes, the
+// last shorter; a bundle of small files (bundle_metainfo.h) has one piece
+// per file, each as long as its file, given in piece_bytes. TorrentCatalog hands layouts from the engine to
 // the disk interface: the engine registers one under the torrent's
 // (truncated) info-hash before adding the torrent, and the disk interface
 // claims it when libtorrent creates the torrent's storage.
@@ -22,12 +24,16 @@
 namespace shoal {
 
 struct TorrentLayout {
-  uint64_t file_size = 0;       // bytes
-  uint32_t piece_size = 0;      // bytes
-  std::vector<ChunkId> chunks;  // one per piece
+  uint64_t file_size = 0;             // bytes; unused when piece_bytes is set
+  uint32_t piece_size = 0;            // bytes
+  std::vector<ChunkId> chunks;        // one per piece
+  std::vector<uint64_t> piece_bytes;  // per piece (a bundle), or empty (one file)
 
   uint64_t num_pieces() const { return chunks.size(); }
+  // Bytes of piece `piece`'s chunk, never counting libtorrent's padding.
+  // REQUIRES: piece < num_pieces().
   uint64_t PieceBytes(uint64_t piece) const {
+    if (!piece_bytes.empty()) return piece_bytes[piece];
     uint64_t start = piece * piece_size;
     return file_size - start < piece_size ? file_size - start : piece_size;
   }

@@ -1,6 +1,6 @@
 #include "p2p/torrent_metainfo.h"
 
-#include "p2p/bencode_writer.h"
+#include "shoal/bencode_writer.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/piece_hasher.h"
 #include "shoal/sha256.h"

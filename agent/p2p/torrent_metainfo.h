@@ -27,6 +27,9 @@ struct TorrentMetainfo {
   uint64_t file_size = 0;       // bytes
   uint32_t piece_size = 0;      // bytes
   std::vector<ChunkId> chunks;  // one per piece, in order
+  // Bytes per piece, for a bundle of small files (bundle_metainfo.h); empty
+  // for one file, whose pieces are piece_size bytes but the last.
+  std::vector<uint64_t> piece_bytes;
 };
 
 // InvalidArgument for an empty file, a bad piece size, or a piece layer

@@ -1,7 +1,7 @@
 // BencodeWriter: appends bencoded values to a string. The caller writes
 // dictionary keys in sorted order; nothing here reorders them.
-#ifndef SHOAL_AGENT_P2P_BENCODE_WRITER_H_
-#define SHOAL_AGENT_P2P_BENCODE_WRITER_H_
+#ifndef SHOAL_BENCODE_WRITER_H_
+#define SHOAL_BENCODE_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -26,4 +26,4 @@ class BencodeWriter {
 
 }  // namespace shoal
 
-#endif  // SHOAL_AGENT_P2P_BENCODE_WRITER_H_
+#endif  // SHOAL_BENCODE_WRITER_H_

@@ -1,4 +1,4 @@
-#include "p2p/bencode_writer.h"
+#include "shoal/bencode_writer.h"
 
 namespace shoal {
 
