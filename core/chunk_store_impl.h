@@ -22,7 +22,7 @@
 
 #include "chunk_index.h"
 #include "chunk_table.h"
-#include "posix_file.h"
+#include "shoal/posix_file.h"
 #include "shoal/chunk_store.h"
 #include "store_layout.h"
 

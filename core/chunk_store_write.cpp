@@ -72,7 +72,8 @@ Result<std::unique_ptr<ChunkWriter>> ChunkStoreImpl::BeginWrite(const ChunkId& i
     return Status::FromErrno("preallocate " + tmp, err);
   }
   return std::unique_ptr<ChunkWriter>(
-      new ChunkWriterImpl(this, id, size, wo.owned, options_.sync, std::move(*fd), tmp));
+      new ChunkWriterImpl(this, id, size, wo.owned,
+                          options_.sync && size >= options_.sync_min_bytes, std::move(*fd), tmp));
 }
 
 Status ChunkStoreImpl::Put(const ChunkId& id, const uint8_t* data, size_t len,

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "posix_file.h"
+#include "shoal/posix_file.h"
 #include "shoal/chunk_hash.h"
 #include "shoal/merkle.h"
 #include "shoal/sha256.h"

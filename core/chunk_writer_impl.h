@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "posix_file.h"
+#include "shoal/posix_file.h"
 #include "shoal/chunk_writer.h"
 
 namespace shoal {

@@ -1,7 +1,9 @@
 #include "shoal/file_torrent_info.h"
 
+#include <algorithm>
 #include <cassert>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "shoal/bencode_writer.h"
@@ -59,19 +61,70 @@ Digest FileTorrentInfoHash(const FileEntry& file, uint32_t piece_size) {
   return Sha256::Of(info.data(), info.size());
 }
 
-std::vector<const FileEntry*> BundledFiles(const Manifest& m) {
-  std::vector<const FileEntry*> out;
-  std::map<PiecesRoot, bool> distinct;
+uint32_t BundlePieceLength(const std::vector<const FileEntry*>& files) {
+  uint64_t largest = 0;
+  for (const FileEntry* f : files) largest = std::max(largest, f->size);
+  uint64_t length = uint64_t{1} << 14;
+  while (length < largest) length <<= 1;
+  return static_cast<uint32_t>(length);
+}
+
+std::vector<std::vector<const FileEntry*>> SmallFileBundles(const Manifest& m) {
+  // By size class (the bundle piece length each file needs), then by root.
+  std::map<uint32_t, std::vector<const FileEntry*>> classes;
+  std::map<uint32_t, std::set<PiecesRoot>> distinct;
   for (const FileEntry& f : m.files) {
     if (!IsSmallFile(f, m.piece_size)) continue;
-    out.push_back(&f);
-    distinct[f.pieces_root] = true;
+    const uint32_t length = BundlePieceLength({&f});
+    classes[length].push_back(&f);
+    distinct[length].insert(f.pieces_root);
   }
-  if (distinct.size() < 2) out.clear();
+  std::vector<std::vector<const FileEntry*>> out;
+  for (const auto& [length, files] : classes) {
+    if (distinct[length].size() < 2) continue;  // alone in its class: its own torrent
+    // The fewest leading bits of the root that bring the class's average
+    // bundle to kBundleFiles distinct files or below.
+    int bits = 0;
+    while ((distinct[length].size() >> bits) > kBundleFiles) ++bits;
+    std::vector<std::vector<const FileEntry*>> bundles(size_t{1} << bits);
+    for (const FileEntry* f : files) {
+      const uint8_t* r = f->pieces_root.data();
+      const uint32_t lead =
+          (uint32_t{r[0]} << 24) | (uint32_t{r[1]} << 16) | (uint32_t{r[2]} << 8) | r[3];
+      bundles[bits == 0 ? 0 : lead >> (32 - bits)].push_back(f);
+    }
+    for (auto& b : bundles) {
+      if (!b.empty()) out.push_back(std::move(b));
+    }
+  }
   return out;
 }
 
-Result<std::string> BundleTorrentInfo(const std::vector<const FileEntry*>& files, uint32_t piece_size) {
+std::map<PiecesRoot, uint64_t> BundlePieces(const std::vector<const FileEntry*>& files) {
+  std::map<PiecesRoot, uint64_t> out;
+  for (const FileEntry* f : files) out.emplace(f->pieces_root, 0);
+  uint64_t piece = 0;
+  for (auto& entry : out) entry.second = piece++;
+  return out;
+}
+
+VersionBundles VersionBundles::Of(const Manifest& m) {
+  VersionBundles out;
+  out.bundles = SmallFileBundles(m);
+  for (size_t k = 0; k < out.bundles.size(); ++k) {
+    for (const auto& [root, piece] : BundlePieces(out.bundles[k]))
+      out.places[root] = Place{k, piece};
+  }
+  return out;
+}
+
+const VersionBundles::Place* VersionBundles::Find(const FileEntry& f) const {
+  auto it = places.find(f.pieces_root);
+  return it == places.end() ? nullptr : &it->second;
+}
+
+Result<std::string> BundleTorrentInfo(const std::vector<const FileEntry*>& files,
+                                      uint32_t piece_size) {
   if (files.empty()) return Status::InvalidArgument("a bundle needs at least one small file");
   std::map<PiecesRoot, uint64_t> sizes;  // sorted: the canonical order
   for (const FileEntry* f : files) {
@@ -82,8 +135,9 @@ Result<std::string> BundleTorrentInfo(const std::vector<const FileEntry*>& files
     }
     auto [it, added] = sizes.emplace(f->pieces_root, f->size);
     if (!added && it->second != f->size) {
-      return Status::InvalidArgument("file '" + f->path + "' has pieces root " + f->pieces_root.ShortHex() +
-                                     " of another file, with another size; the manifest is inconsistent");
+      return Status::InvalidArgument(
+          "file '" + f->path + "' has pieces root " + f->pieces_root.ShortHex() +
+          " of another file, with another size; the manifest is inconsistent");
     }
   }
   Sha256 name_hash;
@@ -95,7 +149,7 @@ Result<std::string> BundleTorrentInfo(const std::vector<const FileEntry*>& files
   out.BeginDict();
   for (const auto& [root, size] : sizes) FileTreeEntry(root, size, &out);
   out.End();
-  InfoTail(name_hash.Finish().ToHex(), piece_size, &out);
+  InfoTail(name_hash.Finish().ToHex(), BundlePieceLength(files), &out);
   return out.Take();
 }
 
@@ -104,9 +158,8 @@ std::vector<Digest> VersionTorrentHashes(const Manifest& m) {
   for (const FileEntry& f : m.files) {
     if (f.size > 0) out.push_back(FileTorrentInfoHash(f, m.piece_size));
   }
-  std::vector<const FileEntry*> bundled = BundledFiles(m);
-  if (!bundled.empty()) {
-    auto info = BundleTorrentInfo(bundled, m.piece_size);
+  for (const std::vector<const FileEntry*>& bundle : SmallFileBundles(m)) {
+    auto info = BundleTorrentInfo(bundle, m.piece_size);
     if (info.ok()) out.push_back(Sha256::Of(info->data(), info->size()));
   }
   return out;

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <memory>
 
-#include "posix_file.h"
+#include "shoal/posix_file.h"
 
 namespace shoal {
 namespace {

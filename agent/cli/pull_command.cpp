@@ -2,11 +2,11 @@
 // version, showing progress. This process makes the files, as the user who
 // runs it, and hands them to the agent to fill (cli/pull_staging.h); the
 // agent never touches a path of the caller's.
-#include <CLI/CLI.hpp>
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 #include <kj/async-unix.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -23,8 +23,9 @@
 namespace shoal {
 namespace {
 
-constexpr unsigned kMaxFdsPerMessage = 2;  // the agent sends none
-constexpr unsigned kMaxFilesPerCall = 64;   // as the agent asks, at most
+constexpr unsigned kMaxFdsPerMessage = 2;         // the agent sends none
+constexpr unsigned kMaxFilesPerCall = 64;         // as the agent asks, at most
+constexpr unsigned kMaxWholeFilesPerCall = 1024;  // as the agent writes, at most
 
 struct PullArgs {
   std::string ref;
@@ -53,7 +54,7 @@ class Listener final : public proto::PullListener::Server {
     std::vector<std::string> dirs;
     for (auto d : p.getDirs()) dirs.emplace_back(d);
     std::vector<PullStaging::File> files;
-    for (auto f : p.getFiles()) files.push_back({f.getPath(), f.getMode()});
+    for (auto f : p.getFiles()) files.push_back({f.getPath(), f.getMode(), f.getSize()});
     ThrowIfError(staging_.Prepare(dirs, files));
     return kj::READY_NOW;
   }
@@ -62,13 +63,28 @@ class Listener final : public proto::PullListener::Server {
     auto indexes = c.getParams().getIndexes();
     if (indexes.size() > kMaxFilesPerCall) {
       ThrowIfError(Status::InvalidArgument("the agent asked for " + std::to_string(indexes.size()) +
-                                           " files in one call; at most " + std::to_string(kMaxFilesPerCall)));
+                                           " files in one call; at most " +
+                                           std::to_string(kMaxFilesPerCall)));
     }
     auto files = c.getResults().initFiles(indexes.size());
     for (unsigned i = 0; i < indexes.size(); ++i) {
       auto fd = staging_.OpenFile(indexes[i]);
       ThrowIfError(fd.status());
       files.set(i, kj::heap<FileHandleServer>(*fd));
+    }
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> writeFiles(WriteFilesContext c) override {
+    auto files = c.getParams().getFiles();
+    if (files.size() > kMaxWholeFilesPerCall) {
+      ThrowIfError(Status::InvalidArgument("the agent wrote " + std::to_string(files.size()) +
+                                           " files in one call; at most " +
+                                           std::to_string(kMaxWholeFilesPerCall)));
+    }
+    for (auto f : files) {
+      auto data = f.getData();
+      ThrowIfError(staging_.WriteWhole(f.getIndex(), data.begin(), data.size()));
     }
     return kj::READY_NOW;
   }
@@ -83,7 +99,8 @@ Status RunPull(const PullArgs& a) {
   if (!ref.ok()) return ref.status();
   if (a.token.empty()) return Status::InvalidArgument("no token; pass --token or set SHOAL_TOKEN");
   std::error_code ec;
-  std::string dest = std::filesystem::absolute(a.to.empty() ? ref->name() : a.to, ec).lexically_normal().string();
+  std::string dest =
+      std::filesystem::absolute(a.to.empty() ? ref->name() : a.to, ec).lexically_normal().string();
   while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
   auto staging = PullStaging::Create(dest, ref->ns() + "/" + ref->name(), a.replace);
   if (!staging.ok()) return staging.status();
@@ -94,47 +111,56 @@ Status RunPull(const PullArgs& a) {
   auto io = kj::setupAsyncIo();
   ProgressBar bar("pulling  ", 0);
   Status result;
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-    auto addr = io.provider->getNetwork().parseAddress("unix:" + a.agent_socket).wait(io.waitScope);
-    auto stream = addr->connect().wait(io.waitScope);
-    capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream), kMaxFdsPerMessage);
-    auto agent = client.bootstrap().castAs<proto::LocalAgent>();
-    auto req = agent.pullRequest();
-    req.setRef(ref->ToString());
-    req.setToken(a.token);
-    req.setDest(dest);
-    req.setListener(kj::heap<Listener>(bar, **staging));
-    kj::Maybe<capnp::Response<proto::LocalAgent::PullResults>> response;
-    bool interrupted = false;
-    auto stop = io.unixEventPort.onSignal(SIGINT)
-                    .exclusiveJoin(io.unixEventPort.onSignal(SIGTERM))
-                    .then([&](siginfo_t) { interrupted = true; });
-    req.send().then([&](capnp::Response<proto::LocalAgent::PullResults> r) { response = kj::mv(r); })
-        .exclusiveJoin(kj::mv(stop))
-        .wait(io.waitScope);
-    if (interrupted) {
-      bar.Finish();
-      result = Status::Unavailable("interrupted; nothing was written to " + dest);
-      return;
-    }
-    KJ_IF_MAYBE(resp, response) {
-      result = (*staging)->Commit();
-      bar.Finish();
-      if (!result.ok()) return;
-      auto s = resp->getSummary();
-      std::printf("pulled %s (%s) to %s\n", ref->ToString().c_str(),
-                  hex::Encode(s.getVersionId().begin(), s.getVersionId().size()).substr(0, 12).c_str(), dest.c_str());
-      std::printf("  %u files, %s in %.1f s: %s from peers, %s from the origin, %s already cached\n",
-                  s.getFileCount(), FormatBytes(s.getTotalBytes()).c_str(), s.getSeconds(),
-                  FormatBytes(s.getBytesFromPeers()).c_str(), FormatBytes(s.getBytesFromOrigin()).c_str(),
-                  FormatBytes(s.getBytesCached()).c_str());
-      if (s.getFirstChunkSeconds() >= 0) std::printf("  first chunk arrived after %.2f s\n", s.getFirstChunkSeconds());
-    }
-  })) {
+  KJ_IF_MAYBE (
+      e, kj::runCatchingExceptions([&] {
+        auto addr =
+            io.provider->getNetwork().parseAddress("unix:" + a.agent_socket).wait(io.waitScope);
+        auto stream = addr->connect().wait(io.waitScope);
+        capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream),
+                                     kMaxFdsPerMessage);
+        auto agent = client.bootstrap().castAs<proto::LocalAgent>();
+        auto req = agent.pullRequest();
+        req.setRef(ref->ToString());
+        req.setToken(a.token);
+        req.setDest(dest);
+        req.setListener(kj::heap<Listener>(bar, **staging));
+        kj::Maybe<capnp::Response<proto::LocalAgent::PullResults>> response;
+        bool interrupted = false;
+        auto stop = io.unixEventPort.onSignal(SIGINT)
+                        .exclusiveJoin(io.unixEventPort.onSignal(SIGTERM))
+                        .then([&](siginfo_t) { interrupted = true; });
+        req.send()
+            .then([&](capnp::Response<proto::LocalAgent::PullResults> r) { response = kj::mv(r); })
+            .exclusiveJoin(kj::mv(stop))
+            .wait(io.waitScope);
+        if (interrupted) {
+          bar.Finish();
+          result = Status::Unavailable("interrupted; nothing was written to " + dest);
+          return;
+        }
+        KJ_IF_MAYBE (resp, response) {
+          result = (*staging)->Commit();
+          bar.Finish();
+          if (!result.ok()) return;
+          auto s = resp->getSummary();
+          std::printf(
+              "pulled %s (%s) to %s\n", ref->ToString().c_str(),
+              hex::Encode(s.getVersionId().begin(), s.getVersionId().size()).substr(0, 12).c_str(),
+              dest.c_str());
+          std::printf(
+              "  %u files, %s in %.1f s: %s from peers, %s from the origin, %s already cached\n",
+              s.getFileCount(), FormatBytes(s.getTotalBytes()).c_str(), s.getSeconds(),
+              FormatBytes(s.getBytesFromPeers()).c_str(),
+              FormatBytes(s.getBytesFromOrigin()).c_str(), FormatBytes(s.getBytesCached()).c_str());
+          if (s.getFirstChunkSeconds() >= 0)
+            std::printf("  first chunk arrived after %.2f s\n", s.getFirstChunkSeconds());
+        }
+      })) {
     result = StatusFromException(*e, "agent at " + a.agent_socket);
     if (result.code() == Status::Code::kIOError &&
         std::string(e->getDescription().cStr()).find("connect") != std::string::npos) {
-      result = Status::Unavailable("cannot reach the agent at " + a.agent_socket + "; is shoald running?");
+      result = Status::Unavailable("cannot reach the agent at " + a.agent_socket +
+                                   "; is shoald running?");
     }
   }
   return result;

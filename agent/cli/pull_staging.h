@@ -26,13 +26,14 @@ class PullStaging {
   struct File {
     std::string path;  // relative, '/'-separated
     uint32_t mode = 0644;
+    uint64_t size = 0;  // bytes the agent will write
   };
 
   // REQUIRES: `dest` is absolute and normalized. `model` is "ns/name".
   // InvalidArgument if the parent folder is missing or `dest` exists and
   // may not be replaced; the system's error if the folder cannot be made.
-  static Result<std::unique_ptr<PullStaging>> Create(const std::string& dest, const std::string& model,
-                                                     bool replace);
+  static Result<std::unique_ptr<PullStaging>> Create(const std::string& dest,
+                                                     const std::string& model, bool replace);
   ~PullStaging();
   PullStaging(const PullStaging&) = delete;
   PullStaging& operator=(const PullStaging&) = delete;
@@ -42,6 +43,9 @@ class PullStaging {
   Status Prepare(const std::vector<std::string>& dirs, const std::vector<File>& files);
   // Opens file `index` of Prepare's list for writing; the caller owns the
   // descriptor.
+  // Writes file `index` of Prepare's list whole: `data` must be exactly
+  // the size Prepare gave it.
+  Status WriteWhole(uint32_t index, const uint8_t* data, size_t len);
   Result<int> OpenFile(uint32_t index);
 
   // Makes the files read-only with their published modes, marks the folder

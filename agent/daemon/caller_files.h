@@ -32,7 +32,8 @@ class PullDestination {
   virtual ~PullDestination() = default;
   // Lays out every folder and every file (empty), before any byte is
   // written. Called once.
-  virtual Status Prepare(const std::vector<std::string>& dirs, const std::vector<DestFileSpec>& files) = 0;
+  virtual Status Prepare(const std::vector<std::string>& dirs,
+                         const std::vector<DestFileSpec>& files) = 0;
   // The most files one OpenFiles call may open.
   static constexpr size_t kMaxOpenBatch = 64;
   // Opens files of Prepare's list for writing, by index (at most
@@ -40,6 +41,18 @@ class PullDestination {
   // belong to the agent, which closes them. Unavailable once the caller has
   // gone away.
   virtual Result<std::vector<int>> OpenFiles(const std::vector<uint32_t>& indexes) = 0;
+
+  // The most files, and bytes, one WriteFiles call may carry.
+  static constexpr size_t kMaxWriteFiles = 1024;
+  static constexpr size_t kMaxWriteBytes = 4u << 20;
+  struct WholeFile {
+    uint32_t index = 0;  // in Prepare's list
+    std::string data;    // the whole file: exactly its size
+  };
+  // Has the caller write files of Prepare's list whole (at most
+  // kMaxWriteFiles and kMaxWriteBytes). Unavailable once the caller has
+  // gone away; NoSpace if its filesystem is full.
+  virtual Status WriteFiles(const std::vector<WholeFile>& files) = 0;
 };
 
 // Where a seed reads from: the folder the version was published from.

@@ -39,19 +39,20 @@ class DestinationWriter {
   // files `file_indexes` (which share its content). NotFound if the cache
   // no longer holds the chunk (it was evicted since it was seen: fetch it
   // again); NoSpace if the destination is full.
-  Status WritePiece(const std::vector<uint32_t>& file_indexes, uint64_t piece, const ChunkId& chunk);
+  Status WritePiece(const std::vector<uint32_t>& file_indexes, uint64_t piece,
+                    const ChunkId& chunk);
 
   // Syncs and closes the files `file_indexes`, all of whose pieces are
   // written.
   Status FinishFiles(const std::vector<uint32_t>& file_indexes);
 
-  // Closes the files `file_indexes`, all of whose pieces are written,
-  // leaving their sync to SyncClosed: one filesystem sync for thousands of
-  // small files, not one each.
-  Status CloseFiles(const std::vector<uint32_t>& file_indexes);
-  // Syncs what CloseFiles closed (the destination's whole filesystem, once).
-  // REQUIRES: called before the pull reports success, if CloseFiles was.
-  Status SyncClosed();
+  // Has the caller write `chunk`, a whole small file, as each of the files
+  // `file_indexes`. Files are sent in batches (PullDestination::WriteFiles):
+  // this may only queue them, and FlushWhole sends what is queued. Errors
+  // as for WritePiece, for this call's files or earlier queued ones.
+  Status WriteWhole(const std::vector<uint32_t>& file_indexes, const ChunkId& chunk);
+  // Sends the files WriteWhole queued.
+  Status FlushWhole();
 
   uint64_t bytes_written() const { return bytes_written_; }
 
@@ -64,9 +65,10 @@ class DestinationWriter {
   const std::string label_;
   // Open files at once, at most; past it, files are opened one at a time.
   static constexpr size_t kMaxOpenFiles = 512;
-  std::map<uint32_t, int> fds_;  // open files, by manifest index
-  std::set<uint32_t> finished_;  // written, synced and closed
-  int sync_fd_ = -1;             // a file on the destination's filesystem, once CloseFiles closed one
+  std::map<uint32_t, int> fds_;                    // open files, by manifest index
+  std::set<uint32_t> finished_;                    // written, synced and closed
+  std::vector<PullDestination::WholeFile> whole_;  // queued by WriteWhole
+  size_t whole_bytes_ = 0;
   uint64_t bytes_written_ = 0;
 };
 

@@ -25,17 +25,10 @@ struct FetchOrders::Version {
   std::unordered_map<ChunkId, std::pair<const FileEntry*, uint64_t>> where;
   std::mutex mu;
   std::map<const FileEntry*, FileTorrentId> torrents;  // protected by mu
-  // The version's small files, which share one torrent, and each one's
-  // piece in it.
-  std::vector<const FileEntry*> bundled;
-  std::map<PiecesRoot, uint64_t> bundle_piece;
-  FileTorrentId bundle_id;
-  std::optional<FileTorrentId> bundle;  // once added here; protected by mu
-  // Whether a pull or seed on this agent had the bundle when orders first
-  // needed it: then its swarm is where this agent's peers look. Else a
-  // small chunk is offered in its file's own torrent too, where readers
-  // look (they use per-file torrents). Protected by mu.
-  bool bundle_local = false;
+  // The version's bundles of small files, and each bundle's torrent once
+  // added here (protected by mu).
+  VersionBundles bundles;
+  std::vector<std::optional<FileTorrentId>> bundle_ids;
 };
 
 FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce_url)
@@ -43,8 +36,9 @@ FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce
 
 FetchOrders::~FetchOrders() = default;
 
-Result<std::shared_ptr<FetchOrders::Version>> FetchOrders::Load(const std::string& ns, const std::string& name,
-                                                                 const VersionId& version) {
+Result<std::shared_ptr<FetchOrders::Version>> FetchOrders::Load(const std::string& ns,
+                                                                const std::string& name,
+                                                                const VersionId& version) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = versions_.begin(); it != versions_.end(); ++it) {
     if ((*it)->id == version && (*it)->ns == ns && (*it)->name == name) {
@@ -65,13 +59,8 @@ Result<std::shared_ptr<FetchOrders::Version>> FetchOrders::Load(const std::strin
     std::vector<ChunkId> ids = f.ChunkIds();
     for (uint64_t p = 0; p < ids.size(); ++p) out->where.emplace(ids[p], std::make_pair(&f, p));
   }
-  out->bundled = BundledFiles(out->manifest);
-  if (!out->bundled.empty()) {
-    auto meta = BuildBundleMetainfo(out->bundled, out->manifest.piece_size);
-    if (!meta.ok()) return meta.status();
-    for (uint64_t p = 0; p < meta->chunks.size(); ++p) out->bundle_piece[PiecesRoot::From(meta->chunks[p])] = p;
-    out->bundle_id = meta->id;
-  }
+  out->bundles = VersionBundles::Of(out->manifest);
+  out->bundle_ids.resize(out->bundles.bundles.size());
   versions_.push_front(out);
   if (versions_.size() > kKeepVersions) versions_.pop_back();
   return out;
@@ -83,39 +72,40 @@ Result<FileTorrentId> FetchOrders::Torrent(Version& ver, const FileEntry& f, boo
     auto t = ver.torrents.find(&f);
     if (t != ver.torrents.end()) return t->second;
   }
-  auto id = ctx_.engine.AddFile(f, ver.manifest.piece_size, announce_url_(), TorrentEngine::AddMode::kSeedOnly);
+  auto id = ctx_.engine.AddFile(f, ver.manifest.piece_size, announce_url_(),
+                                TorrentEngine::AddMode::kSeedOnly);
   if (!id.ok()) return id.status();
   std::lock_guard<std::mutex> lock(ver.mu);
   ver.torrents[&f] = *id;
   return *id;
 }
 
-Result<std::pair<FileTorrentId, uint64_t>> FetchOrders::Place(Version& ver, const FileEntry& f, uint64_t piece,
-                                                              bool re_add) {
-  auto in_bundle = ver.bundle_piece.find(f.pieces_root);
-  if (in_bundle == ver.bundle_piece.end() || !IsSmallFile(f, ver.manifest.piece_size)) {
+Result<std::pair<FileTorrentId, uint64_t>> FetchOrders::Place(Version& ver, const FileEntry& f,
+                                                              uint64_t piece, bool re_add) {
+  const VersionBundles::Place* at = ver.bundles.Find(f);
+  if (at == nullptr) {
     auto id = Torrent(ver, f, re_add);
     if (!id.ok()) return id.status();
     return std::make_pair(*id, piece);
   }
   if (!re_add) {
     std::lock_guard<std::mutex> lock(ver.mu);
-    if (ver.bundle) return std::make_pair(*ver.bundle, in_bundle->second);
+    if (ver.bundle_ids[at->bundle]) return std::make_pair(*ver.bundle_ids[at->bundle], at->piece);
   }
-  const bool local = ctx_.engine.Progress(ver.bundle_id).ok();
-  auto b = ctx_.engine.AddBundle(ver.bundled, ver.manifest.piece_size, announce_url_(),
-                                 TorrentEngine::AddMode::kSeedOnly);
+  auto b = ctx_.engine.AddBundle(ver.bundles.bundles[at->bundle], ver.manifest.piece_size,
+                                 announce_url_(), TorrentEngine::AddMode::kSeedOnly);
   if (!b.ok()) return b.status();
   std::lock_guard<std::mutex> lock(ver.mu);
-  if (!ver.bundle) ver.bundle_local = local;
-  ver.bundle = b->id;
-  return std::make_pair(b->id, in_bundle->second);
+  ver.bundle_ids[at->bundle] = b->id;
+  return std::make_pair(b->id, at->piece);
 }
 
-Result<std::pair<const FileEntry*, uint64_t>> FetchOrders::Locate(const Version& ver, const ChunkId& chunk) {
+Result<std::pair<const FileEntry*, uint64_t>> FetchOrders::Locate(const Version& ver,
+                                                                  const ChunkId& chunk) {
   auto at = ver.where.find(chunk);
   if (at == ver.where.end()) {
-    return Status::InvalidArgument("chunk " + chunk.ShortHex() + " is not part of " + ver.ns + "/" + ver.name);
+    return Status::InvalidArgument("chunk " + chunk.ShortHex() + " is not part of " + ver.ns + "/" +
+                                   ver.name);
   }
   return at->second;
 }
@@ -129,25 +119,14 @@ Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
     if (!at.ok()) return at.status().WithContext("seed " + f.path);
     s = ctx_.engine.ChunkArrived(at->first, at->second);
   }
-  bool also_own = false;
-  const bool small = ver.bundle_piece.count(f.pieces_root) != 0 && IsSmallFile(f, ver.manifest.piece_size);
-  if (s.ok() && small) {
-    std::lock_guard<std::mutex> lock(ver.mu);
-    also_own = !ver.bundle_local;
-  }
-  if (also_own) {
-    // Nobody here pulls the version: the order likely serves a reader, in
-    // the file's own torrent.
-    auto own = Torrent(ver, f, /*re_add=*/false);
-    if (!own.ok()) return own.status().WithContext("seed " + f.path);
-    s = ctx_.engine.ChunkArrived(*own, piece);
-  }
   return s.WithContext("seed " + f.path);
 }
 
-Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& name, const VersionId& version,
-                                    const std::vector<ChunkId>& chunks, bool takeover) {
-  if (ctx_.origin == nullptr) return Status::Unavailable("this agent has no --origin to fetch from");
+Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& name,
+                                    const VersionId& version, const std::vector<ChunkId>& chunks,
+                                    bool takeover) {
+  if (ctx_.origin == nullptr)
+    return Status::Unavailable("this agent has no --origin to fetch from");
   auto v = Load(ns, name, version);
   if (!v.ok()) return v.status();
   Version& ver = **v;
@@ -171,11 +150,15 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
     SHOAL_RETURN_IF_ERROR(Seed(ver, f, piece));
   }
   Log(LogLevel::kDebug, "fetch_order.done",
-      {{"model", ns + "/" + name}, {"chunks", out.chunks}, {"bytes", out.bytes}, {"takeover", takeover}});
+      {{"model", ns + "/" + name},
+       {"chunks", out.chunks},
+       {"bytes", out.bytes},
+       {"takeover", takeover}});
   return out;
 }
 
-Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string& name, const VersionId& version,
+Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string& name,
+                                        const VersionId& version,
                                         const std::vector<ChunkId>& chunks, int64_t wait_ms) {
   auto v = Load(ns, name, version);
   if (!v.ok()) return v.status();
@@ -198,15 +181,16 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
         return Status::Unavailable("replica order cancelled: the agent is stopping");
       }
       if (now >= deadline) {
-        return Status::Unavailable("no peer delivered chunk " + chunk.ShortHex() + " of " + f.path + " in " +
-                                        std::to_string(wait_ms) + " ms");
+        return Status::Unavailable("no peer delivered chunk " + chunk.ShortHex() + " of " + f.path +
+                                   " in " + std::to_string(wait_ms) + " ms");
       }
       if (now - asked >= std::chrono::seconds(1)) {
         auto at = Place(ver, f, piece, re_add);
         if (!at.ok()) return at.status().WithContext("replicate " + f.path);
         Status s = ctx_.engine.PrioritizePieces(at->first, at->second, at->second);
         re_add = s.IsNotFound();
-        if (!s.ok() && !s.IsNotFound() && !s.IsUnavailable()) return s.WithContext("replicate " + f.path);
+        if (!s.ok() && !s.IsNotFound() && !s.IsUnavailable())
+          return s.WithContext("replicate " + f.path);
         asked = now;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -216,10 +200,12 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
       from_peers += f.ChunkBytes(ver.manifest.piece_size, piece);
       ctx_.counters.replica_chunks++;
     } else {
-      SHOAL_RETURN_IF_ERROR(Seed(ver, f, piece));  // held already (pulled, or read): offer it to peers
+      SHOAL_RETURN_IF_ERROR(
+          Seed(ver, f, piece));  // held already (pulled, or read): offer it to peers
     }
   }
-  Log(LogLevel::kDebug, "replica_order.done", {{"model", ns + "/" + name}, {"chunks", chunks.size()}, {"bytes", from_peers}});
+  Log(LogLevel::kDebug, "replica_order.done",
+      {{"model", ns + "/" + name}, {"chunks", chunks.size()}, {"bytes", from_peers}});
   return from_peers;
 }
 

@@ -52,7 +52,7 @@ class FetchOrders {
   // The torrent of `f`, added seed-only if the engine lacks it (or dropped it).
   Result<FileTorrentId> Torrent(Version& ver, const FileEntry& f, bool re_add);
   // The torrent that carries piece `piece` of `f`, and the piece's index in
-  // it: the version's bundle for a small file (added seed-only once, as
+  // it: the small file's bundle in the version (added seed-only once, as
   // pulls fetch small files through it), else the file's own torrent.
   Result<std::pair<FileTorrentId, uint64_t>> Place(Version& ver, const FileEntry& f, uint64_t piece, bool re_add);
   // The file and piece `chunk` sits at; InvalidArgument if not in `ver`.

@@ -41,7 +41,7 @@ struct CallSlot {
 template <typename Fn>
 Status OnLoop(const kj::Executor& executor, const std::string& what, Fn&& fn) {
   Status result;
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { executor.executeSync(kj::fwd<Fn>(fn)); })) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] { executor.executeSync(kj::fwd<Fn>(fn)); })) {
     result = StatusFromException(*e, "the caller").WithContext(what);
   }
   return result;
@@ -51,7 +51,9 @@ Status OnLoop(const kj::Executor& executor, const std::string& what, Fn&& fn) {
 kj::Promise<int> TakeFd(proto::FileHandle::Client file) {
   auto fd = file.getFd();
   return fd.then([file](kj::Maybe<int> got) mutable -> int {
-    KJ_IF_MAYBE(f, got) { return ::fcntl(*f, F_DUPFD_CLOEXEC, 0); }
+    KJ_IF_MAYBE (f, got) {
+      return ::fcntl(*f, F_DUPFD_CLOEXEC, 0);
+    }
     return -1;
   });
 }
@@ -64,9 +66,10 @@ class ListenerDestination final : public PullDestination {
   ListenerDestination(const kj::Executor& executor, std::shared_ptr<CallSlot> slot)
       : executor_(executor), slot_(std::move(slot)) {}
 
-  Status Prepare(const std::vector<std::string>& dirs, const std::vector<DestFileSpec>& files) override {
+  Status Prepare(const std::vector<std::string>& dirs,
+                 const std::vector<DestFileSpec>& files) override {
     return OnLoop(executor_, "lay out the destination", [&]() -> kj::Promise<void> {
-      KJ_IF_MAYBE(l, slot_->listener) {
+      KJ_IF_MAYBE (l, slot_->listener) {
         auto req = l->prepareRequest();
         auto d = req.initDirs(static_cast<unsigned>(dirs.size()));
         for (size_t i = 0; i < dirs.size(); ++i) d.set(static_cast<unsigned>(i), dirs[i]);
@@ -85,7 +88,7 @@ class ListenerDestination final : public PullDestination {
   Result<std::vector<int>> OpenFiles(const std::vector<uint32_t>& indexes) override {
     std::vector<int> fds;
     Status s = OnLoop(executor_, "open destination files", [&]() -> kj::Promise<void> {
-      KJ_IF_MAYBE(l, slot_->listener) {
+      KJ_IF_MAYBE (l, slot_->listener) {
         auto req = l->openFilesRequest();
         auto list = req.initIndexes(static_cast<unsigned>(indexes.size()));
         for (size_t i = 0; i < indexes.size(); ++i) list.set(static_cast<unsigned>(i), indexes[i]);
@@ -112,12 +115,14 @@ class ListenerDestination final : public PullDestination {
     }
     if (fds.size() != indexes.size()) {
       close_all();
-      return Status::PermissionDenied("the caller handed over " + std::to_string(fds.size()) + " files for " +
-                                      std::to_string(indexes.size()));
+      return Status::PermissionDenied("the caller handed over " + std::to_string(fds.size()) +
+                                      " files for " + std::to_string(indexes.size()));
     }
     for (size_t i = 0; i < fds.size(); ++i) {
-      Result<int> checked = fds[i] < 0 ? Result<int>(Status::PermissionDenied("the caller handed over no file descriptor"))
-                                       : CheckReceivedFile(fds[i], /*for_write=*/true, "a destination file");
+      Result<int> checked =
+          fds[i] < 0
+              ? Result<int>(Status::PermissionDenied("the caller handed over no file descriptor"))
+              : CheckReceivedFile(fds[i], /*for_write=*/true, "a destination file");
       if (!checked.ok()) {
         fds[i] = -1;  // closed by the check
         close_all();
@@ -125,6 +130,22 @@ class ListenerDestination final : public PullDestination {
       }
     }
     return fds;
+  }
+
+  Status WriteFiles(const std::vector<WholeFile>& files) override {
+    return OnLoop(executor_, "write destination files", [&]() -> kj::Promise<void> {
+      KJ_IF_MAYBE (l, slot_->listener) {
+        auto req = l->writeFilesRequest();
+        auto list = req.initFiles(static_cast<unsigned>(files.size()));
+        for (size_t i = 0; i < files.size(); ++i) {
+          list[static_cast<unsigned>(i)].setIndex(files[i].index);
+          list[static_cast<unsigned>(i)].setData(capnp::Data::Reader(
+              reinterpret_cast<const capnp::byte*>(files[i].data.data()), files[i].data.size()));
+        }
+        return req.send().ignoreResult();
+      }
+      return ThrowStatus(CallerGone());
+    });
   }
 
  private:
@@ -145,16 +166,19 @@ class SourceFiles final : public SeedFiles {
   Result<int> OpenFile(const std::string& path) override {
     int fd = -1;
     Status s = OnLoop(executor_, "open " + path, [&]() -> kj::Promise<void> {
-      KJ_IF_MAYBE(src, slot_->source) {
+      KJ_IF_MAYBE (src, slot_->source) {
         auto req = src->openFileRequest();
         req.setPath(path);
-        return req.send().then([](auto resp) { return TakeFd(resp.getFile()); }).then([&fd](int got) { fd = got; });
+        return req.send()
+            .then([](auto resp) { return TakeFd(resp.getFile()); })
+            .then([&fd](int got) { fd = got; });
       }
       ThrowIfError(CallerGone());
       return kj::READY_NOW;
     });
     if (!s.ok()) return s;
-    if (fd < 0) return Status::PermissionDenied("the caller handed over no file descriptor for " + path);
+    if (fd < 0)
+      return Status::PermissionDenied("the caller handed over no file descriptor for " + path);
     return CheckReceivedFile(fd, /*for_write=*/false, path);
   }
 
@@ -175,7 +199,8 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     auto p = c.getParams();
     std::string ref = p.getRef(), token = p.getToken(), dest = p.getDest();
     if (!deps_.link.registered()) {
-      ThrowIfError(Status::Unavailable("this agent is not registered with its tracker yet; check --tracker and --token"));
+      ThrowIfError(Status::Unavailable(
+          "this agent is not registered with its tracker yet; check --tracker and --token"));
     }
     const kj::Executor& executor = kj::getCurrentThreadExecutor();
     // The listener capability lives and dies on this event loop's thread: the
@@ -190,45 +215,47 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     job.ring = [link] { return link->ring(); };
     Log(LogLevel::kInfo, "pull.start",
         {{"ref", ref}, {"dest", dest}, {"peer_uid", peer_.uid}, {"peer_pid", peer_.pid}});
-    auto done = deps_.threads.Run<Result<PullResult>>([job, ref, token, dest, &executor, slot]() mutable {
-      auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-      auto progress = [&](const PullState& s) {
-        auto now = std::chrono::steady_clock::now();
-        if (now - last < std::chrono::milliseconds(200) || slot->cancelled.load()) return;
-        last = now;
-        KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-          executor.executeSync([&] {
-            KJ_IF_MAYBE(client, slot->listener) {
-              auto req = client->progressRequest();
-              auto st = req.initState();
-              st.setTotalBytes(s.total_bytes);
-              st.setHaveBytes(s.have_bytes);
-              st.setBytesFromPeers(s.bytes_from_peers);
-              st.setBytesFromOrigin(s.bytes_from_origin);
-              st.setPeers(s.peers);
-              st.setFilesDone(s.files_done);
-              st.setFilesTotal(s.files_total);
-              req.send().detach([](kj::Exception&&) {});
+    auto done =
+        deps_.threads.Run<Result<PullResult>>([job, ref, token, dest, &executor, slot]() mutable {
+          auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+          auto progress = [&](const PullState& s) {
+            auto now = std::chrono::steady_clock::now();
+            if (now - last < std::chrono::milliseconds(200) || slot->cancelled.load()) return;
+            last = now;
+            KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                           executor.executeSync([&] {
+                             KJ_IF_MAYBE (client, slot->listener) {
+                               auto req = client->progressRequest();
+                               auto st = req.initState();
+                               st.setTotalBytes(s.total_bytes);
+                               st.setHaveBytes(s.have_bytes);
+                               st.setBytesFromPeers(s.bytes_from_peers);
+                               st.setBytesFromOrigin(s.bytes_from_origin);
+                               st.setPeers(s.peers);
+                               st.setFilesDone(s.files_done);
+                               st.setFilesTotal(s.files_total);
+                               req.send().detach([](kj::Exception&&) {});
+                             }
+                           });
+                         })) {
+              (void)e;  // the loop is gone: the agent is stopping, and the job sees it next
             }
-          });
-        })) {
-          (void)e;  // the loop is gone: the agent is stopping, and the job sees it next
-        }
-      };
-      ListenerDestination destination(executor, slot);
-      PullRequest request;
-      request.ref = ref;
-      request.token = token;
-      request.dest = &destination;
-      request.dest_label = dest;
-      request.cancelled = &slot->cancelled;
-      Result<PullResult> r = RunPull(job, request, progress);
-      if (!r.ok()) {
-        job.counters.pull_failures++;
-        Log(LogLevel::kWarn, "pull.failed", {{"ref", ref}, {"dest", dest}, {"error", r.status().ToString()}});
-      }
-      return r;
-    });
+          };
+          ListenerDestination destination(executor, slot);
+          PullRequest request;
+          request.ref = ref;
+          request.token = token;
+          request.dest = &destination;
+          request.dest_label = dest;
+          request.cancelled = &slot->cancelled;
+          Result<PullResult> r = RunPull(job, request, progress);
+          if (!r.ok()) {
+            job.counters.pull_failures++;
+            Log(LogLevel::kWarn, "pull.failed",
+                {{"ref", ref}, {"dest", dest}, {"error", r.status().ToString()}});
+          }
+          return r;
+        });
     auto forget = kj::defer([slot] {
       slot->cancelled = true;
       slot->listener = nullptr;
@@ -252,17 +279,19 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     auto p = c.getParams();
     std::string ref = p.getRef(), token = p.getToken(), dir = p.getDir();
     if (!deps_.link.registered()) {
-      ThrowIfError(Status::Unavailable("this agent is not registered with its tracker yet; check --tracker and --token"));
+      ThrowIfError(Status::Unavailable(
+          "this agent is not registered with its tracker yet; check --tracker and --token"));
     }
     const kj::Executor& executor = kj::getCurrentThreadExecutor();
     auto slot = std::make_shared<CallSlot>();
     slot->source = p.getSource();
     shoal::PullContext job = deps_.pulls;
     job.announce_url = deps_.link.announce_url();
-    auto done = deps_.threads.Run<Result<SeedResult>>([job, ref, token, dir, &executor, slot]() mutable {
-      SourceFiles files(executor, slot);
-      return RunSeed(job, ref, token, files, dir);
-    });
+    auto done =
+        deps_.threads.Run<Result<SeedResult>>([job, ref, token, dir, &executor, slot]() mutable {
+          SourceFiles files(executor, slot);
+          return RunSeed(job, ref, token, files, dir);
+        });
     auto forget = kj::defer([slot] {
       slot->cancelled = true;
       slot->source = nullptr;
@@ -290,7 +319,8 @@ PeerCred PeerOf(kj::AsyncIoStream& stream) {
   PeerCred out;
   struct ucred cred {};
   kj::uint len = sizeof(cred);
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { stream.getsockopt(SOL_SOCKET, SO_PEERCRED, &cred, &len); })) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions(
+                      [&] { stream.getsockopt(SOL_SOCKET, SO_PEERCRED, &cred, &len); })) {
     (void)e;
     return out;
   }
@@ -315,7 +345,8 @@ struct Connection {
 class ErrorLogger final : public kj::TaskSet::ErrorHandler {
  public:
   void taskFailed(kj::Exception&& e) override {
-    Log(LogLevel::kDebug, "control.connection_error", {{"error", std::string(e.getDescription().cStr())}});
+    Log(LogLevel::kDebug, "control.connection_error",
+        {{"error", std::string(e.getDescription().cStr())}});
   }
 };
 
@@ -339,7 +370,8 @@ kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, State& state) {
 Status SetSocketAccess(const std::string& path, const std::string& mode, const std::string& group) {
   if (!group.empty()) {
     struct group* g = ::getgrnam(group.c_str());
-    if (g == nullptr) return Status::InvalidArgument("--control-socket-group: no group named '" + group + "'");
+    if (g == nullptr)
+      return Status::InvalidArgument("--control-socket-group: no group named '" + group + "'");
     if (::chown(path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
       return Status::FromErrno("give " + path + " to group " + group, errno);
     }

@@ -7,10 +7,10 @@
 
 #include "client/tracker_client.h"
 #include "daemon/destination_writer.h"
-#include "daemon/pull_tasks.h"
 #include "daemon/origin_fetch.h"
 #include "daemon/origin_fetches.h"
 #include "daemon/origin_turn.h"
+#include "daemon/pull_tasks.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/byte_size.h"
 #include "shoal/log.h"
@@ -43,13 +43,15 @@ constexpr size_t kMaxAsk = 1 << 16;
 std::string StallCause(PullContext& ctx) {
   StoreStats st = ctx.store.Stats();
   if (st.pinned_bytes + st.reserved_bytes + (16ull << 20) >= st.capacity_bytes) {
-    return "; the cache is full: " + FormatBytes(st.pinned_bytes) + " of its " + FormatBytes(st.capacity_bytes) +
-           " are held by running pulls and reads";
+    return "; the cache is full: " + FormatBytes(st.pinned_bytes) + " of its " +
+           FormatBytes(st.capacity_bytes) + " are held by running pulls and reads";
   }
   if (st.write_failures > 0) {
-    return "; " + std::to_string(st.write_failures) + " writes to the cache failed (is its disk full?)";
+    return "; " + std::to_string(st.write_failures) +
+           " writes to the cache failed (is its disk full?)";
   }
-  if (ctx.origin == nullptr) return "; no peer has the missing chunks and this agent has no --origin";
+  if (ctx.origin == nullptr)
+    return "; no peer has the missing chunks and this agent has no --origin";
   return "";
 }
 
@@ -66,6 +68,7 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
   auto version = (*tracker)->Resolve(ref->ns(), ref->name(), ref->ref());
   if (!version.ok()) return version.status();
   const Manifest& m = version->manifest;
+  const int64_t resolve_ms = MsSince(start);
 
   PullResult result;
   result.version = version->id;
@@ -89,33 +92,38 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
   }
   const uint64_t capacity = ctx.store.Stats().capacity_bytes;
   if (cache_only && unique_bytes > capacity) {
-    return Status::NoSpace(ref->ToString() + " holds " + FormatBytes(unique_bytes) + " of distinct files, more than " +
-                           "this agent's cache of " + FormatBytes(capacity) +
-                           "; it cannot be warmed into the cache whole (pull it to a folder instead)");
+    return Status::NoSpace(
+        ref->ToString() + " holds " + FormatBytes(unique_bytes) + " of distinct files, more than " +
+        "this agent's cache of " + FormatBytes(capacity) +
+        "; it cannot be warmed into the cache whole (pull it to a folder instead)");
   }
-  std::unique_ptr<DestinationWriter> writer;
-  if (!cache_only) {
-    writer = std::make_unique<DestinationWriter>(ctx.store, *req.dest, m, req.dest_label);
-    SHOAL_RETURN_IF_ERROR(writer->Prepare());
-    // What the cache holds now is written first; the rest gets torrents.
-    for (PullTask& t : tasks) SHOAL_RETURN_IF_ERROR(WriteHeld(ctx.store, ctx.engine, *writer, t));
-  }
+  // Torrents first, so chunks flow while the caller lays out its files
+  // (seconds, for a version of many thousands).
   for (PullTask& t : tasks) {
     if (t.complete) continue;
     auto id = AddTaskTorrent(ctx.engine, t, m.piece_size, ctx.announce_url);
     if (!id.ok()) return id.status().WithContext("add " + t.label);
     t.torrent = *id;
     t.in_engine = true;
-    if (!cache_only && !t.unskipped.empty()) {
-      Status s = ctx.engine.SkipPieces(t.torrent, t.unskipped);
-      if (s.ok()) t.unskipped.clear();
-      if (!s.ok() && !s.IsUnavailable()) return s;
-    }
+  }
+  std::unique_ptr<DestinationWriter> writer;
+  if (!cache_only) {
+    writer = std::make_unique<DestinationWriter>(ctx.store, *req.dest, m, req.dest_label);
+    SHOAL_RETURN_IF_ERROR(writer->Prepare());
+    // What the cache holds now is written out, and not downloaded again.
+    for (PullTask& t : tasks) SHOAL_RETURN_IF_ERROR(WriteHeld(ctx.store, ctx.engine, *writer, t));
   }
 
+  Log(LogLevel::kInfo, "pull.ready",
+      {{"ref", ref->ToString()},
+       {"files", static_cast<int64_t>(m.files.size())},
+       {"torrents", static_cast<int64_t>(tasks.size())},
+       {"resolve_ms", resolve_ms},
+       {"ready_ms", MsSince(start)}});
   std::unique_ptr<OriginFetches> fetches;
   if (ctx.origin != nullptr) {
-    fetches = std::make_unique<OriginFetches>(*ctx.origin, ctx.store, ctx.options.origin_parallelism);
+    fetches =
+        std::make_unique<OriginFetches>(*ctx.origin, ctx.store, ctx.options.origin_parallelism);
   }
   PullState state;
   state.total_bytes = result.total_bytes;
@@ -135,7 +143,8 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
       return Status::Unavailable("pull of " + ref->ToString() + " cancelled: the caller went away");
     }
     if (ctx.stopping != nullptr && ctx.stopping->load()) {
-      return Status::Unavailable("pull of " + ref->ToString() + " cancelled: the agent is stopping");
+      return Status::Unavailable("pull of " + ref->ToString() +
+                                 " cancelled: the agent is stopping");
     }
     if (asker == nullptr && MsSince(asker_lost) >= kReconnectMs) {
       auto again = TrackerClient::Connect(ctx.options.tracker, req.token);
@@ -155,11 +164,13 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
     // the chunks, origin_parallelism at a time, on a busy node. Before this
     // agent has timed a fetch itself, assume 25 MB/s for a full piece.
     const double est_ms = std::max(fetch_ms_ewma, static_cast<double>(m.piece_size) / 25e3);
-    const double owners = ring != nullptr && ring->size() > 0 ? static_cast<double>(ring->size()) : 1.0;
+    const double owners =
+        ring != nullptr && ring->size() > 0 ? static_cast<double>(ring->size()) : 1.0;
     const double rounds = std::ceil(static_cast<double>(total_chunks) / owners /
                                     static_cast<double>(ctx.options.origin_parallelism));
-    const int64_t takeover_ms = std::min<int64_t>(
-        kMaxTakeoverMs, ctx.options.origin_fallback_ms + static_cast<int64_t>((4 + 4 * rounds) * est_ms));
+    const int64_t takeover_ms =
+        std::min<int64_t>(kMaxTakeoverMs, ctx.options.origin_fallback_ms +
+                                              static_cast<int64_t>((4 + 4 * rounds) * est_ms));
     bool all_done = true;
     state.have_bytes = 0;
     state.peers = 0;
@@ -189,8 +200,11 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
         }
         if (!t.complete) {
           Log(LogLevel::kDebug, "pull.file_waiting",
-              {{"task", t.label}, {"have", prog->have_pieces}, {"total", prog->total_pieces},
-               {"written", t.written_count}, {"peers", prog->peers}});
+              {{"task", t.label},
+               {"have", prog->have_pieces},
+               {"total", prog->total_pieces},
+               {"written", t.written_count},
+               {"peers", prog->peers}});
           all_done = false;
           if (cache_only) state.have_bytes += t.pinned_bytes;
           // Nobody else in the swarm, by the tracker's reply: no peer can
@@ -232,7 +246,8 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
                 }
                 continue;
               }
-              if (turn.role == OriginRole::kOther && !alone && MsSince(still[p]) < swarm_form_ms + kSmallOwnerMs) {
+              if (turn.role == OriginRole::kOther && !alone &&
+                  MsSince(still[p]) < swarm_form_ms + kSmallOwnerMs) {
                 continue;
               }
             }
@@ -253,11 +268,13 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
             // swarm; the k-th in the chunk's ranking takes over after k
             // timeouts, each growing with how long origin fetches take.
             OriginTurn turn = TurnFor(ring.get(), ctx.self_id, t.chunks[p]);
-            const int64_t wait = turn.role == OriginRole::kOwner    ? swarm_form_ms
-                                 : turn.role == OriginRole::kNoRing ? ctx.options.origin_fallback_ms
-                                                                    : std::min<int64_t>(
-                                                                          kMaxTakeoverMs,
-                                                                          swarm_form_ms + static_cast<int64_t>(turn.rank) * takeover_ms);
+            const int64_t wait =
+                turn.role == OriginRole::kOwner ? swarm_form_ms
+                : turn.role == OriginRole::kNoRing
+                    ? ctx.options.origin_fallback_ms
+                    : std::min<int64_t>(
+                          kMaxTakeoverMs,
+                          swarm_form_ms + static_cast<int64_t>(turn.rank) * takeover_ms);
             if (MsSince(still[p]) >= wait) {
               t.fetching[p] = true;
               if (turn.role == OriginRole::kOwner) ctx.counters.owner_fetches++;
@@ -276,21 +293,25 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
     for (size_t from = 0; from < ask.size() && asker != nullptr; from += kMaxAsk) {
       size_t to = std::min(ask.size(), from + kMaxAsk);
       std::vector<ChunkId> chunks;
-      for (size_t k = from; k < to; ++k) chunks.push_back(tasks[ask[k].first].chunks[ask[k].second]);
+      for (size_t k = from; k < to; ++k)
+        chunks.push_back(tasks[ask[k].first].chunks[ask[k].second]);
       auto answer = asker->Need(ref->ns(), ref->name(), version->id, chunks);
       if (!answer.ok()) {
         Log(LogLevel::kWarn, "pull.tracker_lost",
-            {{"ref", ref->ToString()}, {"error", answer.status().ToString()},
-             {"fallback", ctx.origin != nullptr ? "owners on the last ring fetch from the origin" : "peers only"}});
+            {{"ref", ref->ToString()},
+             {"error", answer.status().ToString()},
+             {"fallback", ctx.origin != nullptr ? "owners on the last ring fetch from the origin"
+                                                : "peers only"}});
         asker.reset();
         asker_lost = Clock::now();
         break;
       }
       if (!answer->failed.empty()) {
         const auto& [chunk, error] = answer->failed.front();
-        return Status::Unavailable(std::to_string(answer->failed.size()) + " chunks of " + ref->ToString() +
-                                   " could not be fetched from the origin by any owner; chunk " + chunk.ShortHex() +
-                                   ": " + error);
+        return Status::Unavailable(std::to_string(answer->failed.size()) + " chunks of " +
+                                   ref->ToString() +
+                                   " could not be fetched from the origin by any owner; chunk " +
+                                   chunk.ShortHex() + ": " + error);
       }
       for (size_t k = from; k < to; ++k) tasks[ask[k].first].asked[ask[k].second] = Clock::now();
     }
@@ -318,26 +339,34 @@ Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
       last_change = Clock::now();
     } else if (MsSince(last_change) > ctx.options.stall_timeout_ms) {
       return Status::Unavailable("pull of " + ref->ToString() + " gained no byte for " +
-                                 std::to_string(ctx.options.stall_timeout_ms / 1000) + " s" + StallCause(ctx));
+                                 std::to_string(ctx.options.stall_timeout_ms / 1000) + " s" +
+                                 StallCause(ctx));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   fetches.reset();
-  if (writer) SHOAL_RETURN_IF_ERROR(writer->SyncClosed());
   for (const PullTask& t : tasks) result.bytes_from_peers += t.from_peers;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (cache_only) {
     Log(LogLevel::kInfo, "prefetch.done",
-        {{"ref", ref->ToString()}, {"version", result.version.ToHex()}, {"bytes", result.total_bytes},
-         {"from_peers", result.bytes_from_peers}, {"from_origin", result.bytes_from_origin},
+        {{"ref", ref->ToString()},
+         {"version", result.version.ToHex()},
+         {"bytes", result.total_bytes},
+         {"from_peers", result.bytes_from_peers},
+         {"from_origin", result.bytes_from_origin},
          {"seconds", result.seconds}});
     return result;
   }
   ctx.counters.pulls++;
   Log(LogLevel::kInfo, "pull.done",
-      {{"ref", ref->ToString()}, {"version", result.version.ToHex()}, {"dest", req.dest_label},
-       {"bytes", result.total_bytes}, {"from_peers", result.bytes_from_peers},
-       {"from_origin", result.bytes_from_origin}, {"cached", result.bytes_cached}, {"seconds", result.seconds}});
+      {{"ref", ref->ToString()},
+       {"version", result.version.ToHex()},
+       {"dest", req.dest_label},
+       {"bytes", result.total_bytes},
+       {"from_peers", result.bytes_from_peers},
+       {"from_origin", result.bytes_from_origin},
+       {"cached", result.bytes_cached},
+       {"seconds", result.seconds}});
   return result;
 }
 

@@ -1,5 +1,6 @@
 #include "daemon/pull_tasks.h"
 
+#include <algorithm>
 #include <set>
 
 #include "p2p/bundle_metainfo.h"
@@ -8,26 +9,29 @@ namespace shoal {
 
 Result<std::vector<PullTask>> PlanPull(const Manifest& m) {
   std::vector<PullTask> tasks;
-  std::vector<const FileEntry*> bundled = BundledFiles(m);
-  std::set<const FileEntry*> in_bundle(bundled.begin(), bundled.end());
-  if (!bundled.empty()) {
-    auto meta = BuildBundleMetainfo(bundled, m.piece_size);
+  std::set<const FileEntry*> in_bundle;
+  const std::vector<std::vector<const FileEntry*>> bundles = SmallFileBundles(m);
+  std::map<const FileEntry*, uint32_t> index_of;
+  for (uint32_t fi = 0; fi < m.files.size(); ++fi) index_of[&m.files[fi]] = fi;
+  for (size_t k = 0; k < bundles.size(); ++k) {
+    auto meta = BuildBundleMetainfo(bundles[k], m.piece_size);
     if (!meta.ok()) return meta.status();
     PullTask b;
     b.bundle = true;
-    b.bundled = bundled;
+    b.bundled = bundles[k];
     b.chunks = meta->chunks;
     b.chunk_bytes = meta->piece_bytes;
     b.piece_files.resize(b.chunks.size());
-    std::map<ChunkId, uint64_t> piece_of;
-    for (uint64_t p = 0; p < b.chunks.size(); ++p) piece_of[b.chunks[p]] = p;
-    for (uint32_t fi = 0; fi < m.files.size(); ++fi) {
-      if (in_bundle.count(&m.files[fi]) == 0) continue;
-      b.piece_files[piece_of.at(ChunkId::From(m.files[fi].pieces_root))].push_back(fi);
+    const std::map<PiecesRoot, uint64_t> piece_of = BundlePieces(bundles[k]);
+    for (const FileEntry* f : bundles[k]) {
+      b.piece_files[piece_of.at(f->pieces_root)].push_back(index_of.at(f));
+      in_bundle.insert(f);
     }
+    for (auto& files : b.piece_files) std::sort(files.begin(), files.end());  // manifest order
     b.file_count = static_cast<uint32_t>(b.chunks.size());
     b.bytes = meta->file_size;
-    b.label = "the bundle of " + std::to_string(b.file_count) + " small files";
+    b.label = "bundle " + std::to_string(k + 1) + " of " + std::to_string(bundles.size()) + " (" +
+              std::to_string(b.file_count) + " small files)";
     tasks.push_back(std::move(b));
   }
   std::map<PiecesRoot, size_t> by_root;
@@ -94,11 +98,11 @@ Status WriteHeld(ChunkStore& store, TorrentEngine& engine, DestinationWriter& wr
       still.push_back(p);
       continue;
     }
-    Status s = writer.WritePiece(t.FilesOf(p), t.PieceInFile(p), t.chunks[p]);
-    if (s.ok() && t.bundle) {
-      s = writer.CloseFiles(t.FilesOf(p));  // a bundle's piece is a whole file; synced at the end
-      if (s.ok()) ++t.files_done;
-    }
+    // A bundle's piece is a whole small file: the caller writes it, in a
+    // batch with others, rather than hand over a descriptor for it.
+    Status s = t.bundle ? writer.WriteWhole(t.FilesOf(p), t.chunks[p])
+                        : writer.WritePiece(t.FilesOf(p), t.PieceInFile(p), t.chunks[p]);
+    if (s.ok() && t.bundle) ++t.files_done;
     if (s.IsNotFound()) {  // evicted since: fetched again
       still.push_back(p);
       continue;
@@ -114,6 +118,7 @@ Status WriteHeld(ChunkStore& store, TorrentEngine& engine, DestinationWriter& wr
   }
   t.unwritten = std::move(still);
   SHOAL_RETURN_IF_ERROR(failed);
+  SHOAL_RETURN_IF_ERROR(writer.FlushWhole());
   t.last_scan = PullTask::Clock::now();
   if (t.written_count == t.chunks.size()) {
     if (!t.bundle) {

@@ -1,12 +1,11 @@
 // PullTask: what one pull waits for from one torrent, and how its pieces
 // reach the caller's files.
 //
-// A version's small files (no larger than one piece; see
-// p2p/bundle_metainfo.h) share one task and one torrent, the bundle: its
-// piece p is the whole of every manifest file whose pieces root is
-// chunks[p]. Every larger distinct file is a task of its own, over its
-// canonical torrent: piece p is piece p of each manifest file with that
-// content. Either way a piece goes to the caller through
+// A version's small files (no larger than one piece) share a few torrents,
+// its bundles (shoal/file_torrent_info.h), one task each: a bundle's piece
+// p is the whole of every manifest file whose pieces root is chunks[p]. Every larger distinct file
+// is a task of its own, over its canonical torrent: piece p is piece p of each manifest file with
+// that content. Either way a piece goes to the caller through
 // DestinationWriter::WritePiece(FilesOf(p), PieceInFile(p), chunks[p]).
 //
 // Thread-safety: a task belongs to one pull job.
@@ -32,7 +31,7 @@ struct PullTask {
   using Clock = std::chrono::steady_clock;
 
   // Constant after PlanPull.
-  std::string label;  // a path, or "the bundle of N small files"
+  std::string label;  // a path, or "bundle K of N (M small files)"
   bool bundle = false;
   const FileEntry* file = nullptr;        // a file's task: the first file with its content
   std::vector<const FileEntry*> bundled;  // a bundle's: its small files
@@ -66,15 +65,16 @@ struct PullTask {
   std::vector<bool> written;
   std::vector<uint64_t> unwritten;  // the pieces not written yet, in order
   uint64_t written_count = 0;
-  std::vector<uint64_t> unskipped;   // written, not yet marked skipped (the torrent was being re-added)
-  uint32_t files_done = 0;           // distinct files whole in the destination
+  std::vector<uint64_t>
+      unskipped;            // written, not yet marked skipped (the torrent was being re-added)
+  uint32_t files_done = 0;  // distinct files whole in the destination
   uint64_t scanned_at_have = ~0ull;  // the engine's piece count at the last scan
   Clock::time_point last_scan;
 };
 
-// The tasks of `m`: the bundle of its small files first, if it has one,
-// then one per distinct larger file. Empty files need none.
-// InvalidArgument if the manifest's small files do not form a bundle.
+// The tasks of `m`: one per bundle of its small files first, if it has
+// any, then one per distinct larger file. Empty files need none.
+// InvalidArgument if the manifest's small files do not form bundles.
 Result<std::vector<PullTask>> PlanPull(const Manifest& m);
 
 // Adds `t`'s torrent to the engine (its bundle, or its file's).
@@ -87,7 +87,7 @@ bool PinHeld(ChunkStore& store, PullTask& t);
 
 // Writes out every piece of `t` the store holds that is not written yet,
 // finishes the files that are then whole (a bundle's small files are
-// closed, and synced all at once by DestinationWriter::SyncClosed), and
+// written whole by the caller, in batches), and
 // tells the engine not to download those pieces again. Looks only at
 // unwritten pieces.
 Status WriteHeld(ChunkStore& store, TorrentEngine& engine, DestinationWriter& writer, PullTask& t);

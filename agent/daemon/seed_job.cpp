@@ -23,9 +23,10 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
   const Manifest& m = version->manifest;
   SeedResult out;
   std::vector<uint8_t> buf;
-  // Small files are seeded in the version's bundle, as pulls fetch them.
-  const std::vector<const FileEntry*> bundled = BundledFiles(m);
-  const std::set<const FileEntry*> in_bundle(bundled.begin(), bundled.end());
+  // Small files are seeded in the version's bundles, as pulls fetch them.
+  const std::vector<std::vector<const FileEntry*>> bundles = SmallFileBundles(m);
+  std::set<const FileEntry*> in_bundle;
+  for (const auto& b : bundles) in_bundle.insert(b.begin(), b.end());
   for (const FileEntry& f : m.files) {
     if (f.size == 0) continue;
     std::vector<ChunkId> chunks = f.ChunkIds();
@@ -39,7 +40,8 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
       if (ctx.store.Contains(chunks[p])) continue;
       if (ctx.stopping != nullptr && ctx.stopping->load()) {
         close_fd();
-        return Status::Unavailable("seed of " + ref->ToString() + " cancelled: the agent is stopping");
+        return Status::Unavailable("seed of " + ref->ToString() +
+                                   " cancelled: the agent is stopping");
       }
       if (fd < 0) {
         auto opened = files.OpenFile(f.path);
@@ -50,13 +52,15 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
       ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(p * m.piece_size));
       if (n != static_cast<ssize_t>(buf.size())) {
         close_fd();
-        return Status::Corruption(path + " is shorter than version " + version->id.ShortHex() + " says");
+        return Status::Corruption(path + " is shorter than version " + version->id.ShortHex() +
+                                  " says");
       }
       Status s = ctx.store.Put(chunks[p], buf.data(), buf.size());
       if (!s.ok()) close_fd();
       if (s.IsCorruption()) {
-        return Status::Corruption(path + " differs from version " + version->id.ShortHex() + " (piece " +
-                                  std::to_string(p) + "); seed from the folder that was published");
+        return Status::Corruption(path + " differs from version " + version->id.ShortHex() +
+                                  " (piece " + std::to_string(p) +
+                                  "); seed from the folder that was published");
       }
       SHOAL_RETURN_IF_ERROR(s);
       ++out.chunks;
@@ -67,11 +71,12 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
     auto id = ctx.engine.AddFile(f, m.piece_size, ctx.announce_url);
     if (!id.ok()) return id.status().WithContext("seed " + f.path);
   }
-  if (!bundled.empty()) {
-    auto b = ctx.engine.AddBundle(bundled, m.piece_size, ctx.announce_url);
+  for (const auto& bundle : bundles) {
+    auto b = ctx.engine.AddBundle(bundle, m.piece_size, ctx.announce_url);
     if (!b.ok()) return b.status().WithContext("seed the small files of " + ref->ToString());
   }
-  Log(LogLevel::kInfo, "seed.done", {{"ref", ref->ToString()}, {"chunks", out.chunks}, {"bytes", out.bytes}});
+  Log(LogLevel::kInfo, "seed.done",
+      {{"ref", ref->ToString()}, {"chunks", out.chunks}, {"bytes", out.bytes}});
   return out;
 }
 

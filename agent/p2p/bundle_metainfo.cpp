@@ -18,7 +18,7 @@ Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>&
   TorrentMetainfo m;
   m.info = std::move(info).value();
   m.id = FileTorrentId::From(Sha256::Of(m.info.data(), m.info.size()));
-  m.piece_size = piece_size;
+  m.piece_size = BundlePieceLength(files);
   for (const auto& [root, size] : sizes) {
     m.chunks.push_back(ChunkId::From(root));
     m.piece_bytes.push_back(size);

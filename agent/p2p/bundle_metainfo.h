@@ -18,8 +18,9 @@
 
 namespace shoal {
 
-// The bundle of `files` at `piece_size`. Its `chunks` are the distinct
-// pieces roots in piece order, and `piece_bytes` their files' sizes.
+// The bundle of `files`, small at the version's `piece_size`. Its `chunks`
+// are the distinct pieces roots in piece order, `piece_bytes` their files'
+// sizes, and its `piece_size` BundlePieceLength(files).
 // InvalidArgument if there is no file, a file is not small, or two files
 // share a pieces root but not a size.
 Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>& files,

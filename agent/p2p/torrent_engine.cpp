@@ -187,12 +187,18 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
     h = t->handle;
   }
   lt::piece_index_t p(static_cast<int>(piece));
-  bool have = false;
-  SHOAL_RETURN_IF_ERROR(CallLibtorrent("have piece", [&] {
-    have = h.have_piece(p);
-    return Status::OK();
-  }));
-  if (have) return Status::OK();
+  const bool bundle = !t->layout->piece_bytes.empty();
+  if (!bundle) {
+    // A whole piece is worth a round trip to the network thread before it
+    // is read; a bundle's piece is one small file, cheaper to hand over
+    // again (libtorrent ignores a piece it has).
+    bool have = false;
+    SHOAL_RETURN_IF_ERROR(CallLibtorrent("have piece", [&] {
+      have = h.have_piece(p);
+      return Status::OK();
+    }));
+    if (have) return Status::OK();
+  }
   const ChunkId& chunk = t->layout->chunks[piece];
   auto pin = impl_->store_.Pin(chunk);
   if (!pin.ok()) return pin.status().WithContext("piece " + std::to_string(piece) + " arrived");
@@ -205,23 +211,9 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   const std::shared_ptr<const lt::torrent_info>& ti = t->info;
   const uint64_t chunk_bytes = t->layout->PieceBytes(piece);
   const size_t piece_bytes = std::max<size_t>(static_cast<size_t>(ti->piece_size(p)), chunk_bytes);
-  if (!t->layout->piece_bytes.empty()) {
-    // A bundle's piece is a small file padded to a whole piece: a 100-byte
-    // file would cost a zeroed buffer of the piece size (16 MiB, say).
-    // libtorrent reads only the blocks it lacks, never the padding's, so
-    // fill the file's blocks and leave the rest untouched (unallocated
-    // pages), and use the call that copies before it returns.
-    std::unique_ptr<char[]> buf(new char[piece_bytes]);
-    const size_t filled = std::min<size_t>(piece_bytes, BlockCount(chunk_bytes) * kBlockSize);
-    std::memset(buf.get() + chunk_bytes, 0, filled - chunk_bytes);
-    auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(buf.get()), chunk_bytes);
-    if (!got.ok()) return got.status();
-    if (*got != chunk_bytes) return Status::Corruption("chunk " + chunk.ShortHex() + " is short");
-    return CallLibtorrent("add piece", [&] {
-      h.add_piece(p, static_cast<const char*>(buf.get()));
-      return Status::OK();
-    });
-  }
+  // A bundle's piece is a small file padded to at most twice its size (its
+  // size class, shoal/file_torrent_info.h). The vector overload of
+  // add_piece hands the buffer over without waiting for the network thread.
   std::vector<char> data(piece_bytes);
   auto got = impl_->store_.Read(chunk, 0, reinterpret_cast<uint8_t*>(data.data()), chunk_bytes);
   if (!got.ok()) return got.status();
@@ -236,9 +228,9 @@ Status TorrentEngine::PrioritizePieces(const FileTorrentId& id, uint64_t first, 
   auto t = impl_->Find(id);
   if (t == nullptr) return impl_->Missing(id);
   if (first > last || last >= t->layout->num_pieces()) {
-    return Status::InvalidArgument("pieces " + std::to_string(first) + " to " + std::to_string(last) +
-                                   " of torrent " + id.ShortHex() + ", which has " +
-                                   std::to_string(t->layout->num_pieces()));
+    return Status::InvalidArgument("pieces " + std::to_string(first) + " to " +
+                                   std::to_string(last) + " of torrent " + id.ShortHex() +
+                                   ", which has " + std::to_string(t->layout->num_pieces()));
   }
   lt::torrent_handle h;
   {
@@ -267,8 +259,8 @@ Status TorrentEngine::SkipPieces(const FileTorrentId& id, const std::vector<uint
     if (t->skip.empty()) t->skip.assign(n, false);
     for (uint64_t p : pieces) {
       if (p >= n) {
-        return Status::InvalidArgument("piece " + std::to_string(p) + " of torrent " + id.ShortHex() +
-                                       ", which has " + std::to_string(n));
+        return Status::InvalidArgument("piece " + std::to_string(p) + " of torrent " +
+                                       id.ShortHex() + ", which has " + std::to_string(n));
       }
       t->skip[p] = true;
     }
@@ -278,7 +270,8 @@ Status TorrentEngine::SkipPieces(const FileTorrentId& id, const std::vector<uint
   // per piece (which, in a bundle of many files, walks every file).
   std::vector<std::pair<lt::piece_index_t, lt::download_priority_t>> prio;
   prio.reserve(pieces.size());
-  for (uint64_t p : pieces) prio.emplace_back(lt::piece_index_t(static_cast<int>(p)), lt::dont_download);
+  for (uint64_t p : pieces)
+    prio.emplace_back(lt::piece_index_t(static_cast<int>(p)), lt::dont_download);
   return CallLibtorrent("skip pieces", [&] {
     h.prioritize_pieces(prio);
     return Status::OK();

@@ -127,6 +127,7 @@ Resolution ModelResolver::Resolve(const std::string& token, const std::string& n
   m->version = v->id;
   m->manifest = std::move(v->manifest);
   for (size_t i = 0; i < m->manifest.files.size(); ++i) m->by_path[m->manifest.files[i].path] = i;
+  m->bundles = VersionBundles::Of(m->manifest);
   std::lock_guard<std::mutex> l(mu_);
   if (cache_.size() >= kMaxEntries) {
     for (auto it = cache_.begin(); it != cache_.end();) {

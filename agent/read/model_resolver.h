@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "read/read_error.h"
+#include "shoal/file_torrent_info.h"
 #include "shoal/manifest.h"
 #include "shoal/version_id.h"
 
@@ -34,6 +35,9 @@ struct ResolvedModel {
   VersionId version;
   Manifest manifest;
   std::map<std::string, size_t> by_path;  // file path to its index in manifest.files
+  // Where the version's small files move (shoal/file_torrent_info.h);
+  // points into `manifest`.
+  VersionBundles bundles;
 
   // The file at `path`, or null.
   const FileEntry* Find(const std::string& path) const;

@@ -11,8 +11,15 @@
 namespace shoal {
 namespace {
 
+// The torrent a file moves in: its own, or its version's bundle.
 std::string TorrentKey(const ReadFile& f) {
+  if (f.bundle) return "bundle:" + f.version.ToHex() + ":" + std::to_string(f.bundle_index);
   return f.file.pieces_root.ToHex() + ":" + std::to_string(f.piece_size);
+}
+
+// The file's content in that torrent: a bundle holds many.
+std::string ContentKey(const ReadFile& f) {
+  return f.bundle ? TorrentKey(f) + ":" + f.file.pieces_root.ToHex() : TorrentKey(f);
 }
 
 }  // namespace
@@ -89,7 +96,7 @@ void ReadFetcher::Loop() {
     for (const auto& [file, piece] : fetched) {
       auto it = torrents_.find(TorrentKey(*file));
       if (it == torrents_.end() || !it->second.add_error.ok()) continue;
-      Status s = engine_.ChunkArrived(it->second.id, piece);
+      Status s = engine_.ChunkArrived(it->second.id, file->TorrentPiece(piece));
       if (!s.ok()) Log(LogLevel::kWarn, "read.chunk_handover_failed", {{"error", s.ToString()}});
     }
     for (const auto& [key, want] : wanted) Pursue(want.first, want.second);
@@ -123,7 +130,7 @@ ReadFetcher::Sweep() {
                               Status::Unavailable("no peer or origin delivered chunk " +
                                                   chunk.ShortHex() + " in " + waited));
       } else {
-        auto& want = wanted[TorrentKey(*w.file)];
+        auto& want = wanted[ContentKey(*w.file)];
         want.first = w.file;
         for (uint64_t p = w.piece; p <= w.last_wanted; ++p) want.second.insert(p);
         keep.push_back(std::move(w));
@@ -145,8 +152,17 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
   if (added || (!t.add_error.ok() && now - t.added >= std::chrono::seconds(1))) {
     t.add_error = Status::OK();
     t.added = now;
-    auto id = engine_.AddFile(file->file, file->piece_size, announce_url_ ? announce_url_() : "",
-                              TorrentEngine::AddMode::kSeedOnly);
+    const std::string announce = announce_url_ ? announce_url_() : "";
+    auto id = [&]() -> Result<FileTorrentId> {
+      if (!file->bundle) {
+        return engine_.AddFile(file->file, file->piece_size, announce,
+                               TorrentEngine::AddMode::kSeedOnly);
+      }
+      auto b = engine_.AddBundle(*file->bundle, file->piece_size, announce,
+                                 TorrentEngine::AddMode::kSeedOnly);
+      if (!b.ok()) return b.status();
+      return b->id;
+    }();
     if (id.ok()) {
       t.id = *id;
     } else {
@@ -162,8 +178,9 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
   if (missing.empty()) return;
   if (t.add_error.ok()) {
     for (uint64_t p : missing) {
-      if (!t.prioritized.insert(p).second) continue;
-      Status s = engine_.PrioritizePieces(t.id, p, p);
+      const uint64_t tp = file->TorrentPiece(p);
+      if (!t.prioritized.insert(tp).second) continue;
+      Status s = engine_.PrioritizePieces(t.id, tp, tp);
       if (!s.ok()) Log(LogLevel::kDebug, "read.prioritize_failed", {{"error", s.ToString()}});
     }
   }
@@ -186,7 +203,11 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
     auto progress = engine_.Progress(t.id);
     auto none_have = engine_.UnavailablePieces(t.id);
     if (!progress.ok() || !none_have.ok()) return;  // re-added after an eviction: next pass
-    unavailable = std::set<uint64_t>(none_have->begin(), none_have->end());
+    unavailable.clear();
+    const std::set<uint64_t> none(none_have->begin(), none_have->end());
+    for (uint64_t p : missing) {
+      if (none.count(file->TorrentPiece(p)) != 0) unavailable.insert(p);
+    }
     nobody = progress->tracker_peers == 0 && progress->peers == 0;
     wait_for_tracker = progress->tracker_peers < 0 && progress->peers == 0 &&
                        now - t.added < std::chrono::milliseconds(options_.tracker_wait_ms);
@@ -194,10 +215,10 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
   std::vector<uint64_t> go;
   for (uint64_t p : missing) {
     if (unavailable.count(p) == 0) {
-      t.unavailable_since.erase(p);  // a peer has it: libtorrent is on it
+      t.unavailable_since.erase(file->TorrentPiece(p));  // a peer has it: libtorrent is on it
       continue;
     }
-    Clock::time_point since = t.unavailable_since.emplace(p, now).first->second;
+    Clock::time_point since = t.unavailable_since.emplace(file->TorrentPiece(p), now).first->second;
     if (wait_for_tracker) continue;
     if (nobody || now - since >= std::chrono::milliseconds(options_.origin_wait_ms))
       go.push_back(p);
@@ -207,7 +228,7 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
     std::lock_guard<std::mutex> l(mu_);
     for (uint64_t p : go) {
       if (!fetching_.insert(file->chunks[p]).second) continue;
-      t.unavailable_since.erase(p);
+      t.unavailable_since.erase(file->TorrentPiece(p));
       fetch_queue_.push_back(Fetch{file, p});
     }
   }
@@ -260,7 +281,8 @@ Status ReadFetcher::FetchFromOrigin(const ReadFile& file, uint64_t piece) {
   if (request_origin_) {
     Status asked = request_origin_(file.ns, file.name, file.version, {chunk});
     if (asked.ok() || !asked.IsUnavailable() || origin_ == nullptr) return asked;
-    Log(LogLevel::kWarn, "read.origin_direct", {{"chunk", chunk.ShortHex()}, {"why", asked.ToString()}});
+    Log(LogLevel::kWarn, "read.origin_direct",
+        {{"chunk", chunk.ShortHex()}, {"why", asked.ToString()}});
   }
   if (store_.Contains(chunk)) return Status::OK();
   const uint64_t size = file.PieceBytes(piece);

@@ -2,7 +2,8 @@
 // first, and says when each is there.
 //
 // For a waited-for piece and a few after it (the read-ahead), the fetcher
-// adds the file's torrent to the engine and gives those pieces top priority
+// adds the file's torrent (or its version's bundle, for a small file) to
+// the engine and gives those pieces top priority
 // and deadlines, so peers that have them send them first. A piece that no
 // connected peer offers is fetched from the origin: at once when the
 // tracker said nobody else is in the swarm, otherwise after
@@ -54,8 +55,16 @@ struct ReadFile {
   FileEntry file;
   uint32_t piece_size = 0;
   std::vector<ChunkId> chunks;  // file.ChunkIds()
+  // A small file of a version with bundles of small files moves in one of
+  // them (shoal/file_torrent_info.h), as piece `bundle_piece`; null for any
+  // other file, which moves in its own torrent.
+  std::shared_ptr<const std::vector<const FileEntry*>> bundle;
+  size_t bundle_index = 0;  // which of the version's bundles
+  uint64_t bundle_piece = 0;
 
   uint64_t PieceBytes(uint64_t piece) const;
+  // The piece of the torrent the file moves in that holds its piece `piece`.
+  uint64_t TorrentPiece(uint64_t piece) const { return bundle ? bundle_piece : piece; }
 };
 
 struct ReadFetcherOptions {
@@ -117,7 +126,8 @@ class ReadFetcher {
     Clock::time_point since;
     std::chrono::milliseconds give_up;
   };
-  // A file's torrent, as the loop sees it. Loop thread only.
+  // A file's torrent (or a version's bundle), as the loop sees it; pieces
+  // are the torrent's. Loop thread only.
   struct Torrent {
     FileTorrentId id;
     Status add_error;

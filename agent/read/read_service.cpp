@@ -36,7 +36,8 @@ void ReadCall::Finish(HttpResponse r) {
       ->counter("shoal_agent_read_requests_total", "Read requests by API and HTTP status",
                 {{"api", ReadApiName(api)}, {"status", std::to_string(r.status)}})
       .Increment();
-  if (!r.source || method == "HEAD") ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
+  if (!r.source || method == "HEAD")
+    ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
   respond(std::move(r));
 }
 
@@ -187,6 +188,13 @@ void ReadService::AnswerFile(std::shared_ptr<ReadCall> call,
   read->file = file;
   read->piece_size = model->manifest.piece_size;
   read->chunks = file.ChunkIds();
+  if (const VersionBundles::Place* at = model->bundles.Find(file)) {
+    // Shares the model's lifetime, whose manifest the pointers point into.
+    read->bundle = std::shared_ptr<const std::vector<const FileEntry*>>(
+        model, &model->bundles.bundles[at->bundle]);
+    read->bundle_index = at->bundle;
+    read->bundle_piece = at->piece;
+  }
   struct FirstByte {
     std::atomic<bool> seen{false};
   };

@@ -45,6 +45,12 @@ struct StoreOptions {
   // never leave a bad one. Turn off only for tests and throwaway caches;
   // files damaged by a power cut are then caught by verification.
   bool sync = true;
+  // Chunks smaller than this are not fsynced even with `sync`: a version of
+  // thousands of small files would otherwise be paced by one fsync per
+  // file (milliseconds each), and a small chunk lost or damaged by a power
+  // cut is caught like any other (its size at open, its hash at first read
+  // after open) and fetched again. 0 fsyncs every chunk.
+  uint64_t sync_min_bytes = 1u << 20;
 
   // Hash every indexed chunk file at open. Off by default: a terabyte cache
   // would take minutes. When off, an indexed chunk is checked for size at

@@ -62,14 +62,22 @@ TEST_CASE("a bundle's info-hash depends only on its set of distinct small files"
     CHECK(forward->piece_bytes[i] == expected[i].second);
   }
 
-  // A different set, or another piece size, is another torrent.
+  // A different set is another torrent. The piece length follows the
+  // files, not the version: the smallest power of two that holds the
+  // largest file, at least one 16 KiB block.
   std::vector<TestFile> fewer(files.begin(), files.end() - 1);
   auto less = BuildBundleMetainfo(Entries(fewer), kPiece);
   REQUIRE(less.ok());
   CHECK(less->id != forward->id);
+  CHECK(forward->piece_size == kPiece);
+  CHECK(less->piece_size == 512 * 1024);  // 300,000 bytes is the largest left
   auto bigger = BuildBundleMetainfo(Entries(files), 2 * kPiece);
   REQUIRE(bigger.ok());
-  CHECK(bigger->id != forward->id);
+  CHECK(bigger->id == forward->id);
+  std::vector<TestFile> tiny(files.begin(), files.begin() + 2);  // 14 and 1 bytes
+  auto blocks = BuildBundleMetainfo(Entries(tiny), kPiece);
+  REQUIRE(blocks.ok());
+  CHECK(blocks->piece_size == 16 * 1024);
 }
 
 TEST_CASE("a bundle refuses a file larger than one piece", "[p2p][bundle]") {

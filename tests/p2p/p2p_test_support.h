@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -30,8 +31,10 @@ namespace testing {
 class P2pTempDir {
  public:
   P2pTempDir() {
-    char tmpl[] = "/tmp/shoal-p2p-test-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
+    const char* root = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(root != nullptr && *root != '\0' ? root : "/tmp") + "/shoal-p2p-test-XXXXXX";
+    path_ = ::mkdtemp(tmpl.data());
   }
   ~P2pTempDir() {
     ::nftw(

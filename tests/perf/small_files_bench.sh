@@ -44,7 +44,7 @@ rss_mib() { awk '/VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 echo "| files | cp -r s | publish s | pull s (3 agents, slowest) | pull again from cache s | from peers MB (per agent) | torrents per agent | idle announces/s | idle agent CPU % (sum of 3) | agent RSS MiB (max) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for n in $counts; do
-  work=$(mktemp -d /var/tmp/shoal-small-bench.XXXXXX)
+  work=$(mktemp -d "${WORK_ROOT:-/var/tmp}/shoal-small-bench.XXXXXX")
   src=$work/src
   python3 - "$src" "$n" <<'PY'
 import os, random, sys

@@ -1,8 +1,8 @@
-// Thin wrappers over the POSIX file calls the chunk store makes: an owning
+// Thin wrappers over the POSIX file calls Shoal makes: an owning
 // file descriptor, full-length pread/pwrite, and folder creation and sync.
 // Every failure comes back as a Status naming the path and the call.
-#ifndef SHOAL_CORE_POSIX_FILE_H_
-#define SHOAL_CORE_POSIX_FILE_H_
+#ifndef SHOAL_POSIX_FILE_H_
+#define SHOAL_POSIX_FILE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -61,4 +61,4 @@ std::string ParentDir(const std::string& path);
 
 }  // namespace shoal
 
-#endif  // SHOAL_CORE_POSIX_FILE_H_
+#endif  // SHOAL_POSIX_FILE_H_
