@@ -23,6 +23,7 @@
 #include "shoal/origin.h"
 #include "shoal/service/effective_config.h"
 #include "shoal/token.h"
+#include "tracker_collectors.h"
 #include "tracker_context.h"
 #include "tracker_options.h"
 
@@ -182,6 +183,23 @@ GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
                      ctx.controls, ctx.http_port, registry};
 }
 
+// The parts of the tracker the HTTP routes reach.
+HttpApiDeps HttpApiDepsOf(TrackerContext& ctx) {
+  AnnounceDeps announce{ctx.tokens,
+                        ctx.torrents,
+                        ctx.swarm,
+                        ctx.metrics,
+                        ctx.options.announce_interval_ms,
+                        ctx.options.seed_announce_interval_ms};
+  return HttpApiDeps{ctx.tokens, ctx.signer, ctx.store, ctx.agents, ctx.metrics, announce};
+}
+
+// What /metrics reads at each scrape.
+CollectorSources CollectorSourcesOf(TrackerContext& ctx) {
+  return CollectorSources{ctx.metrics,  ctx.options, ctx.agents, ctx.swarm,
+                          ctx.torrents, ctx.leases,  ctx.origin};
+}
+
 // Listens for RPC; *rpc serves until dropped.
 Status StartRpc(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<void>* rpc,
                 uint16_t* port) {
@@ -249,7 +267,8 @@ Status Serve(ServeFlags& f) {
   HttpServerOptions http_opts;
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &http_opts.address, &http_opts.port));
   HttpServer http(http_opts);
-  AddTrackerRoutes(http, metrics, ctx);
+  AddTrackerCollectors(metrics, CollectorSourcesOf(ctx));
+  AddTrackerRoutes(http, metrics, HttpApiDepsOf(ctx));
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
   uint16_t http_port = http.port();
   ctx.http_port = http_port;
