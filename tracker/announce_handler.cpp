@@ -6,13 +6,16 @@
 #include <map>
 
 #include "announce_numbers.h"
+#include "shoal/token.h"
+#include "swarm_store.h"
+#include "torrent_index.h"
+#include "tracker_clock.h"
+#include "tracker_metrics.h"
 
 namespace shoal::tracker {
 namespace {
 
-void BString(const std::string& s, std::string* out) {
-  *out += std::to_string(s.size()) + ":" + s;
-}
+void BString(const std::string& s, std::string* out) { *out += std::to_string(s.size()) + ":" + s; }
 
 HttpResponse Bencoded(std::string body) {
   HttpResponse r;
@@ -32,8 +35,9 @@ constexpr uint32_t kMaxNumwant = 200;
 
 // True if the torrent is a file of a published version in a namespace the
 // token may read.
-bool MayAnnounce(TrackerContext& ctx, const TokenClaims& claims, const InfoHash20& h, int64_t now) {
-  for (const std::string& ns : ctx.torrents.Namespaces(h)) {
+bool MayAnnounce(TorrentIndex& torrents, const TokenClaims& claims, const InfoHash20& h,
+                 int64_t now) {
+  for (const std::string& ns : torrents.Namespaces(h)) {
     if (claims.Check(ns, Role::kRead, now).ok()) return true;
   }
   return false;
@@ -48,8 +52,8 @@ std::string BencodeFailure(const std::string& message) {
   return out + "e";
 }
 
-HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRequest& req) {
-  ctx.metrics.announces++;
+HttpResponse HandleAnnounce(const AnnounceDeps& d, const HttpRequest& req) {
+  d.metrics.announces++;
   const std::map<std::string, std::string>& q = req.query;  // binary-safe decoding
   auto get = [&](const char* k) {
     auto it = q.find(k);
@@ -60,24 +64,27 @@ HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRe
     return Bencoded(BencodeFailure(message));
   };
   const int64_t now = NowMs();
-  Result<TokenClaims> claims = ctx.tokens.Verify(get("token"));
+  Result<TokenClaims> claims = d.tokens.Verify(get("token"));
   if (!claims.ok() || claims->expires_at_ms <= now) {
-    ctx.metrics.auth_denied++;
-    return refuse(ctx.metrics.announce_refused_token,
+    d.metrics.auth_denied++;
+    return refuse(d.metrics.announce_refused_token,
                   claims.ok() ? "token has expired" : claims.status().message());
   }
   AnnounceRequest a;
   std::string info_hash = get("info_hash");
-  if (info_hash.size() != 20) return refuse(ctx.metrics.announce_refused_malformed, "info_hash must be 20 bytes");
+  if (info_hash.size() != 20)
+    return refuse(d.metrics.announce_refused_malformed, "info_hash must be 20 bytes");
   std::memcpy(a.info_hash.data(), info_hash.data(), 20);
   a.peer_id = get("peer_id");
-  if (a.peer_id.size() != 20) return refuse(ctx.metrics.announce_refused_malformed, "peer_id must be 20 bytes");
+  if (a.peer_id.size() != 20)
+    return refuse(d.metrics.announce_refused_malformed, "peer_id must be 20 bytes");
   Result<AnnounceNumbers> numbers = ParseAnnounceNumbers(q);
-  if (!numbers.ok()) return refuse(ctx.metrics.announce_refused_malformed, numbers.status().message());
-  if (!MayAnnounce(ctx, *claims, a.info_hash, now)) {
+  if (!numbers.ok())
+    return refuse(d.metrics.announce_refused_malformed, numbers.status().message());
+  if (!MayAnnounce(d.torrents, *claims, a.info_hash, now)) {
     // One answer for unknown and forbidden alike: it must not tell whether
     // another namespace holds the file.
-    return refuse(ctx.metrics.announce_refused_torrent,
+    return refuse(d.metrics.announce_refused_torrent,
                   "info_hash is not a file of any published version this token may read");
   }
   a.self.ip = HostOf(req.remote_address);
@@ -90,8 +97,8 @@ HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRe
   if (event == "stopped") a.event = AnnounceRequest::Event::kStopped;
   a.numwant = std::min<uint32_t>(kMaxNumwant, numbers->numwant);
 
-  Result<AnnounceReply> announced = swarm.Announce(a, now);
-  if (!announced.ok()) return refuse(ctx.metrics.announce_refused_full, announced.status().message());
+  Result<AnnounceReply> announced = d.swarm.Announce(a, now);
+  if (!announced.ok()) return refuse(d.metrics.announce_refused_full, announced.status().message());
   const AnnounceReply& reply = *announced;
   std::string peers4, peers6;
   for (const PeerEndpoint& p : reply.peers) {
@@ -106,7 +113,7 @@ HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRe
   // A seeder has nothing left to learn from the swarm; others learn of it
   // from their own announces. It only has to stay listed, so it announces
   // far less often: an idle cluster costs the tracker little.
-  const int64_t interval_ms = a.self.seed ? ctx.options.seed_announce_interval_ms : ctx.options.announce_interval_ms;
+  const int64_t interval_ms = a.self.seed ? d.seed_announce_interval_ms : d.announce_interval_ms;
   const int64_t interval_s = std::max<int64_t>(1, interval_ms / 1000);
   std::string out = "d";
   BString("complete", &out);

@@ -6,21 +6,37 @@
 // prefer nearby peers). The torrent must be a file of a published version in
 // a namespace the token may read (TorrentIndex); numbers must be plain
 // digits in range (announce_numbers.h); and a new swarm or peer must fit
-// the swarm limits. Anything else gets a bencoded failure. The peer's address is the connection's source
-// address; an `ip` parameter is ignored, so nobody can point a swarm at a
-// third party.
+// the swarm limits. Anything else gets a bencoded failure. The peer's address is the connection's
+// source address; an `ip` parameter is ignored, so nobody can point a swarm at a third party.
 #ifndef SHOAL_TRACKER_ANNOUNCE_HANDLER_H_
 #define SHOAL_TRACKER_ANNOUNCE_HANDLER_H_
 
+#include <cstdint>
 #include <string>
 
 #include "shoal/service/http_message.h"
-#include "swarm_store.h"
-#include "tracker_context.h"
+
+namespace shoal {
+class TokenAuthority;
+}
 
 namespace shoal::tracker {
 
-HttpResponse HandleAnnounce(TrackerContext& ctx, SwarmStore& swarm, const HttpRequest& req);
+class SwarmStore;
+class TorrentIndex;
+struct TrackerMetrics;
+
+// What an announce touches. Every reference must outlive the HTTP server.
+struct AnnounceDeps {
+  const TokenAuthority& tokens;  // verifies the `token` parameter
+  TorrentIndex& torrents;        // which namespaces may announce a torrent
+  SwarmStore& swarm;
+  TrackerMetrics& metrics;
+  int64_t announce_interval_ms;       // the interval told to a leecher
+  int64_t seed_announce_interval_ms;  // ... and to a seeder
+};
+
+HttpResponse HandleAnnounce(const AnnounceDeps& d, const HttpRequest& req);
 
 // A bencoded {"failure reason": message} body, as trackers report errors.
 std::string BencodeFailure(const std::string& message);

@@ -3,12 +3,19 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "registry_store.h"
+#include "shoal/origin.h"
+#include "tracker_clock.h"
+#include "tracker_metrics.h"
+#include "upload_leases.h"
+
 namespace shoal::tracker {
 
-Result<GcResult> RunChunkGc(TrackerContext& ctx, bool dry_run, int64_t grace_ms) {
+Result<GcResult> RunChunkGc(RegistryStore& store, Origin& origin, UploadLeases& leases,
+                            TrackerMetrics& metrics, bool dry_run, int64_t grace_ms) {
   GcResult r;
   std::unordered_set<ChunkId> referenced;
-  SHOAL_RETURN_IF_ERROR(ctx.store.ForEachManifest([&](const Manifest& m) {
+  SHOAL_RETURN_IF_ERROR(store.ForEachManifest([&](const Manifest& m) {
     for (const FileEntry& f : m.files) {
       for (const ChunkId& id : f.ChunkIds()) referenced.insert(id);
     }
@@ -16,15 +23,15 @@ Result<GcResult> RunChunkGc(TrackerContext& ctx, bool dry_run, int64_t grace_ms)
   r.referenced = referenced.size();
 
   std::unordered_map<ChunkId, int64_t> first_seen;
-  ctx.store.ForEachChunk([&](const ChunkId& id, uint64_t, int64_t at) { first_seen[id] = at; });
+  store.ForEachChunk([&](const ChunkId& id, uint64_t, int64_t at) { first_seen[id] = at; });
 
   const int64_t now = NowMs();
   std::vector<std::pair<ChunkId, uint64_t>> newly_seen;
   std::vector<std::pair<ChunkId, uint64_t>> sweep;
   std::string token;
   do {
-    Result<ListPage> page = ctx.origin.List("chunks/", token, 1000);
-    if (!page.ok()) return page.status().WithContext("listing chunks in " + ctx.origin.Describe());
+    Result<ListPage> page = origin.List("chunks/", token, 1000);
+    if (!page.ok()) return page.status().WithContext("listing chunks in " + origin.Describe());
     for (const ObjectInfo& o : page->objects) {
       auto id = ChunkId::ParseHex(o.key.substr(o.key.find('/') + 1));
       if (!id.ok() || referenced.count(*id) != 0) continue;
@@ -32,7 +39,7 @@ Result<GcResult> RunChunkGc(TrackerContext& ctx, bool dry_run, int64_t grace_ms)
       if (seen == first_seen.end()) {
         newly_seen.emplace_back(*id, o.size);
         ++r.young;
-      } else if (now - seen->second < grace_ms || ctx.leases.Held(*id, now)) {
+      } else if (now - seen->second < grace_ms || leases.Held(*id, now)) {
         ++r.young;
       } else {
         ++r.unreferenced;
@@ -43,19 +50,19 @@ Result<GcResult> RunChunkGc(TrackerContext& ctx, bool dry_run, int64_t grace_ms)
   } while (!token.empty());
 
   if (dry_run) return r;
-  SHOAL_RETURN_IF_ERROR(ctx.store.AddChunks(newly_seen, now));
+  SHOAL_RETURN_IF_ERROR(store.AddChunks(newly_seen, now));
   std::vector<ChunkId> removed;
   for (const auto& [id, size] : sweep) {
-    Status s = ctx.origin.Delete(ChunkKey(id));
+    Status s = origin.Delete(ChunkKey(id));
     if (!s.ok()) return s.WithContext("sweeping chunk " + id.ShortHex());
     removed.push_back(id);
     ++r.swept;
     r.swept_bytes += size;
   }
-  SHOAL_RETURN_IF_ERROR(ctx.store.RemoveChunks(removed));
-  ctx.metrics.gc_runs++;
-  ctx.metrics.gc_swept_chunks += r.swept;
-  ctx.metrics.gc_swept_bytes += r.swept_bytes;
+  SHOAL_RETURN_IF_ERROR(store.RemoveChunks(removed));
+  metrics.gc_runs++;
+  metrics.gc_swept_chunks += r.swept;
+  metrics.gc_swept_bytes += r.swept_bytes;
   return r;
 }
 

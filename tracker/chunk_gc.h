@@ -12,9 +12,16 @@
 #include <cstdint>
 
 #include "shoal/status.h"
-#include "tracker_context.h"
+
+namespace shoal {
+class Origin;
+}
 
 namespace shoal::tracker {
+
+class RegistryStore;
+class UploadLeases;
+struct TrackerMetrics;
 
 struct GcResult {
   uint64_t referenced = 0;    // chunks some version uses
@@ -24,8 +31,11 @@ struct GcResult {
   uint64_t swept_bytes = 0;
 };
 
-// Blocking; run it on the context's pool.
-Result<GcResult> RunChunkGc(TrackerContext& ctx, bool dry_run, int64_t grace_ms);
+// Blocking; run it on the blocking pool. Reads the manifests and the chunk
+// index in `store`, sweeps `origin`, spares chunks `leases` holds, and
+// counts the run in `metrics`.
+Result<GcResult> RunChunkGc(RegistryStore& store, Origin& origin, UploadLeases& leases,
+                            TrackerMetrics& metrics, bool dry_run, int64_t grace_ms);
 
 }  // namespace shoal::tracker
 

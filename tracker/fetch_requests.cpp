@@ -6,6 +6,7 @@
 #include "capnp_views.h"
 #include "kj_status.h"
 #include "shoal/log.h"
+#include "tracker_clock.h"
 
 namespace shoal::tracker {
 namespace {
@@ -23,7 +24,7 @@ struct WarmState {
   int64_t last_progress_ms = 0;
 
   void Report(bool force) {
-    KJ_IF_MAYBE(l, listener) {
+    KJ_IF_MAYBE (l, listener) {
       int64_t now = NowMs();
       if (!force && now - last_progress_ms < kProgressEveryMs) return;
       last_progress_ms = now;
@@ -40,7 +41,7 @@ struct WarmState {
 
 }  // namespace
 
-void AnswerNeed(TrackerContext& ctx, const std::string& ns, const std::string& name,
+void AnswerNeed(FetchScheduler& fetches, const std::string& ns, const std::string& name,
                 capnp::CallContext<proto::Registry::NeedParams, proto::Registry::NeedResults> c) {
   auto p = c.getParams();
   if (p.getVersionId().size() != VersionId::kSize) {
@@ -49,22 +50,24 @@ void AnswerNeed(TrackerContext& ctx, const std::string& ns, const std::string& n
   FetchTarget target{ns, name, VersionId::FromBytes(p.getVersionId().begin())};
   if (p.getChunks().size() > kMaxNeedChunks) {
     ThrowIfError(Status::InvalidArgument("need names " + std::to_string(p.getChunks().size()) +
-                                         " chunks; ask for at most " + std::to_string(kMaxNeedChunks) + " at a time"));
+                                         " chunks; ask for at most " +
+                                         std::to_string(kMaxNeedChunks) + " at a time"));
   }
-  auto known = ctx.fetches.VersionChunks(target);
+  auto known = fetches.VersionChunks(target);
   ThrowIfError(known.status().WithContext(ns + "/" + name));
   std::vector<ChunkId> chunks;
   chunks.reserve(p.getChunks().size());
   for (auto d : p.getChunks()) {
-    if (d.size() != ChunkId::kSize) ThrowIfError(Status::InvalidArgument("a chunk id is not 32 bytes"));
+    if (d.size() != ChunkId::kSize)
+      ThrowIfError(Status::InvalidArgument("a chunk id is not 32 bytes"));
     ChunkId id = ChunkId::FromBytes(d.begin());
     if ((*known)->count(id) == 0) {
-      ThrowIfError(Status::InvalidArgument("chunk " + id.ShortHex() + " is not part of " + ns + "/" + name + ":" +
-                                           target.version.ShortHex()));
+      ThrowIfError(Status::InvalidArgument("chunk " + id.ShortHex() + " is not part of " + ns +
+                                           "/" + name + ":" + target.version.ShortHex()));
     }
     chunks.push_back(id);
   }
-  NeedReply r = ctx.fetches.Need(target, chunks);
+  NeedReply r = fetches.Need(target, chunks);
   auto out = c.getResults();
   out.setQueued(r.queued);
   out.setPending(r.pending);
@@ -76,10 +79,11 @@ void AnswerNeed(TrackerContext& ctx, const std::string& ns, const std::string& n
   }
 }
 
-Result<std::vector<std::string>> SelectNodes(TrackerContext& ctx, const std::string& nodes) {
+Result<std::vector<std::string>> SelectNodes(AgentDirectory& agents, const AgentOrders& orders,
+                                             const std::string& nodes) {
   std::vector<AgentRecord> live;
-  for (AgentRecord& a : ctx.agents.Members(NowMs())) {
-    if (ctx.agent_controls.count(a.id) != 0) live.push_back(std::move(a));
+  for (AgentRecord& a : agents.Members(NowMs())) {
+    if (orders.Connected(a.id)) live.push_back(std::move(a));
   }
   std::vector<std::string> out;
   if (nodes.empty()) return out;
@@ -90,30 +94,37 @@ Result<std::vector<std::string>> SelectNodes(TrackerContext& ctx, const std::str
   if (std::all_of(nodes.begin(), nodes.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
     if (nodes.size() > 6) return Status::InvalidArgument("--nodes " + nodes + " is too many");
     size_t n = std::stoul(nodes);
-    auto free_bytes = [](const AgentRecord& a) { return a.cache_bytes > a.cached_bytes ? a.cache_bytes - a.cached_bytes : 0; };
-    std::stable_sort(live.begin(), live.end(),
-                     [&](const AgentRecord& a, const AgentRecord& b) { return free_bytes(a) > free_bytes(b); });
+    auto free_bytes = [](const AgentRecord& a) {
+      return a.cache_bytes > a.cached_bytes ? a.cache_bytes - a.cached_bytes : 0;
+    };
+    std::stable_sort(live.begin(), live.end(), [&](const AgentRecord& a, const AgentRecord& b) {
+      return free_bytes(a) > free_bytes(b);
+    });
     for (size_t i = 0; i < live.size() && i < n; ++i) out.push_back(live[i].id);
     return out;
   }
   size_t eq = nodes.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return Status::InvalidArgument("--nodes must be all, a count, or key=value; got '" + nodes.substr(0, 100) + "'");
+    return Status::InvalidArgument("--nodes must be all, a count, or key=value; got '" +
+                                   nodes.substr(0, 100) + "'");
   }
   for (const AgentRecord& a : live) {
-    bool match = nodes.compare(0, eq, "zone") == 0 && eq == 4 ? a.zone == nodes.substr(eq + 1)
-                                                               : std::count(a.labels.begin(), a.labels.end(), nodes) > 0;
+    bool match = nodes.compare(0, eq, "zone") == 0 && eq == 4
+                     ? a.zone == nodes.substr(eq + 1)
+                     : std::count(a.labels.begin(), a.labels.end(), nodes) > 0;
     if (match) out.push_back(a.id);
   }
   return out;
 }
 
-kj::Promise<void> RunWarm(TrackerContext& ctx, const std::string& ns, const std::string& name,
-                          const VersionId& id, const Manifest& m, capnp::CallContext<proto::Registry::WarmParams, proto::Registry::WarmResults> c) {
+kj::Promise<void> RunWarm(
+    const WarmDeps& d, const std::string& ns, const std::string& name, const VersionId& id,
+    const Manifest& m,
+    capnp::CallContext<proto::Registry::WarmParams, proto::Registry::WarmResults> c) {
   auto p = c.getParams();
-  Result<std::vector<std::string>> nodes = SelectNodes(ctx, Text(p.getNodes()));
+  Result<std::vector<std::string>> nodes = SelectNodes(d.agents, d.orders, Text(p.getNodes()));
   ThrowIfError(nodes.status());
-  if (ctx.fetches.Ring()->size() == 0) ThrowIfError(Status::Unavailable("no live agents to warm"));
+  if (d.fetches.Ring()->size() == 0) ThrowIfError(Status::Unavailable("no live agents to warm"));
   std::vector<ChunkId> chunks;
   std::unordered_set<ChunkId> seen;
   for (const FileEntry& f : m.files) {
@@ -123,10 +134,10 @@ kj::Promise<void> RunWarm(TrackerContext& ctx, const std::string& ns, const std:
   }
   std::set<std::string> owners;
   {
-    auto ring = ctx.fetches.Ring();
+    auto ring = d.fetches.Ring();
     for (const ChunkId& chunk : chunks) owners.insert(ring->Owners(chunk, 1)[0]);
   }
-  ctx.metrics.warms++;
+  d.metrics.warms++;
 
   auto state = std::make_shared<WarmState>();
   if (p.hasListener()) state->listener = p.getListener();
@@ -141,24 +152,22 @@ kj::Promise<void> RunWarm(TrackerContext& ctx, const std::string& ns, const std:
   kj::Vector<kj::Promise<void>> waits;
   waits.add(kj::mv(paf.promise));
   for (const std::string& node : *nodes) {
-    auto req = ctx.agent_controls.at(node).prefetchRequest();
-    req.setNamespace(ns);
-    req.setName(name);
-    req.setVersionId(Raw(id));
-    ctx.metrics.prefetch_orders++;
-    waits.add(req.send().then(
-        [state](capnp::Response<proto::AgentControl::PrefetchResults>) {
+    kj::Promise<void> sent = d.orders.Prefetch(node, FetchTarget{ns, name, id});
+    d.metrics.prefetch_orders++;
+    waits.add(sent.then(
+        [state]() {
           ++state->nodes_done;
           state->Report(false);
         },
         [state, node](kj::Exception&& e) {
           ++state->nodes_done;
           ++state->nodes_failed;
-          Log(LogLevel::kWarn, "warm.prefetch_failed", {{"agent", node}, {"error", std::string(e.getDescription().cStr())}});
+          Log(LogLevel::kWarn, "warm.prefetch_failed",
+              {{"agent", node}, {"error", std::string(e.getDescription().cStr())}});
           state->Report(false);
         }));
   }
-  ctx.fetches.Warm(FetchTarget{ns, name, id}, chunks, state->watch);
+  d.fetches.Warm(FetchTarget{ns, name, id}, chunks, state->watch);
   auto results = c.getResults();
   results.setOwners(static_cast<uint32_t>(owners.size()));
   results.setChunks(static_cast<uint32_t>(chunks.size()));

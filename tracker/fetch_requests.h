@@ -11,27 +11,41 @@
 #include <string>
 #include <vector>
 
+#include "agent_directory.h"
+#include "agent_orders.h"
+#include "fetch_scheduler.h"
 #include "shoal/manifest.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/version_id.h"
-#include "tracker_context.h"
+#include "tracker_metrics.h"
 
 namespace shoal::tracker {
 
+// What warm touches. Every reference must outlive the warm.
+struct WarmDeps {
+  FetchScheduler& fetches;
+  AgentDirectory& agents;
+  AgentOrders& orders;
+  TrackerMetrics& metrics;
+};
+
 // Checks that every chunk asked for belongs to ns/name's version and
 // queues the ones not already queued or recently delivered.
-void AnswerNeed(TrackerContext& ctx, const std::string& ns, const std::string& name,
+void AnswerNeed(FetchScheduler& fetches, const std::string& ns, const std::string& name,
                 capnp::CallContext<proto::Registry::NeedParams, proto::Registry::NeedResults> c);
 
 // Which live agents `nodes` names: "" none, "all", a count N (the N with the
 // most free cache), or "key=value" ("zone=..." or one of an agent's labels).
-// InvalidArgument for anything else.
-Result<std::vector<std::string>> SelectNodes(TrackerContext& ctx, const std::string& nodes);
+// Only agents `orders` can reach count. InvalidArgument for anything else.
+Result<std::vector<std::string>> SelectNodes(AgentDirectory& agents, const AgentOrders& orders,
+                                             const std::string& nodes);
 
 // Queues every chunk of the version for its owner and sends each named node
 // a prefetch order; resolves when all have answered.
-kj::Promise<void> RunWarm(TrackerContext& ctx, const std::string& ns, const std::string& name,
-                          const VersionId& id, const Manifest& m, capnp::CallContext<proto::Registry::WarmParams, proto::Registry::WarmResults> c);
+kj::Promise<void> RunWarm(
+    const WarmDeps& d, const std::string& ns, const std::string& name, const VersionId& id,
+    const Manifest& m,
+    capnp::CallContext<proto::Registry::WarmParams, proto::Registry::WarmResults> c);
 
 }  // namespace shoal::tracker
 

@@ -2,15 +2,12 @@
 
 #include <algorithm>
 
-#include "capnp_views.h"
 #include "kj_status.h"
 #include "shoal/log.h"
-#include "shoal/manifest_codec.h"
-#include "tracker_context.h"
+#include "tracker_clock.h"
 
 namespace shoal::tracker {
 namespace {
-
 
 // How many queued entries one dispatch pass looks at, so a long queue whose
 // head waits on busy agents costs bounded time.
@@ -20,7 +17,13 @@ constexpr int64_t kFailedMemoryMs = 10000;
 
 }  // namespace
 
-FetchScheduler::FetchScheduler(TrackerContext& ctx) : ctx_(ctx) {}
+FetchScheduler::FetchScheduler(FetchPolicy policy, AgentDirectory& agents, AgentOrders& orders,
+                               VersionChunkSource& chunk_source, TrackerMetrics& metrics)
+    : policy_(policy),
+      agents_(agents),
+      orders_(orders),
+      chunk_source_(chunk_source),
+      metrics_(metrics) {}
 
 FetchScheduler::~FetchScheduler() { *alive_ = false; }
 
@@ -36,7 +39,7 @@ int64_t FetchScheduler::takeover_ms() const {
   return std::clamp<int64_t>(2 * slowest + 2000, 3000, kMaxTakeoverMs);
 }
 
-Result<std::shared_ptr<const std::unordered_set<ChunkId>>> FetchScheduler::VersionChunks(const FetchTarget& t) {
+Result<std::shared_ptr<const ChunkSet>> FetchScheduler::VersionChunks(const FetchTarget& t) {
   std::string key = t.ns + "/" + t.name + ":" + t.version.ToHex();
   for (auto it = chunk_sets_.begin(); it != chunk_sets_.end(); ++it) {
     if (it->first != key) continue;
@@ -45,30 +48,25 @@ Result<std::shared_ptr<const std::unordered_set<ChunkId>>> FetchScheduler::Versi
     chunk_sets_.push_back(found);
     return found.second;
   }
-  Result<StoredVersion> v = ctx_.store.GetVersion(t.ns, t.name, t.version);
-  if (!v.ok()) return v.status();
-  Result<Manifest> m = DecodeManifest(v->manifest_bytes);
-  if (!m.ok()) return m.status();
-  auto set = std::make_shared<std::unordered_set<ChunkId>>();
-  for (const FileEntry& f : m->files) {
-    for (const ChunkId& c : f.ChunkIds()) set->insert(c);
-  }
+  Result<std::shared_ptr<const ChunkSet>> set = chunk_source_.Load(t);
+  if (!set.ok()) return set.status();
   constexpr size_t kKeep = 16;
   if (chunk_sets_.size() >= kKeep) chunk_sets_.erase(chunk_sets_.begin());
-  chunk_sets_.push_back({key, set});
-  return std::shared_ptr<const std::unordered_set<ChunkId>>(set);
+  chunk_sets_.push_back({key, *set});
+  return *set;
 }
 
 std::shared_ptr<const HashRing> FetchScheduler::Ring() {
-  uint64_t epoch = ctx_.agents.epoch();
-  if (ring_ != nullptr && epoch == ring_epoch_ && ctx_.agent_controls.size() == ring_controls_) return ring_;
+  uint64_t epoch = agents_.epoch();
+  if (ring_ != nullptr && epoch == ring_epoch_ && orders_.connected() == ring_connected_)
+    return ring_;
   std::vector<RingMember> members;
-  for (const AgentRecord& a : ctx_.agents.Members(NowMs())) {
-    if (ctx_.agent_controls.count(a.id) != 0) members.push_back({a.id, std::max<uint64_t>(1, a.cache_bytes)});
+  for (const AgentRecord& a : agents_.Members(NowMs())) {
+    if (orders_.Connected(a.id)) members.push_back({a.id, std::max<uint64_t>(1, a.cache_bytes)});
   }
   ring_ = std::make_shared<const HashRing>(std::move(members), epoch);
   ring_epoch_ = epoch;
-  ring_controls_ = ctx_.agent_controls.size();
+  ring_connected_ = orders_.connected();
   return ring_;
 }
 
@@ -89,7 +87,7 @@ NeedReply FetchScheduler::Need(const FetchTarget& target, const std::vector<Chun
       continue;
     }
     auto d = delivered_.find(c);
-    if (d != delivered_.end() && now - d->second < ctx_.options.fetch_done_grace_ms) {
+    if (d != delivered_.end() && now - d->second < policy_.fetch_done_grace_ms) {
       ++reply.recent;
       continue;
     }
@@ -105,8 +103,8 @@ NeedReply FetchScheduler::Need(const FetchTarget& target, const std::vector<Chun
     Enqueue(std::move(e));
     ++reply.queued;
   }
-  ctx_.metrics.need_requests++;
-  ctx_.metrics.need_chunks += chunks.size();
+  metrics_.need_requests++;
+  metrics_.need_chunks += chunks.size();
   Dispatch();
   return reply;
 }
@@ -139,27 +137,31 @@ void FetchScheduler::Enqueue(Entry e) {
   entries_.emplace(c, std::move(e));
 }
 
+void FetchScheduler::PublishGauges() {
+  metrics_.fetch_queue = queue_.size();
+  metrics_.fetches_in_flight = in_flight_;
+  metrics_.takeover_timeout_ms = takeover_ms();
+  metrics_.replicas_queued = replica_keys_.size();
+  if (ring_ != nullptr) metrics_.ring_members = ring_->size();
+}
+
 void FetchScheduler::Dispatch() {
   struct Publish {  // the gauges, however this returns
     FetchScheduler* s;
-    ~Publish() {
-      s->ctx_.metrics.fetch_queue = s->queue_.size();
-      s->ctx_.metrics.fetches_in_flight = s->in_flight_;
-      s->ctx_.metrics.takeover_timeout_ms = s->takeover_ms();
-      s->ctx_.metrics.replicas_queued = s->replica_keys_.size();
-      if (s->ring_ != nullptr) s->ctx_.metrics.ring_members = s->ring_->size();
-    }
+    ~Publish() { s->PublishGauges(); }
   } publish{this};
   DispatchReplicas();
-  const uint32_t budget = ctx_.options.origin_budget;
-  const int per_agent = static_cast<int>(ctx_.options.fetches_per_agent);
+  const uint32_t budget = policy_.origin_budget;
+  const int per_agent = static_cast<int>(policy_.fetches_per_agent);
   if (in_flight_ >= budget || queue_.empty()) return;
   std::shared_ptr<const HashRing> ring = Ring();
   if (ring->size() == 0) return;
   size_t scanned = 0;
-  for (auto it = queue_.begin(); it != queue_.end() && in_flight_ < budget && scanned < kScanLimit; ++scanned) {
+  for (auto it = queue_.begin(); it != queue_.end() && in_flight_ < budget && scanned < kScanLimit;
+       ++scanned) {
     Entry& e = entries_.at(it->second);
-    std::vector<std::string> ranked = ring->Owners(e.chunk, std::min<int>(e.attempt + 1, static_cast<int>(ring->size())));
+    std::vector<std::string> ranked =
+        ring->Owners(e.chunk, std::min<int>(e.attempt + 1, static_cast<int>(ring->size())));
     const std::string& agent = ranked[static_cast<size_t>(e.attempt) % ranked.size()];
     if (per_agent_[agent] >= per_agent) {
       ++it;
@@ -171,38 +173,37 @@ void FetchScheduler::Dispatch() {
 }
 
 bool FetchScheduler::Send(Entry& e, const std::string& agent) {
-  auto control = ctx_.agent_controls.find(agent);
-  if (control == ctx_.agent_controls.end()) return false;
-  auto req = control->second.fetchRequest();
-  req.setNamespace(e.target.ns);
-  req.setName(e.target.name);
-  req.setVersionId(Raw(e.target.version));
-  req.initChunks(1).set(0, Raw(e.chunk));
-  req.setTakeover(e.attempt > 0);
+  if (!orders_.Connected(agent)) return false;
   e.in_flight = true;
   e.order = next_order_++;
   e.agent = agent;
   e.sent_ms = NowMs();
   ++in_flight_;
   ++per_agent_[agent];
-  ctx_.metrics.fetch_orders++;
-  ctx_.metrics.fetch_order_chunks++;
+  metrics_.fetch_orders++;
+  metrics_.fetch_order_chunks++;
   ChunkId chunk = e.chunk;
   uint64_t order = e.order;
   int64_t sent = e.sent_ms;
   std::shared_ptr<bool> alive = alive_;
-  tasks_.add(req.send().then(
-      [this, alive, chunk, order, agent, sent](capnp::Response<proto::AgentControl::FetchResults> r) {
-        if (*alive) OnDone(chunk, order, agent, Status::OK(), r.getFetched(), r.getBytes(), NowMs() - sent);
-      },
-      [this, alive, chunk, order, agent, sent](kj::Exception&& ex) {
-        if (*alive) OnDone(chunk, order, agent, StatusFromException(ex, "agent " + agent), 0, 0, NowMs() - sent);
-      }));
+  tasks_.add(orders_.Fetch(agent, e.target, chunk, e.attempt > 0)
+                 .then(
+                     [this, alive, chunk, order, agent, sent](FetchOutcome r) {
+                       if (*alive) OnDone(chunk, order, agent, Status::OK(), r, NowMs() - sent);
+                     },
+                     [this, alive, chunk, order, agent, sent](kj::Exception&& ex) {
+                       if (*alive) {
+                         OnDone(chunk, order, agent, StatusFromException(ex, "agent " + agent),
+                                FetchOutcome{}, NowMs() - sent);
+                       }
+                     }));
   return true;
 }
 
-void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent, Status status,
-                            uint32_t fetched, uint64_t bytes, int64_t ms) {
+void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent,
+                            Status status, FetchOutcome outcome, int64_t ms) {
+  const uint32_t fetched = outcome.fetched;
+  const uint64_t bytes = outcome.bytes;
   --in_flight_;
   if (--per_agent_[agent] <= 0) per_agent_.erase(agent);
   auto it = entries_.find(chunk);
@@ -213,18 +214,24 @@ void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::str
         fetch_ms_.push_back(ms);
         if (fetch_ms_.size() > kTimingWindow) fetch_ms_.pop_front();
       }
-      ctx_.metrics.origin_fetch_bytes += bytes;
+      metrics_.origin_fetch_bytes += bytes;
     }
     if (it != entries_.end()) {
-      if (fetched > 0) (it->second.attempt == 0 ? ctx_.metrics.owner_fetches : ctx_.metrics.takeover_fetches)++;
+      if (fetched > 0)
+        (it->second.attempt == 0 ? metrics_.owner_fetches : metrics_.takeover_fetches)++;
       Log(LogLevel::kDebug, "fetch.done",
-          {{"chunk", chunk.ShortHex()}, {"agent", agent}, {"attempt", it->second.attempt}, {"ms", ms}, {"bytes", bytes}});
+          {{"chunk", chunk.ShortHex()},
+           {"agent", agent},
+           {"attempt", it->second.attempt},
+           {"ms", ms},
+           {"bytes", bytes}});
       QueueReplicas(it->second, agent);
       Finish(it->second, true, fetched, bytes);
     }
   } else {
-    ctx_.metrics.fetch_order_failures++;
-    Log(LogLevel::kWarn, "fetch.failed", {{"chunk", chunk.ShortHex()}, {"agent", agent}, {"error", status.ToString()}});
+    metrics_.fetch_order_failures++;
+    Log(LogLevel::kWarn, "fetch.failed",
+        {{"chunk", chunk.ShortHex()}, {"agent", agent}, {"error", status.ToString()}});
     // Only the current order's failure moves the chunk on; an order already
     // superseded by a takeover has nothing left to do.
     if (it != entries_.end() && it->second.in_flight && it->second.order == order) {
@@ -239,13 +246,15 @@ void FetchScheduler::Requeue(Entry& e, const std::string& why) {
   e.in_flight = false;
   ++e.attempt;
   if (e.attempt >= kMaxAttempts) {
-    Log(LogLevel::kWarn, "fetch.gave_up", {{"chunk", e.chunk.ShortHex()}, {"attempts", e.attempt}, {"error", why}});
+    Log(LogLevel::kWarn, "fetch.gave_up",
+        {{"chunk", e.chunk.ShortHex()}, {"attempts", e.attempt}, {"error", why}});
     failed_[e.chunk] = {NowMs(), e.last_error.empty() ? why : e.last_error};
     Finish(e, false, 0, 0);
     return;
   }
-  ctx_.metrics.takeovers++;
-  Log(LogLevel::kInfo, "fetch.takeover", {{"chunk", e.chunk.ShortHex()}, {"attempt", e.attempt}, {"why", why}});
+  metrics_.takeovers++;
+  Log(LogLevel::kInfo, "fetch.takeover",
+      {{"chunk", e.chunk.ShortHex()}, {"attempt", e.attempt}, {"why", why}});
   queue_.insert({{e.klass, e.seq}, e.chunk});  // keeps its place in line
 }
 
@@ -266,8 +275,8 @@ void FetchScheduler::Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes)
 }
 
 void FetchScheduler::QueueReplicas(const Entry& e, const std::string& deliverer) {
-  if (ctx_.options.replicas <= 1) return;
-  for (const std::string& owner : Ring()->Owners(e.chunk, static_cast<int>(ctx_.options.replicas))) {
+  if (policy_.replicas <= 1) return;
+  for (const std::string& owner : Ring()->Owners(e.chunk, static_cast<int>(policy_.replicas))) {
     if (owner == deliverer || replica_keys_.size() >= kMaxReplicaQueue) continue;
     if (!replica_keys_.insert({owner, e.chunk}).second) continue;  // already ordered
     replicas_.push_back({owner, e.target, e.chunk});
@@ -277,7 +286,7 @@ void FetchScheduler::QueueReplicas(const Entry& e, const std::string& deliverer)
 void FetchScheduler::DispatchReplicas() {
   size_t scanned = 0;
   for (auto it = replicas_.begin(); it != replicas_.end() && scanned < kScanLimit; ++scanned) {
-    if (ctx_.agent_controls.count(it->agent) == 0) {  // gone: the ring no longer counts it
+    if (!orders_.Connected(it->agent)) {  // gone: the ring no longer counts it
       replica_keys_.erase({it->agent, it->chunk});
       it = replicas_.erase(it);
       continue;
@@ -292,28 +301,26 @@ void FetchScheduler::DispatchReplicas() {
   }
 }
 
-void FetchScheduler::SendReplica(const std::string& agent, const FetchTarget& target, const ChunkId& chunk) {
-  auto req = ctx_.agent_controls.at(agent).replicateRequest();
-  req.setNamespace(target.ns);
-  req.setName(target.name);
-  req.setVersionId(Raw(target.version));
-  req.initChunks(1).set(0, Raw(chunk));
+void FetchScheduler::SendReplica(const std::string& agent, const FetchTarget& target,
+                                 const ChunkId& chunk) {
+  kj::Promise<void> sent = orders_.Replicate(agent, target, chunk);
   ++replicas_per_agent_[agent];
-  ctx_.metrics.replica_orders++;
+  metrics_.replica_orders++;
   std::shared_ptr<bool> alive = alive_;
   auto done = [this, alive, agent, chunk](const Status& status) {
     if (!*alive) return;
     if (--replicas_per_agent_[agent] <= 0) replicas_per_agent_.erase(agent);
     replica_keys_.erase({agent, chunk});
     if (!status.ok()) {
-      ctx_.metrics.replica_failures++;
+      metrics_.replica_failures++;
       Log(LogLevel::kWarn, "fetch.replica_failed",
           {{"chunk", chunk.ShortHex()}, {"agent", agent}, {"error", status.ToString()}});
     }
     Dispatch();
   };
-  tasks_.add(req.send().then([done](capnp::Response<proto::AgentControl::ReplicateResults>) { done(Status::OK()); },
-                             [done, agent](kj::Exception&& ex) { done(StatusFromException(ex, "agent " + agent)); }));
+  tasks_.add(sent.then(
+      [done]() { done(Status::OK()); },
+      [done, agent](kj::Exception&& ex) { done(StatusFromException(ex, "agent " + agent)); }));
 }
 
 void FetchScheduler::Tick() {
@@ -331,7 +338,7 @@ void FetchScheduler::Tick() {
     Requeue(e, e.last_error);
   }
   for (auto it = delivered_.begin(); it != delivered_.end();) {
-    it = now - it->second >= ctx_.options.fetch_done_grace_ms ? delivered_.erase(it) : std::next(it);
+    it = now - it->second >= policy_.fetch_done_grace_ms ? delivered_.erase(it) : std::next(it);
   }
   for (auto it = failed_.begin(); it != failed_.end();) {
     it = now - it->second.first >= kFailedMemoryMs ? failed_.erase(it) : std::next(it);

@@ -33,6 +33,11 @@
 // are answered "recent" (its seeders are being found). An ask after it
 // fetches the chunk again, since its holders may have evicted it.
 //
+// Dependencies: the agent directory (who is on the ring), AgentOrders (how
+// orders reach agents), a VersionChunkSource (what a version is made of)
+// and the metrics it counts in; nothing of the registry, tokens, keys or
+// origin, so a test or simulator can run it with agents in memory.
+//
 // Thread-safety: lives on the RPC event loop; call only from that thread.
 #ifndef SHOAL_TRACKER_FETCH_SCHEDULER_H_
 #define SHOAL_TRACKER_FETCH_SCHEDULER_H_
@@ -51,19 +56,23 @@
 #include <unordered_set>
 #include <vector>
 
+#include "agent_directory.h"
+#include "agent_orders.h"
+#include "fetch_target.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
 #include "shoal/status.h"
-#include "shoal/version_id.h"
+#include "tracker_metrics.h"
+#include "version_chunks.h"
 
 namespace shoal::tracker {
 
-struct TrackerContext;
-
-// The version a chunk is fetched for (the owner reads its manifest).
-struct FetchTarget {
-  std::string ns, name;
-  VersionId version;
+// The scheduler's settings; TrackerOptions holds them under the same names.
+struct FetchPolicy {
+  uint32_t origin_budget = 64;          // origin fetch orders in flight across the cluster
+  uint32_t fetches_per_agent = 2;       // of those, at most this many on one agent
+  int64_t fetch_done_grace_ms = 15000;  // a chunk delivered this recently is not ordered again
+  uint32_t replicas = 1;                // owners per chunk; 2..R copy it from the swarm
 };
 
 struct NeedReply {
@@ -90,7 +99,9 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
   static constexpr int kReplicasPerAgent = 4;
   static constexpr size_t kMaxReplicaQueue = 1 << 16;  // further replica orders are dropped
 
-  explicit FetchScheduler(TrackerContext& ctx);
+  // Every argument must outlive the scheduler.
+  FetchScheduler(FetchPolicy policy, AgentDirectory& agents, AgentOrders& orders,
+                 VersionChunkSource& chunk_source, TrackerMetrics& metrics);
   ~FetchScheduler();
   FetchScheduler(const FetchScheduler&) = delete;
   FetchScheduler& operator=(const FetchScheduler&) = delete;
@@ -101,19 +112,20 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
 
   // Queues every chunk for its owner at warm priority; `watch` hears each
   // chunk's outcome and is fulfilled when all are done or failed.
-  void Warm(const FetchTarget& target, const std::vector<ChunkId>& chunks, std::shared_ptr<WarmWatch> watch);
+  void Warm(const FetchTarget& target, const std::vector<ChunkId>& chunks,
+            std::shared_ptr<WarmWatch> watch);
 
   // Checks in-flight orders for timeouts, forgets old deliveries, and
   // dispatches. Runs every `period` until the promise is dropped.
   kj::Promise<void> Run(kj::Timer& timer, kj::Duration period);
   void Tick();
 
-  // The chunk IDs of ns/name's version `id`, decoded from the registry
+  // The chunk IDs of ns/name's version `id`, loaded from the chunk source
   // once and kept for the last few versions asked about. NotFound if the
   // version is not in ns/name.
-  Result<std::shared_ptr<const std::unordered_set<ChunkId>>> VersionChunks(const FetchTarget& target);
+  Result<std::shared_ptr<const ChunkSet>> VersionChunks(const FetchTarget& target);
 
-  // The ring of live agents with a control connection, for this epoch.
+  // The ring of live agents orders can be sent to, for this epoch.
   std::shared_ptr<const HashRing> Ring();
 
   size_t queued() const { return queue_.size(); }
@@ -127,12 +139,12 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
   struct Entry {
     ChunkId chunk;
     FetchTarget target;
-    int klass = 0;          // 0: somebody waits; 1: warm only
-    uint64_t seq = 0;       // ask order
-    int attempt = 0;        // rank of the owner it goes (went) to
+    int klass = 0;     // 0: somebody waits; 1: warm only
+    uint64_t seq = 0;  // ask order
+    int attempt = 0;   // rank of the owner it goes (went) to
     bool in_flight = false;
-    uint64_t order = 0;     // id of the current order, if in flight
-    std::string agent;      // the agent holding the current order
+    uint64_t order = 0;  // id of the current order, if in flight
+    std::string agent;   // the agent holding the current order
     int64_t sent_ms = 0;
     std::string last_error;
     std::vector<std::shared_ptr<WarmWatch>> watches;
@@ -144,35 +156,40 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
   void Dispatch();
   bool Send(Entry& e, const std::string& agent);
   void OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent, Status status,
-              uint32_t fetched, uint64_t bytes, int64_t ms);
+              FetchOutcome outcome, int64_t ms);
+  void PublishGauges();
   void Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes);
   void QueueReplicas(const Entry& e, const std::string& deliverer);
   void DispatchReplicas();
   void SendReplica(const std::string& agent, const FetchTarget& target, const ChunkId& chunk);
   void taskFailed(kj::Exception&& e) override;
 
-  TrackerContext& ctx_;
-  std::unordered_map<ChunkId, Entry> entries_;       // queued or in flight
-  std::set<std::pair<Key, ChunkId>> queue_;          // waiting entries, neediest first
-  std::unordered_map<ChunkId, int64_t> delivered_;   // chunk -> when, within the grace period
+  const FetchPolicy policy_;
+  AgentDirectory& agents_;
+  AgentOrders& orders_;
+  VersionChunkSource& chunk_source_;
+  TrackerMetrics& metrics_;
+  std::unordered_map<ChunkId, Entry> entries_;      // queued or in flight
+  std::set<std::pair<Key, ChunkId>> queue_;         // waiting entries, neediest first
+  std::unordered_map<ChunkId, int64_t> delivered_;  // chunk -> when, within the grace period
   std::unordered_map<ChunkId, std::pair<int64_t, std::string>> failed_;  // chunk -> when, error
-  std::map<std::string, int> per_agent_;             // orders in flight per agent
+  std::map<std::string, int> per_agent_;  // orders in flight per agent
   struct Replica {
     std::string agent;
     FetchTarget target;
     ChunkId chunk;
   };
-  std::deque<Replica> replicas_;                     // replica orders waiting, oldest first
+  std::deque<Replica> replicas_;                            // replica orders waiting, oldest first
   std::set<std::pair<std::string, ChunkId>> replica_keys_;  // (agent, chunk) waiting or in flight
-  std::map<std::string, int> replicas_per_agent_;    // replica orders in flight per agent
+  std::map<std::string, int> replicas_per_agent_;           // replica orders in flight per agent
   size_t in_flight_ = 0;
   uint64_t next_seq_ = 1;
   uint64_t next_order_ = 1;
   std::deque<int64_t> fetch_ms_;  // the last kTimingWindow fetch times, oldest first
-  std::vector<std::pair<std::string, std::shared_ptr<const std::unordered_set<ChunkId>>>> chunk_sets_;  // newest last
+  std::vector<std::pair<std::string, std::shared_ptr<const ChunkSet>>> chunk_sets_;  // newest last
   std::shared_ptr<const HashRing> ring_;
   uint64_t ring_epoch_ = ~0ull;
-  size_t ring_controls_ = 0;
+  size_t ring_connected_ = 0;
   // Set on destruction, so replies arriving later are ignored.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   kj::TaskSet tasks_{*this};  // the orders in flight; declared last, so cancelled first

@@ -13,14 +13,35 @@
 #ifndef SHOAL_TRACKER_HTTP_API_H_
 #define SHOAL_TRACKER_HTTP_API_H_
 
+#include "announce_handler.h"
 #include "shoal/service/http_server.h"
 #include "shoal/service/metrics.h"
-#include "tracker_context.h"
+
+namespace shoal {
+class ManifestSigner;
+class TokenAuthority;
+}  // namespace shoal
 
 namespace shoal::tracker {
 
-// Declares every route on `server`. `ctx` and `metrics` must outlive it.
-void AddTrackerRoutes(HttpServer& server, MetricsRegistry& metrics, TrackerContext& ctx);
+class AgentDirectory;
+class RegistryStore;
+struct TrackerMetrics;
+
+// What the routes touch. Every reference must outlive the server.
+struct HttpApiDeps {
+  const TokenAuthority& tokens;  // bearer tokens on /v1
+  const ManifestSigner& signer;  // /v1/public-key
+  RegistryStore& store;          // /v1/models, /v1/audit, and /healthz's ping
+  AgentDirectory& agents;        // /v1/agents
+  TrackerMetrics& metrics;       // refused tokens are counted
+  AnnounceDeps announce;         // /announce
+};
+
+// Declares every route on `server`; /metrics serves `metrics`, which must
+// outlive the server. The tracker's own collectors are added separately
+// (tracker_collectors.h).
+void AddTrackerRoutes(HttpServer& server, MetricsRegistry& metrics, const HttpApiDeps& d);
 
 }  // namespace shoal::tracker
 

@@ -18,7 +18,8 @@ void FillVersionSummary(const VersionInfo& v, const std::vector<std::string>& ta
   for (size_t i = 0; i < tags.size(); ++i) t.set(static_cast<unsigned>(i), tags[i]);
 }
 
-std::vector<std::string> TagsOn(const VersionId& id, const std::vector<std::pair<std::string, VersionId>>& all) {
+std::vector<std::string> TagsOn(const VersionId& id,
+                                const std::vector<std::pair<std::string, VersionId>>& all) {
   std::vector<std::string> out;
   for (const auto& [tag, target] : all) {
     if (target == id) out.push_back(tag);
@@ -59,6 +60,22 @@ void FillAuditRecord(const AuditEntry& a, proto::AuditRecord::Builder out) {
   out.setAction(a.action);
   out.setTarget(a.target);
   out.setDetail(a.detail);
+}
+
+void FillSigned(const StoredVersion& v, proto::SignedManifest::Builder out) {
+  out.setVersionId(Raw(v.id));
+  out.setManifest(Raw(v.manifest_bytes));
+  out.setSignature(Raw(v.signature));
+  out.setSignerKeyId(v.signer_key_id);
+}
+
+void FillIdentity(const TokenClaims& c, proto::Identity::Builder out) {
+  out.setSubject(c.subject);
+  out.setRole(static_cast<proto::Role>(static_cast<int>(c.role)));
+  auto ns = out.initNamespaces(static_cast<unsigned>(c.namespaces.size()));
+  for (size_t i = 0; i < c.namespaces.size(); ++i)
+    ns.set(static_cast<unsigned>(i), c.namespaces[i]);
+  out.setExpiresAtMs(c.expires_at_ms);
 }
 
 }  // namespace shoal::tracker

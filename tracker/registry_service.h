@@ -1,21 +1,45 @@
-// The tracker's Cap'n Proto services: Gateway (the front door) and Registry
-// (manifests, tags, uploads, GC), scoped to one verified token.
+// The Registry Cap'n Proto service (manifests, tags, uploads, GC, warm and
+// need), scoped to one verified token. Gateway.authenticate hands one out.
 #ifndef SHOAL_TRACKER_REGISTRY_SERVICE_H_
 #define SHOAL_TRACKER_REGISTRY_SERVICE_H_
 
-#include <kj/function.h>
+#include <string>
 
+#include "fetch_requests.h"
 #include "shoal/proto/tracker.capnp.h"
-#include "tracker_context.h"
+#include "shoal/status.h"
+#include "shoal/token.h"
+
+namespace shoal {
+class ManifestSigner;
+class Origin;
+}  // namespace shoal
 
 namespace shoal::tracker {
 
-// The capability a new RPC connection from `peer_address` (its IP)
-// receives. `ctx` must outlive it. `on_authenticated` runs each time
-// authenticate or registerAgent accepts a token, on the RPC thread; the
-// listener raises the connection's limits then.
-kj::Own<proto::Gateway::Server> NewGateway(TrackerContext& ctx, const std::string& peer_address,
-                                           kj::Function<void()> on_authenticated);
+class BlockingPool;
+class RegistryStore;
+class TorrentIndex;
+class UploadLeases;
+struct TrackerMetrics;
+struct TrackerOptions;
+
+// What a Registry touches. Every reference must outlive every Registry
+// capability (they outlive the RPC listener).
+struct RegistryDeps {
+  const TrackerOptions& options;  // upload lease, retention, GC grace, origin parallelism
+  RegistryStore& store;
+  UploadLeases& leases;
+  TrackerMetrics& metrics;
+  BlockingPool& pool;            // origin checks and GC run here, off the RPC thread
+  const ManifestSigner& signer;  // signs committed versions
+  TorrentIndex& torrents;        // a committed version's files may be announced
+  Origin& origin;
+  WarmDeps warm;  // need and warm
+};
+
+// The Registry for a caller holding `claims` (verified, not expired).
+kj::Own<proto::Registry::Server> NewRegistry(const RegistryDeps& deps, TokenClaims claims);
 
 // Tag names: [A-Za-z0-9._-], 1 to 128 bytes, and not 8 or more hex digits
 // alone (those name versions).

@@ -5,9 +5,10 @@
 #include <kj/debug.h>
 #include <sys/socket.h>
 
-#include "registry_service.h"
+#include "gateway_service.h"
 #include "rpc_frame_guard.h"
 #include "shoal/log.h"
+#include "tracker_metrics.h"
 
 namespace shoal::tracker {
 namespace {
@@ -32,23 +33,31 @@ constexpr uint64_t kUnauthenticatedMessageBytes = 64 << 10;
 // manifest may approach.
 constexpr uint64_t kAuthenticatedMessageBytes = uint64_t{8} << 20 << 3;
 
+// What every connection shares; lives as long as the listener.
+struct Shared {
+  RpcLimits limits;
+  TrackerMetrics& metrics;
+  GatewayDeps gateway;
+};
+
 // Serves one connection with its own Gateway, which knows the peer's IP.
 // Until the Gateway accepts a token the connection counts as
 // unauthenticated: small messages only, and a deadline to authenticate.
 class Connection {
  public:
-  Connection(kj::Own<kj::AsyncIoStream> raw, TrackerContext& ctx, kj::Timer& timer)
-      : ctx_(ctx),
+  Connection(kj::Own<kj::AsyncIoStream> raw, Shared& shared, kj::Timer& timer)
+      : shared_(shared),
         timer_(timer),
         peer_(PeerIp(*raw)),
         stream_(kj::heap<FrameGuard>(kj::mv(raw), timer, kUnauthenticatedMessageBytes,
-                                     ctx.options.rpc_message_timeout_ms * kj::MILLISECONDS)),
+                                     shared.limits.message_timeout_ms * kj::MILLISECONDS)),
         network_(*stream_, capnp::rpc::twoparty::Side::SERVER),
-        rpc_(capnp::makeRpcServer(network_, NewGateway(ctx, peer_, [this] { Authenticated(); }))) {
-    ctx_.metrics.rpc_unauthenticated++;
+        rpc_(capnp::makeRpcServer(network_,
+                                  NewGateway(shared.gateway, peer_, [this] { Authenticated(); }))) {
+    shared_.metrics.rpc_unauthenticated++;
   }
   ~Connection() {
-    if (!authenticated_) ctx_.metrics.rpc_unauthenticated--;
+    if (!authenticated_) shared_.metrics.rpc_unauthenticated--;
   }
   KJ_DISALLOW_COPY(Connection);
 
@@ -56,14 +65,14 @@ class Connection {
   // message was refused, or the peer did not authenticate in time.
   kj::Promise<void> Done() {
     auto refused = stream_->onRefused().then([this](FrameRefusal why) {
-      (why == FrameRefusal::kTooLarge ? ctx_.metrics.rpc_refused_too_large
-                                      : ctx_.metrics.rpc_refused_message_timeout)++;
+      (why == FrameRefusal::kTooLarge ? shared_.metrics.rpc_refused_too_large
+                                      : shared_.metrics.rpc_refused_message_timeout)++;
       Closed(why == FrameRefusal::kTooLarge ? "message_too_large" : "message_timeout");
     });
-    auto deadline = timer_.afterDelay(ctx_.options.rpc_auth_timeout_ms * kj::MILLISECONDS)
+    auto deadline = timer_.afterDelay(shared_.limits.auth_timeout_ms * kj::MILLISECONDS)
                         .then([this]() -> kj::Promise<void> {
                           if (authenticated_) return kj::NEVER_DONE;
-                          ctx_.metrics.rpc_refused_auth_timeout++;
+                          shared_.metrics.rpc_refused_auth_timeout++;
                           Closed("auth_timeout");
                           return kj::READY_NOW;
                         });
@@ -74,7 +83,7 @@ class Connection {
   void Authenticated() {
     if (authenticated_) return;
     authenticated_ = true;
-    ctx_.metrics.rpc_unauthenticated--;
+    shared_.metrics.rpc_unauthenticated--;
     stream_->set_message_limit_bytes(kAuthenticatedMessageBytes);
   }
   void Closed(const char* reason) {
@@ -82,7 +91,7 @@ class Connection {
         {{"peer", peer_}, {"reason", std::string(reason)}, {"authenticated", authenticated_}});
   }
 
-  TrackerContext& ctx_;
+  Shared& shared_;
   kj::Timer& timer_;
   const std::string peer_;
   bool authenticated_ = false;
@@ -94,39 +103,42 @@ class Connection {
 class ErrorLogger final : public kj::TaskSet::ErrorHandler {
  public:
   void taskFailed(kj::Exception&& e) override {
-    Log(LogLevel::kWarn, "rpc.connection_error", {{"error", std::string(e.getDescription().cStr())}});
+    Log(LogLevel::kWarn, "rpc.connection_error",
+        {{"error", std::string(e.getDescription().cStr())}});
   }
 };
 
-kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, TrackerContext& ctx, kj::Timer& timer,
+kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, kj::Timer& timer,
                              kj::TaskSet& tasks) {
   return listener.accept().then([&](kj::Own<kj::AsyncIoStream>&& stream) {
-    if (ctx.metrics.rpc_unauthenticated >= ctx.options.rpc_max_unauthenticated) {
+    if (shared.metrics.rpc_unauthenticated >= shared.limits.max_unauthenticated) {
       // Dropping the stream closes it. Logged at debug only: a flood of
       // these would otherwise flood the log.
-      ctx.metrics.rpc_refused_unauthenticated++;
+      shared.metrics.rpc_refused_unauthenticated++;
       Log(LogLevel::kDebug, "rpc.connection_refused",
           {{"peer", PeerIp(*stream)}, {"reason", std::string("too_many_unauthenticated")}});
     } else {
-      auto conn = kj::heap<Connection>(kj::mv(stream), ctx, timer);
+      auto conn = kj::heap<Connection>(kj::mv(stream), shared, timer);
       auto done = conn->Done();
       tasks.add(done.attach(kj::mv(conn)));
     }
-    return AcceptLoop(listener, ctx, timer, tasks);
+    return AcceptLoop(listener, shared, timer, tasks);
   });
 }
 
 }  // namespace
 
-kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, TrackerContext& ctx, const std::string& address,
-                           uint16_t* port) {
+kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, const RpcLimits& limits, TrackerMetrics& metrics,
+                           const GatewayDeps& gateway, const std::string& address, uint16_t* port) {
   auto addr = io.provider->getNetwork().parseAddress(address).wait(io.waitScope);
   kj::Own<kj::ConnectionReceiver> listener = addr->listen();
   *port = static_cast<uint16_t>(listener->getPort());
+  auto shared = kj::heap<Shared>(Shared{limits, metrics, gateway});
   auto logger = kj::heap<ErrorLogger>();
   auto tasks = kj::heap<kj::TaskSet>(*logger);
-  auto loop = AcceptLoop(*listener, ctx, io.provider->getTimer(), *tasks);
-  return loop.attach(kj::mv(tasks), kj::mv(logger), kj::mv(listener));
+  auto loop = AcceptLoop(*listener, *shared, io.provider->getTimer(), *tasks);
+  // Attached outermost, so it outlives the connections in `tasks`.
+  return loop.attach(kj::mv(tasks), kj::mv(logger), kj::mv(listener)).attach(kj::mv(shared));
 }
 
 }  // namespace shoal::tracker

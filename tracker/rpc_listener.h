@@ -4,11 +4,20 @@
 
 #include <kj/async-io.h>
 
+#include <cstdint>
 #include <string>
 
-#include "tracker_context.h"
-
 namespace shoal::tracker {
+
+struct GatewayDeps;
+struct TrackerMetrics;
+
+// What a connection may do before and while it authenticates.
+struct RpcLimits {
+  int64_t auth_timeout_ms = 10000;     // to present a token
+  int64_t message_timeout_ms = 30000;  // for a message to arrive whole after its first byte
+  uint32_t max_unauthenticated = 256;  // connections without a token at once
+};
 
 // Listens on `address` ("127.0.0.1:7400"; port 0 picks one) and serves
 // every connection until the returned promise is dropped. *port receives
@@ -16,14 +25,15 @@ namespace shoal::tracker {
 //
 // Before a connection authenticates (Gateway.authenticate or registerAgent
 // accepts its token) it may send messages of at most 64 KiB, must
-// authenticate within options.rpc_auth_timeout_ms, and counts against
-// options.rpc_max_unauthenticated: a connection accepted beyond that is
-// closed at once. Afterwards messages may reach Cap'n Proto's 64 MiB
-// limit. Every message must arrive whole within
-// options.rpc_message_timeout_ms of its first byte; idling between
-// messages is fine. Each closure is counted in ctx.metrics.
-kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, TrackerContext& ctx, const std::string& address,
-                           uint16_t* port);
+// authenticate within limits.auth_timeout_ms, and counts against
+// limits.max_unauthenticated: a connection accepted beyond that is closed
+// at once. Afterwards messages may reach Cap'n Proto's 64 MiB limit. Every
+// message must arrive whole within limits.message_timeout_ms of its first
+// byte; idling between messages is fine. Each closure is counted in
+// `metrics`. Each connection gets its own Gateway built from `gateway`,
+// whose references, like `metrics`, must outlive the returned promise.
+kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, const RpcLimits& limits, TrackerMetrics& metrics,
+                           const GatewayDeps& gateway, const std::string& address, uint16_t* port);
 
 }  // namespace shoal::tracker
 

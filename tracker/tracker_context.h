@@ -1,37 +1,47 @@
-// TrackerContext: what every tracker service needs, built once by main()
-// and passed to the services' constructors, so tests can build their own.
+// TrackerContext: the tracker's parts, built once by main() and handed out
+// piecemeal. Each service takes only the parts it uses (its constructor or
+// function says which), so a test can build a service without the rest.
 #ifndef SHOAL_TRACKER_TRACKER_CONTEXT_H_
 #define SHOAL_TRACKER_TRACKER_CONTEXT_H_
 
-#include <chrono>
-#include <map>
-#include <string>
+#include <cstdint>
 
-#include "shoal/proto/tracker.capnp.h"
-
+#include "agent_controls.h"
 #include "agent_directory.h"
 #include "blocking_pool.h"
 #include "fetch_scheduler.h"
 #include "registry_store.h"
-#include "swarm_store.h"
-#include "torrent_index.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
 #include "shoal/token.h"
+#include "swarm_store.h"
+#include "torrent_index.h"
+#include "tracker_clock.h"
 #include "tracker_metrics.h"
 #include "tracker_options.h"
 #include "upload_leases.h"
+#include "version_chunks.h"
 
 namespace shoal::tracker {
+
+// The fetch scheduler's settings among the tracker's.
+inline FetchPolicy FetchPolicyOf(const TrackerOptions& o) {
+  return FetchPolicy{o.origin_budget, o.fetches_per_agent, o.fetch_done_grace_ms, o.replicas};
+}
 
 struct TrackerContext {
   TrackerContext(TrackerOptions opts, RegistryStore& s, const TokenAuthority& t,
                  const ManifestSigner& sg, Origin& o)
-      : options(std::move(opts)), store(s), tokens(t), signer(sg), origin(o),
+      : options(std::move(opts)),
+        store(s),
+        tokens(t),
+        signer(sg),
+        origin(o),
         pool(options.blocking_threads),
         swarm(3 * options.announce_interval_ms, 3 * options.seed_announce_interval_ms,
               SwarmLimits{options.max_swarms, options.max_swarm_peers}),
-        agents(options.heartbeat_ms) {}
+        agents(options.heartbeat_ms),
+        version_chunks(s) {}
 
   const TrackerOptions options;
   RegistryStore& store;
@@ -46,17 +56,12 @@ struct TrackerContext {
   AgentDirectory agents;
   uint16_t http_port = 0;  // set once the HTTP server listens
   // Each live agent's control capability. Touched only on the RPC thread.
-  std::map<std::string, proto::AgentControl::Client> agent_controls;
+  AgentControls controls;
+  StoredVersionChunks version_chunks;
   // Origin fetch orders; on the RPC thread too. Declared last: its orders
   // hold references to the rest.
-  FetchScheduler fetches{*this};
+  FetchScheduler fetches{FetchPolicyOf(options), agents, controls, version_chunks, metrics};
 };
-
-inline int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace shoal::tracker
 

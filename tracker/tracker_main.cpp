@@ -2,15 +2,16 @@
 //
 //   shoal-tracker serve --data-dir DIR --origin file:///srv/origin
 //   shoal-tracker token create --data-dir DIR --ns team-a --role read --ttl 30d
-#include <CLI/CLI.hpp>
 #include <kj/async-io.h>
 #include <kj/async-unix.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "gateway_service.h"
 #include "http_api.h"
 #include "kj_status.h"
 #include "registry_store.h"
@@ -22,6 +23,7 @@
 #include "shoal/origin.h"
 #include "shoal/service/effective_config.h"
 #include "shoal/token.h"
+#include "tracker_collectors.h"
 #include "tracker_context.h"
 #include "tracker_options.h"
 
@@ -43,30 +45,43 @@ struct ServeFlags {
 
 void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   TrackerOptions& o = f->opts;
-  cmd->add_option("--data-dir", o.data_dir, "registry, token secret and signing key")->capture_default_str();
+  cmd->add_option("--data-dir", o.data_dir, "registry, token secret and signing key")
+      ->capture_default_str();
   cmd->add_option("--rpc-listen", o.rpc_listen, "Cap'n Proto RPC address")->capture_default_str();
-  cmd->add_option("--http-listen", o.http_listen, "HTTP address for /healthz, /metrics, /v1")->capture_default_str();
+  cmd->add_option("--http-listen", o.http_listen, "HTTP address for /healthz, /metrics, /v1")
+      ->capture_default_str();
   cmd->add_option("--port-file", o.port_file, "write 'rpc_port http_port' here once listening");
   cmd->add_option("--origin", o.origin.url, "file:///path or s3://bucket/prefix")->required();
   cmd->add_option("--s3-endpoint", o.origin.endpoint, "S3 endpoint URL; empty = AWS");
   cmd->add_option("--s3-region", o.origin.region, "S3 signing region");
-  cmd->add_option("--s3-access-key", o.origin.access_key, "S3 access key; default from AWS_ACCESS_KEY_ID");
-  cmd->add_option("--s3-secret-key", o.origin.secret_key, "S3 secret key; default from AWS_SECRET_ACCESS_KEY");
+  cmd->add_option("--s3-access-key", o.origin.access_key,
+                  "S3 access key; default from AWS_ACCESS_KEY_ID");
+  cmd->add_option("--s3-secret-key", o.origin.secret_key,
+                  "S3 secret key; default from AWS_SECRET_ACCESS_KEY");
   cmd->add_option("--s3-ca-file", o.origin.ca_file, "PEM bundle to trust for https");
-  cmd->add_option("--upload-lease", f->upload_lease, "how long a publish holds a chunk upload")->capture_default_str();
-  cmd->add_option("--gc-grace", f->gc_grace, "unreferenced chunks younger than this are kept")->capture_default_str();
-  cmd->add_option("--keep-versions", o.keep_versions, "keep this many versions per model (tagged ones always); 0 = all")->capture_default_str();
-  cmd->add_option("--origin-parallelism", o.origin_parallelism, "concurrent origin checks")->capture_default_str();
-  cmd->add_option("--announce-interval", f->announce_interval, "how often agents re-announce")->capture_default_str();
+  cmd->add_option("--upload-lease", f->upload_lease, "how long a publish holds a chunk upload")
+      ->capture_default_str();
+  cmd->add_option("--gc-grace", f->gc_grace, "unreferenced chunks younger than this are kept")
+      ->capture_default_str();
+  cmd->add_option("--keep-versions", o.keep_versions,
+                  "keep this many versions per model (tagged ones always); 0 = all")
+      ->capture_default_str();
+  cmd->add_option("--origin-parallelism", o.origin_parallelism, "concurrent origin checks")
+      ->capture_default_str();
+  cmd->add_option("--announce-interval", f->announce_interval, "how often agents re-announce")
+      ->capture_default_str();
   cmd->add_option("--seed-announce-interval", f->seed_announce_interval,
                   "how often an agent holding a whole file re-announces it")
       ->capture_default_str();
-  cmd->add_option("--origin-budget", o.origin_budget, "origin fetch orders in flight across the cluster")
+  cmd->add_option("--origin-budget", o.origin_budget,
+                  "origin fetch orders in flight across the cluster")
       ->capture_default_str();
-  cmd->add_option("--fetches-per-agent", o.fetches_per_agent, "of those, at most this many on one agent")
+  cmd->add_option("--fetches-per-agent", o.fetches_per_agent,
+                  "of those, at most this many on one agent")
       ->capture_default_str();
-  cmd->add_option("--replicas", o.replicas,
-                  "owners per chunk: the first fetches it from the origin, the rest copy it from the swarm")
+  cmd->add_option(
+         "--replicas", o.replicas,
+         "owners per chunk: the first fetches it from the origin, the rest copy it from the swarm")
       ->capture_default_str();
   cmd->add_option("--fetch-done-grace", f->fetch_done_grace,
                   "a chunk delivered this recently is not fetched again when asked for")
@@ -80,7 +95,8 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--rpc-max-unauthenticated", o.rpc_max_unauthenticated,
                   "RPC connections allowed at once before they authenticate; more are closed")
       ->capture_default_str();
-  cmd->add_option("--max-swarms", o.max_swarms, "torrents with live peers at once; announces starting more are refused")
+  cmd->add_option("--max-swarms", o.max_swarms,
+                  "torrents with live peers at once; announces starting more are refused")
       ->capture_default_str();
   cmd->add_option("--max-swarm-peers", o.max_swarm_peers,
                   "live peers over all swarms; announces from new peers beyond it are refused")
@@ -93,46 +109,53 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
 
 // Drops expired peers and empty swarms every announce interval, so a
 // torrent announced once does not stay in memory.
-kj::Promise<void> SweepSwarms(kj::Timer& timer, TrackerContext& ctx) {
-  return timer.afterDelay(ctx.options.announce_interval_ms * kj::MILLISECONDS).then([&timer, &ctx] {
-    ctx.swarm.Sweep(NowMs());
-    return SweepSwarms(timer, ctx);
+kj::Promise<void> SweepSwarms(kj::Timer& timer, SwarmStore& swarm, int64_t interval_ms) {
+  return timer.afterDelay(interval_ms * kj::MILLISECONDS).then([&timer, &swarm, interval_ms] {
+    swarm.Sweep(NowMs());
+    return SweepSwarms(timer, swarm, interval_ms);
   });
 }
 
-Status Serve(ServeFlags& f) {
-  // Before any thread starts (LevelDB's, the origin client's): threads
-  // inherit this thread's signal mask, and one without it would let SIGTERM
-  // kill the tracker instead of stopping it.
-  kj::UnixEventPort::captureSignal(SIGTERM);
-  kj::UnixEventPort::captureSignal(SIGINT);
+// Parses one duration flag into *ms; errors name the flag.
+Status ParseDurationFlag(const std::string& value, const char* flag, bool allow_zero, int64_t* ms) {
+  auto d = ParseDuration(value, allow_zero);
+  if (!d.ok()) return d.status().WithContext(flag);
+  *ms = d->count();
+  return Status::OK();
+}
+
+// Sets the log level and the options given as durations, then checks the
+// options.
+Status ApplyServeFlags(ServeFlags& f) {
   TrackerOptions& o = f.opts;
   Result<LogLevel> level = ParseLogLevel(f.log_level);
   if (!level.ok()) return level.status();
   SetLogLevel(*level);
-  auto grace = ParseDuration(f.gc_grace, /*allow_zero=*/true);
-  if (!grace.ok()) return grace.status().WithContext("--gc-grace");
-  o.gc_grace_ms = grace->count();
-  auto lease = ParseDuration(f.upload_lease);
-  if (!lease.ok()) return lease.status().WithContext("--upload-lease");
-  o.upload_lease_ms = lease->count();
-  auto interval = ParseDuration(f.announce_interval);
-  if (!interval.ok()) return interval.status().WithContext("--announce-interval");
-  o.announce_interval_ms = interval->count();
-  auto seed_interval = ParseDuration(f.seed_announce_interval);
-  if (!seed_interval.ok()) return seed_interval.status().WithContext("--seed-announce-interval");
-  o.seed_announce_interval_ms = seed_interval->count();
-  auto done_grace = ParseDuration(f.fetch_done_grace, /*allow_zero=*/true);
-  if (!done_grace.ok()) return done_grace.status().WithContext("--fetch-done-grace");
-  o.fetch_done_grace_ms = done_grace->count();
-  auto auth_timeout = ParseDuration(f.rpc_auth_timeout);
-  if (!auth_timeout.ok()) return auth_timeout.status().WithContext("--rpc-auth-timeout");
-  o.rpc_auth_timeout_ms = auth_timeout->count();
-  auto message_timeout = ParseDuration(f.rpc_message_timeout);
-  if (!message_timeout.ok()) return message_timeout.status().WithContext("--rpc-message-timeout");
-  o.rpc_message_timeout_ms = message_timeout->count();
-  SHOAL_RETURN_IF_ERROR(o.Validate());
+  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.gc_grace, "--gc-grace", true, &o.gc_grace_ms));
+  SHOAL_RETURN_IF_ERROR(
+      ParseDurationFlag(f.upload_lease, "--upload-lease", false, &o.upload_lease_ms));
+  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.announce_interval, "--announce-interval", false,
+                                          &o.announce_interval_ms));
+  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.seed_announce_interval, "--seed-announce-interval",
+                                          false, &o.seed_announce_interval_ms));
+  SHOAL_RETURN_IF_ERROR(
+      ParseDurationFlag(f.fetch_done_grace, "--fetch-done-grace", true, &o.fetch_done_grace_ms));
+  SHOAL_RETURN_IF_ERROR(
+      ParseDurationFlag(f.rpc_auth_timeout, "--rpc-auth-timeout", false, &o.rpc_auth_timeout_ms));
+  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.rpc_message_timeout, "--rpc-message-timeout", false,
+                                          &o.rpc_message_timeout_ms));
+  return o.Validate();
+}
 
+// What the data folder and the origin hold, opened before the services.
+struct TrackerState {
+  std::unique_ptr<RegistryStore> store;
+  std::unique_ptr<TokenAuthority> tokens;
+  std::unique_ptr<ManifestSigner> signer;
+  std::unique_ptr<Origin> origin;
+};
+
+Status OpenState(const TrackerOptions& o, TrackerState* state) {
   std::error_code ec;
   std::filesystem::create_directories(o.data_dir, ec);
   if (ec) return Status::IOError("create --data-dir " + o.data_dir + ": " + ec.message());
@@ -144,49 +167,121 @@ Status Serve(ServeFlags& f) {
   if (!signer.ok()) return signer.status();
   auto origin = OpenOrigin(o.origin);
   if (!origin.ok()) return origin.status().WithContext("open origin " + o.origin.url);
+  state->store = std::move(store).value();
+  state->tokens = std::make_unique<TokenAuthority>(std::move(tokens).value());
+  state->signer = std::move(signer).value();
+  state->origin = std::move(origin).value();
+  return Status::OK();
+}
 
-  auto io = kj::setupAsyncIo();
-  TrackerContext ctx(o, **store, *tokens, **signer, **origin);
-  SHOAL_RETURN_IF_ERROR((*store)->ForEachManifest([&ctx](const Manifest& m) { ctx.torrents.Add(m); })
-                            .WithContext("indexing published torrents"));
+// The parts of the tracker each RPC connection's Gateway reaches.
+GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
+  WarmDeps warm{ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
+  RegistryDeps registry{ctx.options, ctx.store,    ctx.leases, ctx.metrics, ctx.pool,
+                        ctx.signer,  ctx.torrents, ctx.origin, warm};
+  return GatewayDeps{ctx.tokens,   ctx.signer,    ctx.metrics, ctx.agents,
+                     ctx.controls, ctx.http_port, registry};
+}
 
-  uint16_t rpc_port = 0;
-  kj::Promise<void> rpc = nullptr;
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] { rpc = ServeRpc(io, ctx, o.rpc_listen, &rpc_port); })) {
+// The parts of the tracker the HTTP routes reach.
+HttpApiDeps HttpApiDepsOf(TrackerContext& ctx) {
+  AnnounceDeps announce{ctx.tokens,
+                        ctx.torrents,
+                        ctx.swarm,
+                        ctx.metrics,
+                        ctx.options.announce_interval_ms,
+                        ctx.options.seed_announce_interval_ms};
+  return HttpApiDeps{ctx.tokens, ctx.signer, ctx.store, ctx.agents, ctx.metrics, announce};
+}
+
+// What /metrics reads at each scrape.
+CollectorSources CollectorSourcesOf(TrackerContext& ctx) {
+  return CollectorSources{ctx.metrics,  ctx.options, ctx.agents, ctx.swarm,
+                          ctx.torrents, ctx.leases,  ctx.origin};
+}
+
+// Listens for RPC; *rpc serves until dropped.
+Status StartRpc(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<void>* rpc,
+                uint16_t* port) {
+  const TrackerOptions& o = ctx.options;
+  RpcLimits limits{o.rpc_auth_timeout_ms, o.rpc_message_timeout_ms, o.rpc_max_unauthenticated};
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                 *rpc = ServeRpc(io, limits, ctx.metrics, GatewayDepsOf(ctx), o.rpc_listen, port);
+               })) {
     return StatusFromException(*e, "rpc listener").WithContext("listen on " + o.rpc_listen);
   }
-  MetricsRegistry metrics;
-  HttpServerOptions http_opts;
-  SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &http_opts.address, &http_opts.port));
-  HttpServer http(http_opts);
-  AddTrackerRoutes(http, metrics, ctx);
-  SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
-  uint16_t http_port = http.port();
-  ctx.http_port = http_port;
-  if (!o.port_file.empty()) {
-    std::string tmp = o.port_file + ".tmp";
-    std::ofstream(tmp) << rpc_port << " " << http_port << "\n";
-    std::filesystem::rename(tmp, o.port_file, ec);
-  }
-  Log(LogLevel::kInfo, "tracker.start",
-      {{"rpc_port", static_cast<int64_t>(rpc_port)}, {"http_port", static_cast<int64_t>(http_port)},
-       {"data_dir", o.data_dir},
-       {"origin", (*origin)->Describe()}, {"signing_key", (*signer)->key_id()},
-       {"versions", static_cast<int64_t>((*store)->version_count())},
-       {"torrents", static_cast<int64_t>(ctx.torrents.size())}});
+  return Status::OK();
+}
 
-  auto swarm_sweeps = SweepSwarms(io.provider->getTimer(), ctx).eagerlyEvaluate([](kj::Exception&& e) {
-    Log(LogLevel::kError, "swarm.sweep_failed", {{"error", std::string(e.getDescription().cStr())}});
-  });
+// Writes "rpc_port http_port" to `path` (if set) in one rename, so a reader
+// never sees half of it.
+void WritePortFile(const std::string& path, uint16_t rpc_port, uint16_t http_port) {
+  if (path.empty()) return;
+  std::string tmp = path + ".tmp";
+  std::ofstream(tmp) << rpc_port << " " << http_port << "\n";
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+}
+
+// Runs the periodic work until the RPC listener fails or SIGTERM or SIGINT
+// arrives.
+void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<void> rpc) {
+  auto swarm_sweeps =
+      SweepSwarms(io.provider->getTimer(), ctx.swarm, ctx.options.announce_interval_ms)
+          .eagerlyEvaluate([](kj::Exception&& e) {
+            Log(LogLevel::kError, "swarm.sweep_failed",
+                {{"error", std::string(e.getDescription().cStr())}});
+          });
   auto fetch_ticks = ctx.fetches.Run(io.provider->getTimer(), 250 * kj::MILLISECONDS)
                          .eagerlyEvaluate([](kj::Exception&& e) {
-                           Log(LogLevel::kError, "fetch.scheduler_failed", {{"error", std::string(e.getDescription().cStr())}});
+                           Log(LogLevel::kError, "fetch.scheduler_failed",
+                               {{"error", std::string(e.getDescription().cStr())}});
                          });
   auto rpc_failed = rpc.then([]() -> int { return 0; });
   auto signal = io.unixEventPort.onSignal(SIGTERM)
                     .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
                     .then([](siginfo_t) { return 0; });
   rpc_failed.exclusiveJoin(kj::mv(signal)).wait(io.waitScope);
+}
+
+Status Serve(ServeFlags& f) {
+  // Before any thread starts (LevelDB's, the origin client's): threads
+  // inherit this thread's signal mask, and one without it would let SIGTERM
+  // kill the tracker instead of stopping it.
+  kj::UnixEventPort::captureSignal(SIGTERM);
+  kj::UnixEventPort::captureSignal(SIGINT);
+  SHOAL_RETURN_IF_ERROR(ApplyServeFlags(f));
+  const TrackerOptions& o = f.opts;
+  TrackerState state;
+  SHOAL_RETURN_IF_ERROR(OpenState(o, &state));
+
+  auto io = kj::setupAsyncIo();
+  TrackerContext ctx(o, *state.store, *state.tokens, *state.signer, *state.origin);
+  SHOAL_RETURN_IF_ERROR(
+      state.store->ForEachManifest([&ctx](const Manifest& m) { ctx.torrents.Add(m); })
+          .WithContext("indexing published torrents"));
+  uint16_t rpc_port = 0;
+  kj::Promise<void> rpc = nullptr;
+  SHOAL_RETURN_IF_ERROR(StartRpc(io, ctx, &rpc, &rpc_port));
+  MetricsRegistry metrics;
+  HttpServerOptions http_opts;
+  SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &http_opts.address, &http_opts.port));
+  HttpServer http(http_opts);
+  AddTrackerCollectors(metrics, CollectorSourcesOf(ctx));
+  AddTrackerRoutes(http, metrics, HttpApiDepsOf(ctx));
+  SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
+  uint16_t http_port = http.port();
+  ctx.http_port = http_port;
+  WritePortFile(o.port_file, rpc_port, http_port);
+  Log(LogLevel::kInfo, "tracker.start",
+      {{"rpc_port", static_cast<int64_t>(rpc_port)},
+       {"http_port", static_cast<int64_t>(http_port)},
+       {"data_dir", o.data_dir},
+       {"origin", state.origin->Describe()},
+       {"signing_key", state.signer->key_id()},
+       {"versions", static_cast<int64_t>(state.store->version_count())},
+       {"torrents", static_cast<int64_t>(ctx.torrents.size())}});
+  RunUntilStopped(io, ctx, kj::mv(rpc));
   http.Stop();
   Log(LogLevel::kInfo, "tracker.stop", {});
   return Status::OK();
@@ -246,11 +341,15 @@ int main(int argc, char** argv) {
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens");
   token_cmd->require_subcommand(1);
   CLI::App* create = token_cmd->add_subcommand("create", "mint a token and print it");
-  create->add_option("--data-dir", token.data_dir, "the tracker's data folder (holds the secret)")->capture_default_str();
-  create->add_option("--ns", token.namespaces, "namespace the token may use; repeat, or '*' for all")->required();
+  create->add_option("--data-dir", token.data_dir, "the tracker's data folder (holds the secret)")
+      ->capture_default_str();
+  create
+      ->add_option("--ns", token.namespaces, "namespace the token may use; repeat, or '*' for all")
+      ->required();
   create->add_option("--role", token.role, "read, write or admin")->capture_default_str();
   create->add_option("--ttl", token.ttl, "lifetime: 30d, 12h, 15m, 3600s")->capture_default_str();
-  create->add_option("--subject", token.subject, "who holds the token, for the audit log")->required();
+  create->add_option("--subject", token.subject, "who holds the token, for the audit log")
+      ->required();
 
   try {
     app.parse(argc, argv);

@@ -1,19 +1,22 @@
 // The tracker's fetch scheduler with in-process agents on a kj event loop:
 // each agent's control capability records the orders it gets and answers
-// when the test says so.
-#include <catch2/catch.hpp>
+// when the test says so. The orders go through AgentControls, as in the
+// tracker, so this covers their Cap'n Proto form too.
+#include "fetch_scheduler.h"
+
 #include <kj/async.h>
-#include <stdlib.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <deque>
-#include <filesystem>
 #include <map>
 #include <thread>
 
+#include "agent_controls.h"
 #include "capnp_views.h"
+#include "fake_agents.h"
 #include "kj_status.h"
-#include "tracker_context.h"
+#include "tracker_clock.h"
 
 using namespace shoal;
 using namespace shoal::tracker;
@@ -37,7 +40,7 @@ struct Orders {
   std::deque<Pending> pending;
   std::vector<ChunkId> seen;
   uint64_t chunk_bytes = 4 << 20;  // what each answer reports fetched
-  std::deque<Pending> replicas;  // replica orders, held until answered
+  std::deque<Pending> replicas;    // replica orders, held until answered
   std::vector<ChunkId> replicated;
 };
 
@@ -72,36 +75,20 @@ class RecordingControl final : public proto::AgentControl::Server {
 };
 
 struct Harness {
-  Harness(uint32_t budget, uint32_t per_agent, int agents, int64_t grace_ms = 15000, uint32_t replicas = 1)
-      : ws(loop) {
-    char tmpl[] = "/tmp/shoal-fetch-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-    store = std::move(RegistryStore::Open(dir + "/registry")).value();
-    tokens = std::make_unique<TokenAuthority>(std::move(TokenAuthority::LoadOrCreate(dir + "/secret")).value());
-    signer = std::move(ManifestSigner::LoadOrCreate(dir + "/key")).value();
-    OriginOptions oo;
-    oo.url = "file://" + dir + "/origin";
-    origin = std::move(OpenOrigin(oo)).value();
-    TrackerOptions o;
-    o.origin = oo;
-    o.origin_budget = budget;
-    o.fetches_per_agent = per_agent;
-    o.fetch_done_grace_ms = grace_ms;
-    o.replicas = replicas;
-    ctx = std::make_unique<TrackerContext>(o, *store, *tokens, *signer, *origin);
+  Harness(uint32_t budget, uint32_t per_agent, int agents, int64_t grace_ms = 15000,
+          uint32_t replicas = 1)
+      : ws(loop),
+        fetches(FetchPolicy{budget, per_agent, grace_ms, replicas}, directory, controls, chunk_sets,
+                metrics) {
     for (int i = 0; i < agents; ++i) AddAgent("agent-" + std::to_string(i));
-  }
-  ~Harness() {
-    ctx.reset();
-    std::filesystem::remove_all(dir);
   }
   void AddAgent(const std::string& id) {
     AgentRecord r;
     r.id = id;
     r.name = id;
     r.cache_bytes = 1 << 30;
-    ctx->agents.Join(r, NowMs());
-    ctx->agent_controls.emplace(id, kj::heap<RecordingControl>(orders[id]));
+    directory.Join(r, NowMs());
+    controls.Attach(id, kj::heap<RecordingControl>(orders[id]));
   }
   void Settle() { loop.run(); }
   using Queue = std::deque<Orders::Pending> Orders::*;
@@ -128,25 +115,25 @@ struct Harness {
 
   kj::EventLoop loop;
   kj::WaitScope ws;
-  std::string dir;
-  std::unique_ptr<RegistryStore> store;
-  std::unique_ptr<TokenAuthority> tokens;
-  std::unique_ptr<ManifestSigner> signer;
-  std::unique_ptr<Origin> origin;
-  std::map<std::string, Orders> orders;  // before ctx: its capabilities point here
-  std::unique_ptr<TrackerContext> ctx;
+  std::map<std::string, Orders> orders;  // before the controls: their capabilities point here
+  AgentDirectory directory{2000};
+  AgentControls controls;
+  InMemoryVersionChunks chunk_sets;
+  TrackerMetrics metrics;
+  FetchScheduler fetches;  // last: its orders hold references to the rest
 };
 
 }  // namespace
 
-TEST_CASE("no more than the budget of origin fetches is in flight, and each chunk is ordered once", "[fetch]") {
+TEST_CASE("no more than the budget of origin fetches is in flight, and each chunk is ordered once",
+          "[fetch]") {
   Harness h(/*budget=*/5, /*per_agent=*/100, /*agents=*/4);
   std::vector<ChunkId> chunks;
   for (int i = 0; i < 40; ++i) chunks.push_back(Chunk(i));
-  NeedReply r = h.ctx->fetches.Need(h.target, chunks);
+  NeedReply r = h.fetches.Need(h.target, chunks);
   CHECK(r.queued == 40);
   // A second agent asking for the same chunks adds nothing.
-  NeedReply again = h.ctx->fetches.Need(h.target, chunks);
+  NeedReply again = h.fetches.Need(h.target, chunks);
   CHECK(again.queued == 0);
   CHECK(again.pending == 40);
   h.Settle();
@@ -158,10 +145,10 @@ TEST_CASE("no more than the budget of origin fetches is in flight, and each chun
   }
   CHECK(answered == 40);
   CHECK(rounds >= 8);
-  CHECK(h.ctx->metrics.owner_fetches == 40);
-  CHECK(h.ctx->metrics.takeovers == 0);
+  CHECK(h.metrics.owner_fetches == 40);
+  CHECK(h.metrics.takeovers == 0);
   // Just delivered: asking again is answered "recent", nothing is ordered.
-  NeedReply later = h.ctx->fetches.Need(h.target, chunks);
+  NeedReply later = h.fetches.Need(h.target, chunks);
   CHECK(later.recent == 40);
   h.Settle();
   CHECK(h.Pending() == 0);
@@ -171,10 +158,10 @@ TEST_CASE("chunks pullers wait for go before warm-only chunks, in the order aske
   Harness h(/*budget=*/1, /*per_agent=*/1, /*agents=*/1);
   auto watch = std::make_shared<WarmWatch>();
   std::vector<ChunkId> warm = {Chunk(100), Chunk(101), Chunk(102)};
-  h.ctx->fetches.Warm(h.target, warm, watch);
+  h.fetches.Warm(h.target, warm, watch);
   h.Settle();
   REQUIRE(h.Pending() == 1);  // the first warm chunk took the only slot
-  h.ctx->fetches.Need(h.target, {Chunk(7), Chunk(3), Chunk(102)});
+  h.fetches.Need(h.target, {Chunk(7), Chunk(3), Chunk(102)});
   h.Settle();
   while (h.Pending() > 0) h.AnswerAll();
   const std::vector<ChunkId>& seen = h.orders["agent-0"].seen;
@@ -190,9 +177,10 @@ TEST_CASE("chunks pullers wait for go before warm-only chunks, in the order aske
   CHECK(watch->failed == 0);
 }
 
-TEST_CASE("an order whose agent fails goes to the chunk's next owner, marked a takeover", "[fetch]") {
+TEST_CASE("an order whose agent fails goes to the chunk's next owner, marked a takeover",
+          "[fetch]") {
   Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/3);
-  h.ctx->fetches.Need(h.target, {Chunk(1)});
+  h.fetches.Need(h.target, {Chunk(1)});
   h.Settle();
   REQUIRE(h.Pending() == 1);
   std::string first;
@@ -200,7 +188,8 @@ TEST_CASE("an order whose agent fails goes to the chunk's next owner, marked a t
     if (!o.pending.empty()) first = id;
   }
   CHECK_FALSE(h.orders[first].pending.front().takeover);
-  h.orders[first].pending.front().answer->reject(ExceptionFromStatus(Status::IOError("origin: connection reset")));
+  h.orders[first].pending.front().answer->reject(
+      ExceptionFromStatus(Status::IOError("origin: connection reset")));
   h.orders[first].pending.pop_front();
   h.Settle();
   REQUIRE(h.Pending() == 1);
@@ -211,65 +200,69 @@ TEST_CASE("an order whose agent fails goes to the chunk's next owner, marked a t
   CHECK(second != first);
   CHECK(h.orders[second].pending.front().takeover);
   h.AnswerAll();
-  CHECK(h.ctx->metrics.takeovers == 1);
-  CHECK(h.ctx->metrics.takeover_fetches == 1);
-  CHECK(h.ctx->metrics.owner_fetches == 0);
+  CHECK(h.metrics.takeovers == 1);
+  CHECK(h.metrics.takeover_fetches == 1);
+  CHECK(h.metrics.owner_fetches == 0);
 }
 
 TEST_CASE("a chunk no owner can fetch is reported failed with the last error", "[fetch]") {
   Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2);
-  h.ctx->fetches.Need(h.target, {Chunk(9)});
+  h.fetches.Need(h.target, {Chunk(9)});
   h.Settle();
   for (int attempt = 0; attempt < FetchScheduler::kMaxAttempts; ++attempt) {
     REQUIRE(h.Pending() == 1);
     for (auto& [id, o] : h.orders) {
       if (o.pending.empty()) continue;
-      o.pending.front().answer->reject(ExceptionFromStatus(Status::NotFound("origin has no chunks/09")));
+      o.pending.front().answer->reject(
+          ExceptionFromStatus(Status::NotFound("origin has no chunks/09")));
       o.pending.pop_front();
     }
     h.Settle();
   }
   CHECK(h.Pending() == 0);
-  NeedReply r = h.ctx->fetches.Need(h.target, {Chunk(9)});
+  NeedReply r = h.fetches.Need(h.target, {Chunk(9)});
   REQUIRE(r.failed.size() == 1);
   CHECK_THAT(r.failed[0].second, Catch::Contains("origin has no chunks/09"));
 }
 
-TEST_CASE("a chunk delivered longer ago than the grace period is fetched again when asked for", "[fetch]") {
+TEST_CASE("a chunk delivered longer ago than the grace period is fetched again when asked for",
+          "[fetch]") {
   Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2, /*grace_ms=*/0);
-  h.ctx->fetches.Need(h.target, {Chunk(5)});
+  h.fetches.Need(h.target, {Chunk(5)});
   h.Settle();
   CHECK(h.AnswerAll() == 1);
-  h.ctx->fetches.Tick();  // forgets the delivery
-  NeedReply r = h.ctx->fetches.Need(h.target, {Chunk(5)});
+  h.fetches.Tick();  // forgets the delivery
+  NeedReply r = h.fetches.Need(h.target, {Chunk(5)});
   CHECK(r.queued == 1);
   h.Settle();
   CHECK(h.AnswerAll() == 1);
-  CHECK(h.ctx->metrics.owner_fetches == 2);
+  CHECK(h.metrics.owner_fetches == 2);
 }
 
 TEST_CASE("a busy agent's chunks wait while other owners' chunks go ahead", "[fetch]") {
   Harness h(/*budget=*/64, /*per_agent=*/2, /*agents=*/4);
   std::vector<ChunkId> chunks;
   for (int i = 0; i < 100; ++i) chunks.push_back(Chunk(i));
-  h.ctx->fetches.Need(h.target, chunks);
+  h.fetches.Need(h.target, chunks);
   h.Settle();
   CHECK(h.Pending() == 8);  // 4 agents x 2
   for (auto& [id, o] : h.orders) CHECK(o.pending.size() == 2);
   while (h.Pending() > 0) h.AnswerAll();
-  CHECK(h.ctx->metrics.owner_fetches == 100);
+  CHECK(h.metrics.owner_fetches == 100);
 }
 
-TEST_CASE("with two replicas, each delivered chunk is copied to its second owner, not read from the origin again",
-          "[fetch]") {
+TEST_CASE(
+    "with two replicas, each delivered chunk is copied to its second owner, not read from the "
+    "origin again",
+    "[fetch]") {
   Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/4, /*grace_ms=*/15000, /*replicas=*/2);
   std::vector<ChunkId> chunks;
   for (int i = 0; i < 40; ++i) chunks.push_back(Chunk(i));
-  h.ctx->fetches.Need(h.target, chunks);
+  h.fetches.Need(h.target, chunks);
   h.Settle();
   while (h.Pending() > 0) h.AnswerAll();
   while (h.PendingReplicas() > 0) h.AnswerReplicas();
-  std::shared_ptr<const HashRing> ring = h.ctx->fetches.Ring();
+  std::shared_ptr<const HashRing> ring = h.fetches.Ring();
   for (const ChunkId& c : chunks) {
     std::vector<std::string> owners = ring->Owners(c, 2);
     REQUIRE(owners.size() == 2);
@@ -281,75 +274,79 @@ TEST_CASE("with two replicas, each delivered chunk is copied to its second owner
     CHECK(std::count(second.replicated.begin(), second.replicated.end(), c) == 1);
     CHECK(std::count(second.seen.begin(), second.seen.end(), c) == 0);
   }
-  CHECK(h.ctx->metrics.owner_fetches == 40);
-  CHECK(h.ctx->metrics.fetch_orders == 40);
-  CHECK(h.ctx->metrics.replica_orders == 40);
-  CHECK(h.ctx->fetches.replicas_queued() == 0);
+  CHECK(h.metrics.owner_fetches == 40);
+  CHECK(h.metrics.fetch_orders == 40);
+  CHECK(h.metrics.replica_orders == 40);
+  CHECK(h.fetches.replicas_queued() == 0);
 }
 
-TEST_CASE("replica orders are held to a few per agent, and none are sent with one replica", "[fetch]") {
+TEST_CASE("replica orders are held to a few per agent, and none are sent with one replica",
+          "[fetch]") {
   SECTION("replicas 2") {
     Harness h(/*budget=*/64, /*per_agent=*/64, /*agents=*/2, /*grace_ms=*/15000, /*replicas=*/2);
     std::vector<ChunkId> chunks;
     for (int i = 0; i < 30; ++i) chunks.push_back(Chunk(i));
-    h.ctx->fetches.Need(h.target, chunks);
+    h.fetches.Need(h.target, chunks);
     h.Settle();
     while (h.Pending() > 0) h.AnswerAll();
     // Every chunk goes to the other agent; a few at a time.
     size_t copied = 0;
     while (h.PendingReplicas() > 0) {
-      for (auto& [id, o] : h.orders) CHECK(o.replicas.size() <= size_t{FetchScheduler::kReplicasPerAgent});
+      for (auto& [id, o] : h.orders)
+        CHECK(o.replicas.size() <= size_t{FetchScheduler::kReplicasPerAgent});
       copied += h.AnswerReplicas();
     }
     CHECK(copied == 30);
   }
   SECTION("replicas 1") {
     Harness h(/*budget=*/64, /*per_agent=*/64, /*agents=*/2);
-    h.ctx->fetches.Need(h.target, {Chunk(1), Chunk(2)});
+    h.fetches.Need(h.target, {Chunk(1), Chunk(2)});
     h.Settle();
     h.AnswerAll();
     CHECK(h.PendingReplicas() == 0);
-    CHECK(h.ctx->metrics.replica_orders == 0);
+    CHECK(h.metrics.replica_orders == 0);
   }
 }
 
 TEST_CASE("a replica order that fails is counted and does not hold up fetches", "[fetch]") {
   Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2, /*grace_ms=*/15000, /*replicas=*/2);
-  h.ctx->fetches.Need(h.target, {Chunk(1)});
+  h.fetches.Need(h.target, {Chunk(1)});
   h.Settle();
   h.AnswerAll();
   REQUIRE(h.PendingReplicas() == 1);
   for (auto& [id, o] : h.orders) {
     if (o.replicas.empty()) continue;
-    o.replicas.front().answer->reject(ExceptionFromStatus(Status::Unavailable("no peer delivered chunk 01")));
+    o.replicas.front().answer->reject(
+        ExceptionFromStatus(Status::Unavailable("no peer delivered chunk 01")));
     o.replicas.pop_front();
   }
   h.Settle();
-  CHECK(h.ctx->metrics.replica_failures == 1);
-  CHECK(h.ctx->fetches.replicas_queued() == 0);
-  h.ctx->fetches.Need(h.target, {Chunk(2)});
+  CHECK(h.metrics.replica_failures == 1);
+  CHECK(h.fetches.replicas_queued() == 0);
+  h.fetches.Need(h.target, {Chunk(2)});
   h.Settle();
   CHECK(h.Pending() == 1);
 }
 
-TEST_CASE("the takeover timeout waits the longest until a fetch is timed, then follows the slowest", "[fetch]") {
+TEST_CASE("the takeover timeout waits the longest until a fetch is timed, then follows the slowest",
+          "[fetch]") {
   Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2);
   // The first orders share the origin among all of them: no estimate yet.
-  CHECK(h.ctx->fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
+  CHECK(h.fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
   // A small file's quick fetch is not taken as the measure.
   for (auto& [id, o] : h.orders) o.chunk_bytes = 900;
-  h.ctx->fetches.Need(h.target, {Chunk(9)});
+  h.fetches.Need(h.target, {Chunk(9)});
   h.Settle();
   h.AnswerAll();
-  CHECK(h.ctx->fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
+  CHECK(h.fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
   for (auto& [id, o] : h.orders) o.chunk_bytes = 4 << 20;
-  h.ctx->fetches.Need(h.target, {Chunk(1), Chunk(2)});
+  h.fetches.Need(h.target, {Chunk(1), Chunk(2)});
   h.Settle();
-  h.ctx->fetches.Tick();  // not late: nothing is handed over
-  CHECK(h.ctx->metrics.takeovers == 0);
+  h.fetches.Tick();  // not late: nothing is handed over
+  CHECK(h.metrics.takeovers == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(1600));
   h.AnswerAll();
   // Twice the slowest (about 1.6 s) plus 2 s.
-  CHECK(h.ctx->fetches.takeover_ms() >= 2 * 1600 + 2000);
-  CHECK(h.ctx->fetches.takeover_ms() < 2 * 3000 + 2000);
+  CHECK(h.fetches.takeover_ms() >= 2 * 1600 + 2000);
+  CHECK(h.fetches.takeover_ms() < 2 * 3000 + 2000);
 }

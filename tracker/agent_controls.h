@@ -1,0 +1,38 @@
+// AgentControls: each registered agent's AgentControl capability, keyed by
+// agent id, and the orders sent over it (AgentOrders). An agent's session
+// attaches its capability when the agent registers and detaches it when its
+// connection closes.
+//
+// Thread-safety: the RPC event loop's thread only.
+#ifndef SHOAL_TRACKER_AGENT_CONTROLS_H_
+#define SHOAL_TRACKER_AGENT_CONTROLS_H_
+
+#include <map>
+#include <string>
+
+#include "agent_orders.h"
+#include "shoal/proto/tracker.capnp.h"
+
+namespace shoal::tracker {
+
+class AgentControls final : public AgentOrders {
+ public:
+  // Replaces any capability `agent` had.
+  void Attach(const std::string& agent, proto::AgentControl::Client control);
+  void Detach(const std::string& agent);
+
+  bool Connected(const std::string& agent) const override;
+  size_t connected() const override { return controls_.size(); }
+  kj::Promise<FetchOutcome> Fetch(const std::string& agent, const FetchTarget& target,
+                                  const ChunkId& chunk, bool takeover) override;
+  kj::Promise<void> Replicate(const std::string& agent, const FetchTarget& target,
+                              const ChunkId& chunk) override;
+  kj::Promise<void> Prefetch(const std::string& agent, const FetchTarget& target) override;
+
+ private:
+  std::map<std::string, proto::AgentControl::Client> controls_;
+};
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_AGENT_CONTROLS_H_

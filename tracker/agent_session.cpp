@@ -1,0 +1,73 @@
+#include "agent_session.h"
+
+#include "agent_controls.h"
+#include "agent_directory.h"
+#include "capnp_views.h"
+#include "kj_status.h"
+#include "shoal/log.h"
+#include "tracker_clock.h"
+
+namespace shoal::tracker {
+namespace {
+
+// One registered agent's membership; dropping it (the connection closing)
+// removes the agent.
+class AgentSessionImpl final : public proto::AgentSession::Server {
+ public:
+  AgentSessionImpl(AgentDirectory& agents, AgentControls& controls, std::string id,
+                   proto::AgentControl::Client control)
+      : agents_(agents), controls_(controls), id_(std::move(id)) {
+    controls_.Attach(id_, kj::mv(control));
+  }
+  ~AgentSessionImpl() noexcept(false) {
+    controls_.Detach(id_);
+    agents_.Leave(id_);
+    Log(LogLevel::kInfo, "agent.leave", {{"agent", id_}});
+  }
+
+ protected:
+  kj::Promise<void> heartbeat(HeartbeatContext c) override {
+    auto s = c.getParams().getStats();
+    AgentRecord r;
+    r.id = id_;
+    r.cached_bytes = s.getCachedBytes();
+    r.cached_chunks = s.getCachedChunks();
+    r.bytes_from_peers = s.getBytesFromPeers();
+    r.bytes_from_origin = s.getBytesFromOrigin();
+    r.bytes_to_peers = s.getBytesToPeers();
+    r.torrents = s.getTorrents();
+    r.peers = s.getPeers();
+    if (!agents_.Heartbeat(r, NowMs())) {
+      ThrowIfError(Status::Unavailable("agent " + id_ +
+                                       " missed its heartbeats and was dropped; register again"));
+    }
+    c.getResults().setEpoch(agents_.epoch());
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> ring(RingContext c) override {
+    std::vector<AgentRecord> members = agents_.Members(NowMs());
+    auto out = c.getResults().initMembers(static_cast<unsigned>(members.size()));
+    for (size_t i = 0; i < members.size(); ++i) {
+      out[static_cast<unsigned>(i)].setAgentId(members[i].id);
+      out[static_cast<unsigned>(i)].setWeight(members[i].cache_bytes);
+    }
+    c.getResults().setEpoch(agents_.epoch());
+    return kj::READY_NOW;
+  }
+
+ private:
+  AgentDirectory& agents_;
+  AgentControls& controls_;
+  const std::string id_;
+};
+
+}  // namespace
+
+kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
+                                                     AgentControls& controls, std::string agent_id,
+                                                     proto::AgentControl::Client control) {
+  return kj::heap<AgentSessionImpl>(agents, controls, std::move(agent_id), kj::mv(control));
+}
+
+}  // namespace shoal::tracker

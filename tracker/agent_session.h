@@ -1,0 +1,24 @@
+// The AgentSession Cap'n Proto service: one registered agent's membership.
+// While it lives the agent is on the ring and reachable through its control
+// capability; dropping it (the connection closing) removes the agent.
+#ifndef SHOAL_TRACKER_AGENT_SESSION_H_
+#define SHOAL_TRACKER_AGENT_SESSION_H_
+
+#include <string>
+
+#include "shoal/proto/tracker.capnp.h"
+
+namespace shoal::tracker {
+
+class AgentControls;
+class AgentDirectory;
+
+// The session of `agent_id`, which has joined `agents` already; attaches
+// `control` to `controls` until dropped. Both must outlive it.
+kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
+                                                     AgentControls& controls, std::string agent_id,
+                                                     proto::AgentControl::Client control);
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_AGENT_SESSION_H_

@@ -1,0 +1,99 @@
+#include "gateway_service.h"
+
+#include "agent_directory.h"
+#include "agent_session.h"
+#include "capnp_views.h"
+#include "kj_status.h"
+#include "record_fill.h"
+#include "shoal/log.h"
+#include "shoal/manifest_signer.h"
+#include "shoal/token.h"
+#include "tracker_clock.h"
+#include "tracker_metrics.h"
+
+namespace shoal::tracker {
+namespace {
+
+class GatewayImpl final : public proto::Gateway::Server {
+ public:
+  GatewayImpl(const GatewayDeps& d, std::string peer_address, kj::Function<void()> on_authenticated)
+      : d_(d),
+        peer_address_(std::move(peer_address)),
+        on_authenticated_(kj::mv(on_authenticated)) {}
+
+ protected:
+  kj::Promise<void> authenticate(AuthenticateContext c) override {
+    Result<TokenClaims> claims = d_.tokens.Verify(Text(c.getParams().getToken()));
+    if (claims.ok() && claims->expires_at_ms <= NowMs()) {
+      claims = Status::PermissionDenied("token for '" + claims->subject +
+                                        "' has expired; mint a new one with "
+                                        "`shoal-tracker token create`");
+    }
+    if (!claims.ok()) {
+      d_.metrics.auth_denied++;
+      ThrowIfError(claims.status());
+    }
+    d_.metrics.auth_ok++;
+    on_authenticated_();
+    FillIdentity(*claims, c.getResults().initIdentity());
+    c.getResults().setRegistry(NewRegistry(d_.registry, std::move(claims).value()));
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> registerAgent(RegisterAgentContext c) override {
+    auto p = c.getParams();
+    Result<TokenClaims> claims = d_.tokens.Verify(Text(p.getToken()));
+    Status s = claims.ok() ? claims->Check("*", Role::kRead, NowMs()) : claims.status();
+    if (!s.ok()) {
+      d_.metrics.auth_denied++;
+      ThrowIfError(
+          s.WithContext("agent registration needs a token for every namespace (--ns '*')"));
+    }
+    on_authenticated_();
+    auto info = p.getInfo();
+    AgentRecord r;
+    r.name = Text(info.getName()).substr(0, 128);
+    r.address = peer_address_;
+    r.peer_port = info.getPeerPort();
+    r.zone = Text(info.getZone()).substr(0, 64);
+    r.cache_bytes = info.getCacheBytes();
+    r.version = Text(info.getVersion()).substr(0, 64);
+    for (auto label : info.getLabels()) {
+      if (r.labels.size() < 32) r.labels.push_back(Text(label).substr(0, 128));
+    }
+    if (r.name.empty() || r.peer_port == 0) {
+      ThrowIfError(Status::InvalidArgument("agent registration needs a name and a peer port"));
+    }
+    r.id = r.name + "@" + r.address + ":" + std::to_string(r.peer_port);
+    std::string id = r.id;
+    uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
+    Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
+    auto results = c.getResults();
+    results.setSession(NewAgentSession(d_.agents, d_.controls, id, p.getControl()));
+    results.setAgentId(id);
+    results.setEpoch(epoch);
+    results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));
+    results.setHttpPort(d_.http_port);
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> publicKey(PublicKeyContext c) override {
+    c.getResults().setKeyId(d_.signer.key_id());
+    c.getResults().setKey(Raw(d_.signer.public_key()));
+    return kj::READY_NOW;
+  }
+
+ private:
+  const GatewayDeps d_;
+  const std::string peer_address_;  // the connection's remote IP
+  kj::Function<void()> on_authenticated_;
+};
+
+}  // namespace
+
+kj::Own<proto::Gateway::Server> NewGateway(const GatewayDeps& deps, const std::string& peer_address,
+                                           kj::Function<void()> on_authenticated) {
+  return kj::heap<GatewayImpl>(deps, peer_address, kj::mv(on_authenticated));
+}
+
+}  // namespace shoal::tracker

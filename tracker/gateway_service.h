@@ -1,0 +1,46 @@
+// The Gateway Cap'n Proto service: the front door of every RPC connection.
+// It verifies tokens and hands out a Registry (authenticate) or an agent's
+// AgentSession (registerAgent), and serves the manifest signing key.
+#ifndef SHOAL_TRACKER_GATEWAY_SERVICE_H_
+#define SHOAL_TRACKER_GATEWAY_SERVICE_H_
+
+#include <kj/function.h>
+
+#include <cstdint>
+#include <string>
+
+#include "registry_service.h"
+#include "shoal/proto/tracker.capnp.h"
+
+namespace shoal {
+class ManifestSigner;
+class TokenAuthority;
+}  // namespace shoal
+
+namespace shoal::tracker {
+
+class AgentControls;
+class AgentDirectory;
+struct TrackerMetrics;
+
+// What a Gateway touches. Every reference must outlive every connection.
+struct GatewayDeps {
+  const TokenAuthority& tokens;
+  const ManifestSigner& signer;
+  TrackerMetrics& metrics;
+  AgentDirectory& agents;     // registerAgent joins it
+  AgentControls& controls;    // ... and attaches the agent's control capability
+  const uint16_t& http_port;  // told to agents; set once the HTTP server listens
+  RegistryDeps registry;      // for the Registry authenticate returns
+};
+
+// The capability a new RPC connection from `peer_address` (its IP)
+// receives. `on_authenticated` runs each time authenticate or registerAgent
+// accepts a token, on the RPC thread; the listener raises the connection's
+// limits then.
+kj::Own<proto::Gateway::Server> NewGateway(const GatewayDeps& deps, const std::string& peer_address,
+                                           kj::Function<void()> on_authenticated);
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_GATEWAY_SERVICE_H_

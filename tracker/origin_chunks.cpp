@@ -1,0 +1,95 @@
+#include "origin_chunks.h"
+
+#include <optional>
+#include <unordered_set>
+#include <utility>
+
+#include "blocking_pool.h"
+#include "registry_store.h"
+#include "shoal/origin.h"
+#include "tracker_clock.h"
+#include "tracker_metrics.h"
+#include "upload_leases.h"
+
+namespace shoal::tracker {
+namespace {
+
+// Confirms with HEADs that `ids` are in the origin. Returns the ones found
+// with their sizes; the rest go to *missing.
+std::vector<std::pair<ChunkId, uint64_t>> CheckOrigin(const OriginChunks& oc,
+                                                      const std::vector<ChunkId>& ids,
+                                                      std::vector<ChunkId>* missing,
+                                                      Status* error) {
+  std::vector<std::optional<uint64_t>> sizes(ids.size());
+  std::vector<Status> errors(ids.size());
+  ParallelFor(ids.size(), oc.parallelism, [&](size_t i) {
+    oc.metrics.origin_checks++;
+    Result<ObjectInfo> info = oc.origin.Head(ChunkKey(ids[i]));
+    if (info.ok()) {
+      sizes[i] = info->size;
+    } else if (!info.status().IsNotFound()) {
+      errors[i] = info.status();
+    }
+  });
+  std::vector<std::pair<ChunkId, uint64_t>> found;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!errors[i].ok() && error->ok()) *error = errors[i];
+    if (sizes[i]) {
+      found.emplace_back(ids[i], *sizes[i]);
+    } else {
+      missing->push_back(ids[i]);
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vector<ChunkId>& ids) {
+  std::vector<ChunkId> fresh, missing;
+  for (const ChunkId& id : ids) {
+    if (oc.store.HasChunk(id)) {
+      oc.metrics.duplicate_uploads++;
+      leases.Release(id);
+    } else {
+      fresh.push_back(id);
+    }
+  }
+  Status origin_error;
+  auto found = CheckOrigin(oc, fresh, &missing, &origin_error);
+  SHOAL_RETURN_IF_ERROR(oc.store.AddChunks(found, NowMs()));
+  oc.metrics.chunks_indexed += found.size();
+  for (const auto& f : found) leases.Release(f.first);
+  if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
+  if (!missing.empty()) {
+    return Status::NotFound(std::to_string(missing.size()) + " reported chunks are not in " +
+                            oc.origin.Describe() + " (first: " + missing[0].ToHex() + ")");
+  }
+  return Status::OK();
+}
+
+Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m) {
+  std::vector<ChunkId> unknown;
+  std::unordered_set<ChunkId> seen;
+  for (const FileEntry& f : m.files) {
+    for (const ChunkId& id : f.ChunkIds()) {
+      if (seen.insert(id).second && !oc.store.HasChunk(id)) unknown.push_back(id);
+    }
+  }
+  if (unknown.empty()) return Status::OK();
+  std::vector<ChunkId> missing;
+  Status origin_error;
+  auto found = CheckOrigin(oc, unknown, &missing, &origin_error);
+  SHOAL_RETURN_IF_ERROR(oc.store.AddChunks(found, NowMs()));
+  oc.metrics.chunks_indexed += found.size();
+  if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
+  if (!missing.empty()) {
+    return Status::NotFound(std::to_string(missing.size()) + " of " + std::to_string(seen.size()) +
+                            " chunks of " + m.ns + "/" + m.name + " are not in " +
+                            oc.origin.Describe() + " (first: " + missing[0].ToHex() +
+                            "); upload them before committing");
+  }
+  return Status::OK();
+}
+
+}  // namespace shoal::tracker

@@ -1,0 +1,44 @@
+// Confirming chunks in the origin before the registry counts them: after a
+// publish reports its uploads (chunksStored) and before a version that uses
+// them is committed. Each check is a HEAD per chunk the chunk index does not
+// hold yet; found chunks are added to the index.
+#ifndef SHOAL_TRACKER_ORIGIN_CHUNKS_H_
+#define SHOAL_TRACKER_ORIGIN_CHUNKS_H_
+
+#include <vector>
+
+#include "shoal/chunk_id.h"
+#include "shoal/manifest.h"
+#include "shoal/status.h"
+
+namespace shoal {
+class Origin;
+}
+
+namespace shoal::tracker {
+
+class RegistryStore;
+class UploadLeases;
+struct TrackerMetrics;
+
+// What the checks touch. Every reference must outlive the calls.
+struct OriginChunks {
+  RegistryStore& store;  // the chunk index
+  Origin& origin;
+  TrackerMetrics& metrics;
+  int parallelism;  // HEADs at once
+};
+
+// Blocking; run on the blocking pool. Indexes the reported chunks the origin
+// holds and releases their upload leases (a chunk indexed already was
+// uploaded twice: counted, and its lease released). NotFound names the
+// chunks the origin lacks.
+Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vector<ChunkId>& ids);
+
+// Blocking; run on the blocking pool. OK if every chunk of `m` is in the
+// origin; NotFound (asking for an upload) if some are not.
+Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m);
+
+}  // namespace shoal::tracker
+
+#endif  // SHOAL_TRACKER_ORIGIN_CHUNKS_H_
