@@ -43,10 +43,11 @@ class PullStaging {
   Status Prepare(const std::vector<std::string>& dirs, const std::vector<File>& files);
   // Opens file `index` of Prepare's list for writing; the caller owns the
   // descriptor.
-  // Writes file `index` of Prepare's list whole: `data` must be exactly
-  // the size Prepare gave it.
-  Status WriteWhole(uint32_t index, const uint8_t* data, size_t len);
   Result<int> OpenFile(uint32_t index);
+  // Writes file `index` of Prepare's list whole. InvalidArgument if there
+  // is no such file or `len` is not the size Prepare gave it; NoSpace if
+  // the filesystem is full.
+  Status WriteWhole(uint32_t index, const uint8_t* data, size_t len);
 
   // Makes the files read-only with their published modes, marks the folder
   // as a pull of the model, and moves it to the destination, swapping out

@@ -137,17 +137,24 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
     if (!at.ok()) return at.status();
     const FileEntry& f = *at->first;
     const uint64_t piece = at->second;
-    if (!ctx_.store.Contains(chunk)) {
-      uint64_t size = f.ChunkBytes(piece_size, piece);
-      SHOAL_RETURN_IF_ERROR(FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, size));
-      ++out.chunks;
-      out.bytes += size;
-      (takeover ? ctx_.counters.takeover_fetches : ctx_.counters.owner_fetches)++;
-      ctx_.counters.origin_chunks++;
-      ctx_.counters.bytes_from_origin += size;
+    // A full cache may evict the chunk between its fetch and its hand-over
+    // to the engine: fetch it once more before failing the order.
+    Status seeded;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (!ctx_.store.Contains(chunk)) {
+        uint64_t size = f.ChunkBytes(piece_size, piece);
+        SHOAL_RETURN_IF_ERROR(FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, size));
+        ++out.chunks;
+        out.bytes += size;
+        (takeover ? ctx_.counters.takeover_fetches : ctx_.counters.owner_fetches)++;
+        ctx_.counters.origin_chunks++;
+        ctx_.counters.bytes_from_origin += size;
+      }
+      ctx_.store.SetOwned(chunk, true);
+      seeded = Seed(ver, f, piece);
+      if (!seeded.IsUnavailable() || ctx_.store.Contains(chunk)) break;
     }
-    ctx_.store.SetOwned(chunk, true);
-    SHOAL_RETURN_IF_ERROR(Seed(ver, f, piece));
+    SHOAL_RETURN_IF_ERROR(seeded);
   }
   Log(LogLevel::kDebug, "fetch_order.done",
       {{"model", ns + "/" + name},

@@ -299,8 +299,8 @@ int main(int argc, char** argv) {
                  "before any header")
       ->capture_default_str();
   app.add_option("--cache-sync", o.cache_sync,
-                 "fsync each chunk before it is visible; false trades durability (chunks are hashed again "
-                 "after a restart) for latency")
+                 "fsync each chunk of 1 MiB or more before it is visible; false trades durability (chunks "
+                 "are hashed again after a restart) for latency")
       ->capture_default_str();
   app.add_option("--control-socket", o.control_socket, "unix socket for the local CLI")->capture_default_str();
   app.add_option("--control-socket-mode", o.control_socket_mode,

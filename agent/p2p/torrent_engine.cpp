@@ -201,6 +201,10 @@ Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {
   }
   const ChunkId& chunk = t->layout->chunks[piece];
   auto pin = impl_->store_.Pin(chunk);
+  if (!pin.ok() && pin.status().IsNotFound()) {
+    return Status::Unavailable("chunk " + chunk.ShortHex() + " of piece " + std::to_string(piece) +
+                               " left the cache before it could be offered; it is fetched again");
+  }
   if (!pin.ok()) return pin.status().WithContext("piece " + std::to_string(piece) + " arrived");
   // libtorrent takes the piece as if a peer had sent it and hash-checks it;
   // the disk interface sees the chunk is stored and writes nothing.

@@ -90,7 +90,8 @@ class TorrentEngine {
   // (e.g. the origin) and is in the store: the torrent takes it as had, and
   // seeds it. The piece is hash-checked (the chunk is read once, not written
   // again) and shows in Progress a moment later. NotFound if the torrent is
-  // unknown or the store lacks the chunk; InvalidArgument for a piece out of
+  // unknown; Unavailable if the store no longer holds the chunk (evicted
+  // since it arrived: fetch it again); InvalidArgument for a piece out of
   // range.
   Status ChunkArrived(const FileTorrentId& id, uint64_t piece);
 

@@ -106,7 +106,7 @@ TEST_CASE("a chunk that arrives by another route is seeded to other peers", "[p2
   REQUIRE(missing.ok());
   CHECK(*missing == std::vector<uint64_t>{0, 1, 2, 3, 5});
 
-  CHECK(middle.engine->ChunkArrived(id, 2).IsNotFound());  // not in the store
+  CHECK(middle.engine->ChunkArrived(id, 2).IsUnavailable());  // not in the store: fetch it again
   CHECK(middle.engine->ChunkArrived(id, 6).code() == Status::Code::kInvalidArgument);
 }
 
