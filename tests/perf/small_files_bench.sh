@@ -41,8 +41,8 @@ cpu_ticks() {  # utime + stime of a process, in clock ticks
 }
 rss_mib() { awk '/VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
-echo "| files | cp -r s | publish s | pull s (3 agents, slowest) | pull again from cache s | from peers MB (per agent) | torrents per agent | idle announces/s | idle agent CPU % (sum of 3) | agent RSS MiB (max) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| files | cp -r s | publish s | pull s (3 agents, slowest) | pull again from cache s | origin reads / distinct bytes | from peers MB (per agent) | torrents per agent | idle announces/s | idle agent CPU % (sum of 3) | agent RSS MiB (max) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for n in $counts; do
   work=$(mktemp -d "${WORK_ROOT:-/var/tmp}/shoal-small-bench.XXXXXX")
   src=$work/src
@@ -127,8 +127,10 @@ PY
     --agent "$work/agent0.sock" >"$work/again.log" 2>&1 || true
   t1=$(now)
   cached_s=$(echo "$t1 - $t0" | bc -l)
-  peers_mb=""; torrents=""
+  peers_mb=""; torrents=""; origin_b=0
   for i in 0 1 2; do
+    o=$(metric "${agent_http[$i]}" shoal_agent_origin_bytes_total)
+    origin_b=$(echo "$origin_b + ${o:-0}" | bc -l)
     b=$(metric "${agent_http[$i]}" 'shoal_agent_peer_bytes_total{direction="in"}')
     peers_mb+="$(printf "%.1f" "$(echo "${b:-0} / 1000000" | bc -l)") "
     torrents+="$(metric "${agent_http[$i]}" shoal_agent_torrents) "
@@ -146,7 +148,19 @@ PY
   hz=$(getconf CLK_TCK)
   rate=$(echo "($a1 - $a0) / ($t1 - $t0)" | bc -l)
   cpu=$(echo "100 * ($c1 - $c0) / $hz / ($t1 - $t0)" | bc -l)
-  printf "| %d | %.2f | %.1f | %s | %.1f | %s| %s| %.1f | %.1f | %d |\n" "$n" "$cp_s" "$publish_s" "$pull_col" "$cached_s" "$peers_mb" \
+  distinct=$(python3 - "$src" <<'PY'
+import hashlib, os, sys
+seen = {}
+for root, _, files in os.walk(sys.argv[1]):
+    for name in files:
+        with open(os.path.join(root, name), "rb") as f:
+            data = f.read()
+        seen[hashlib.sha256(data).digest()] = len(data)
+print(sum(seen.values()))
+PY
+)
+  printf "| %d | %.2f | %.1f | %s | %.1f | %.3f | %s| %s| %.1f | %.1f | %d |\n" "$n" "$cp_s" "$publish_s" "$pull_col" "$cached_s" \
+    "$(echo "$origin_b / $distinct" | bc -l)" "$peers_mb" \
     "$torrents" "$rate" "$cpu" "$rss"
   cleanup
 done
