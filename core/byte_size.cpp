@@ -20,8 +20,9 @@ std::string FormatBytes(uint64_t bytes) {
 
 Result<uint64_t> ParseByteSize(std::string_view text) {
   auto bad = [&] {
-    return Status::InvalidArgument("size '" + std::string(text.substr(0, 40)) +
-                                   "' must be a number with an optional unit: 512MiB, 200GiB, 10GB");
+    return Status::InvalidArgument(
+        "size '" + std::string(text.substr(0, 40)) +
+        "' must be a number with an optional unit: 512MiB, 200GiB, 10GB");
   };
   size_t digits = 0;
   uint64_t value = 0;
@@ -35,9 +36,16 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   static const struct {
     const char* name;
     uint64_t scale;
-  } kUnits[] = {{"", 1},          {"B", 1},           {"KiB", 1ull << 10}, {"MiB", 1ull << 20},
-                {"GiB", 1ull << 30}, {"TiB", 1ull << 40}, {"KB", 1000},     {"MB", 1000000},
-                {"GB", 1000000000}, {"TB", 1000000000000ull}};
+  } kUnits[] = {{"", 1},
+                {"B", 1},
+                {"KiB", 1ull << 10},
+                {"MiB", 1ull << 20},
+                {"GiB", 1ull << 30},
+                {"TiB", 1ull << 40},
+                {"KB", 1000},
+                {"MB", 1000000},
+                {"GB", 1000000000},
+                {"TB", 1000000000000ull}};
   for (const auto& u : kUnits) {
     if (unit == u.name) {
       if (value > (1ull << 62) / u.scale) return bad();

@@ -22,8 +22,8 @@
 
 #include "chunk_index.h"
 #include "chunk_table.h"
-#include "shoal/posix_file.h"
 #include "shoal/chunk_store.h"
+#include "shoal/posix_file.h"
 #include "store_layout.h"
 
 namespace shoal {

@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <vector>
 
-#include "shoal/posix_file.h"
 #include "shoal/chunk_hash.h"
 #include "shoal/merkle.h"
+#include "shoal/posix_file.h"
 #include "shoal/sha256.h"
 
 namespace shoal {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "shoal/posix_file.h"
 #include "shoal/chunk_writer.h"
+#include "shoal/posix_file.h"
 
 namespace shoal {
 

@@ -20,7 +20,8 @@ Status CopyByReadWrite(int src, uint64_t src_offset, int dst, uint64_t dst_offse
     size_t want = static_cast<size_t>(std::min(len - done, kStep));
     auto got = PreadFull(src, buf.data(), want, src_offset + done, target);
     if (!got.ok()) return got.status();
-    if (*got != want) return Status::Corruption("the source of " + target + " shrank while it was copied");
+    if (*got != want)
+      return Status::Corruption("the source of " + target + " shrank while it was copied");
     SHOAL_RETURN_IF_ERROR(PwriteFull(dst, buf.data(), want, dst_offset + done, target));
     done += want;
   }
@@ -41,7 +42,8 @@ Status CopyFileRange(int src, uint64_t src_offset, int dst, uint64_t dst_offset,
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n == 0 || errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) break;
+    if (n == 0 || errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)
+      break;
     return Status::FromErrno("copy into " + target, errno);
   }
   if (done == len) return Status::OK();

@@ -18,8 +18,9 @@ std::string Key(const std::string& path, uint32_t piece_size) {
   std::string abs = std::filesystem::absolute(path, ec).lexically_normal().string();
   char buf[160];
   std::snprintf(buf, sizeof(buf), "|%llu|%llu|%lld|%lld.%09ld|%lld.%09ld|%u",
-                static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
-                static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec,
+                static_cast<unsigned long long>(st.st_dev),
+                static_cast<unsigned long long>(st.st_ino), static_cast<long long>(st.st_size),
+                static_cast<long long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec,
                 static_cast<long long>(st.st_ctim.tv_sec), st.st_ctim.tv_nsec, piece_size);
   return abs + buf;
 }

@@ -28,7 +28,8 @@ uint64_t SeedOf(const std::string& id) {
 
 }  // namespace
 
-HashRing::HashRing(std::vector<RingMember> members, uint64_t epoch) : members_(std::move(members)), epoch_(epoch) {
+HashRing::HashRing(std::vector<RingMember> members, uint64_t epoch)
+    : members_(std::move(members)), epoch_(epoch) {
   std::sort(members_.begin(), members_.end(),
             [](const RingMember& a, const RingMember& b) { return a.id < b.id; });
   seeds_.reserve(members_.size());

@@ -10,7 +10,8 @@ Status SplitHostPort(const std::string& text, std::string* host, uint16_t* port)
     return Status::InvalidArgument("address '" + text + "' must be host:port");
   }
   *host = text.substr(0, colon);
-  if (host->size() > 1 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  if (host->size() > 1 && host->front() == '[' && host->back() == ']')
+    *host = host->substr(1, host->size() - 2);
   Result<uint64_t> p = ParseDecimal(std::string_view(text).substr(colon + 1), 0, 65535);
   if (!p.ok()) return p.status().WithContext("address '" + text + "' has a bad port");
   *port = static_cast<uint16_t>(*p);

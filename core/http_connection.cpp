@@ -257,8 +257,8 @@ HttpConnection::HttpConnection(const HttpEndpoint& endpoint, std::shared_ptr<Tls
 
 HttpConnection::~HttpConnection() = default;
 
-Status HttpConnection::Exchange(const OriginHttpRequest& request, ByteSink* sink, OriginHttpResponse* response,
-                                ExchangeInfo* info) {
+Status HttpConnection::Exchange(const OriginHttpRequest& request, ByteSink* sink,
+                                OriginHttpResponse* response, ExchangeInfo* info) {
   *info = ExchangeInfo();
   if (!impl_->open) {
     Status s = impl_->Connect(info);

@@ -134,8 +134,8 @@ Status ValidateFile(const FileEntry& f, uint32_t piece_size, uint64_t* total_pie
     return Status::InvalidArgument(where + " has mode bits beyond 0777");
   }
   if ((f.size == 0) != f.pieces_root.IsZero()) {
-    return Status::InvalidArgument(where + (f.size == 0 ? " is empty but has a pieces root"
-                                                        : " has no pieces root"));
+    return Status::InvalidArgument(
+        where + (f.size == 0 ? " is empty but has a pieces root" : " has no pieces root"));
   }
   uint64_t expected_layer = f.size > piece_size ? f.ChunkCount(piece_size) : 0;
   if (f.piece_layer.size() != expected_layer) {
@@ -191,13 +191,15 @@ Status ValidateRelativePath(const std::string& path) {
   if (path.find('\\') != std::string::npos) {
     return Status::InvalidArgument(where + " contains a backslash; use '/' to separate folders");
   }
-  if (path[0] == '/') return Status::InvalidArgument(where + " is absolute; paths must be relative");
+  if (path[0] == '/')
+    return Status::InvalidArgument(where + " is absolute; paths must be relative");
   if (HasControl(path)) return Status::InvalidArgument(where + " contains a control character");
   if (!IsValidUtf8(path)) return Status::InvalidArgument(where + " is not valid UTF-8");
   size_t start = 0;
   while (true) {
     size_t end = path.find('/', start);
-    std::string part = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string part =
+        path.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (part.empty()) return Status::InvalidArgument(where + " has an empty component");
     if (part == "..") return Status::InvalidArgument(where + " contains '..'");
     if (part == ".") return Status::InvalidArgument(where + " contains '.'");
@@ -260,8 +262,8 @@ Status ValidateManifest(const Manifest& m) {
   }
   for (const std::string& p : parents) {
     if (paths.count(p) != 0) {
-      return Status::InvalidArgument("path " + Quote(p) +
-                                     " is both a file (or empty folder) and a folder of other paths");
+      return Status::InvalidArgument(
+          "path " + Quote(p) + " is both a file (or empty folder) and a folder of other paths");
     }
   }
   return Status::OK();

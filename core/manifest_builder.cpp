@@ -36,7 +36,8 @@ struct Walk {
 
 Status WalkFolder(const fs::path& root, bool follow, Walk* out) {
   std::error_code ec;
-  auto opts = follow ? fs::directory_options::follow_directory_symlink : fs::directory_options::none;
+  auto opts =
+      follow ? fs::directory_options::follow_directory_symlink : fs::directory_options::none;
   fs::recursive_directory_iterator it(root, opts, ec), end;
   if (ec) return Status::FromErrno("open folder " + root.string(), ec.value());
   for (; it != end; it.increment(ec)) {
@@ -89,7 +90,8 @@ Result<Manifest> BuildManifest(const std::string& dir, const BuildOptions& optio
   std::vector<std::string> to_hash;
   std::vector<size_t> to_hash_index;
   for (size_t i = 0; i < walk.abs_paths.size(); ++i) {
-    if (options.hash_cache != nullptr) cached[i] = options.hash_cache->Get(walk.abs_paths[i], options.hash.piece_size);
+    if (options.hash_cache != nullptr)
+      cached[i] = options.hash_cache->Get(walk.abs_paths[i], options.hash.piece_size);
     if (!cached[i]) {
       to_hash.push_back(walk.abs_paths[i]);
       to_hash_index.push_back(i);

@@ -13,7 +13,6 @@
 namespace shoal {
 namespace {
 
-
 template <typename Tag>
 kj::ArrayPtr<const kj::byte> HashBytes(const Hash256<Tag>& h) {
   return kj::arrayPtr(reinterpret_cast<const kj::byte*>(h.data()), Hash256<Tag>::kSize);
@@ -48,7 +47,8 @@ void Fill(const Manifest& m, proto::Manifest::Builder out) {
     }
   }
   auto dirs = out.initEmptyDirs(static_cast<unsigned>(m.empty_dirs.size()));
-  for (size_t i = 0; i < m.empty_dirs.size(); ++i) dirs.set(static_cast<unsigned>(i), m.empty_dirs[i]);
+  for (size_t i = 0; i < m.empty_dirs.size(); ++i)
+    dirs.set(static_cast<unsigned>(i), m.empty_dirs[i]);
 }
 
 std::string Str(capnp::Text::Reader t) { return std::string(t.begin(), t.size()); }
@@ -97,9 +97,8 @@ Result<Manifest> Extract(proto::Manifest::Reader r) {
     f.mode = fr.getMode();
     auto root = fr.getPiecesRoot();
     if (root.size() != 0 && root.size() != PiecesRoot::kSize) {
-      return Status::InvalidArgument("file '" + f.path.substr(0, 120) +
-                                     "' has a pieces root of " + std::to_string(root.size()) +
-                                     " bytes; it must be 32");
+      return Status::InvalidArgument("file '" + f.path.substr(0, 120) + "' has a pieces root of " +
+                                     std::to_string(root.size()) + " bytes; it must be 32");
     }
     if (root.size() == PiecesRoot::kSize) f.pieces_root = PiecesRoot::FromBytes(root.begin());
     auto layer = fr.getPieceLayer();
@@ -148,12 +147,12 @@ Result<std::string> EncodeManifest(const Manifest& input) {
   m.Canonicalize();
   capnp::MallocMessageBuilder builder;
   Fill(m, builder.initRoot<proto::Manifest>());
-  kj::Array<capnp::word> words =
-      capnp::canonicalize(builder.getRoot<proto::Manifest>().asReader());
+  kj::Array<capnp::word> words = capnp::canonicalize(builder.getRoot<proto::Manifest>().asReader());
   if (words.asBytes().size() > ManifestLimits::kMaxEncodedBytes) {
     return Status::InvalidArgument("manifest encodes to more than 64 MiB; use a larger piece size");
   }
-  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()), words.asBytes().size());
+  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()),
+                     words.asBytes().size());
 }
 
 Result<Manifest> DecodeManifest(std::string_view bytes) {
@@ -178,14 +177,14 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   options.nestingLimit = 16;
 
   Result<Manifest> result = Status::Corruption("manifest could not be read");
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-    capnp::SegmentArrayMessageReader reader(kj::arrayPtr(segments, 1), options);
-    if (!reader.isCanonical()) {
-      result = Status::Corruption("manifest bytes are not in canonical form");
-      return;
-    }
-    result = Extract(reader.getRoot<proto::Manifest>());
-  })) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                 capnp::SegmentArrayMessageReader reader(kj::arrayPtr(segments, 1), options);
+                 if (!reader.isCanonical()) {
+                   result = Status::Corruption("manifest bytes are not in canonical form");
+                   return;
+                 }
+                 result = Extract(reader.getRoot<proto::Manifest>());
+               })) {
     return Status::Corruption("manifest is malformed: " +
                               std::string(e->getDescription().cStr()).substr(0, 200));
   }

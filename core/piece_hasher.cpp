@@ -61,7 +61,8 @@ Status ReadFully(int fd, uint8_t* buf, size_t len, uint64_t offset, const std::s
       return Status::FromErrno("read " + path, errno);
     }
     if (n == 0) {
-      return Status::IOError(path + " shrank while it was being hashed; hash it again once it is stable");
+      return Status::IOError(path +
+                             " shrank while it was being hashed; hash it again once it is stable");
     }
     done += static_cast<size_t>(n);
   }
@@ -183,9 +184,11 @@ Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
     }
   }
 
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads), std::max<size_t>(1, tasks.size())));
+  int threads = options.threads > 0
+                    ? options.threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(
+      std::min<size_t>(static_cast<size_t>(threads), std::max<size_t>(1, tasks.size())));
 
   std::atomic<size_t> next_task{0};
   std::atomic<bool> failed{false};

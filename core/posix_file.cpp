@@ -60,7 +60,8 @@ Status MakeDirs(const std::string& path, unsigned mode) {
     return Status::InvalidArgument(path + " exists and is not a folder");
   }
   std::string parent = ParentDir(path);
-  if (parent != path && parent != "." && parent != "/") SHOAL_RETURN_IF_ERROR(MakeDirs(parent, mode));
+  if (parent != path && parent != "." && parent != "/")
+    SHOAL_RETURN_IF_ERROR(MakeDirs(parent, mode));
   if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST) {
     return Status::FromErrno("create folder " + path, errno);
   }

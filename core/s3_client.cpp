@@ -69,7 +69,7 @@ std::string S3Client::Path(const std::string& key) const {
 }
 
 OriginHttpRequest S3Client::Build(const S3Call& call, const std::string& payload_sha256,
-                            uint64_t already_delivered) const {
+                                  uint64_t already_delivered) const {
   SignableRequest sr;
   sr.method = call.method;
   sr.path = Path(call.key);

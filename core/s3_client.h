@@ -77,7 +77,7 @@ class S3Client {
  private:
   std::string Path(const std::string& key) const;
   OriginHttpRequest Build(const S3Call& call, const std::string& payload_sha256,
-                    uint64_t already_delivered) const;
+                          uint64_t already_delivered) const;
 
   // Constant after construction.
   const S3ClientConfig config_;

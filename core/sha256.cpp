@@ -14,7 +14,8 @@ const EVP_MD* Sha256Md() {
 }  // namespace
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (ctx_ == nullptr || Sha256Md() == nullptr) throw std::runtime_error("OpenSSL SHA-256 unavailable");
+  if (ctx_ == nullptr || Sha256Md() == nullptr)
+    throw std::runtime_error("OpenSSL SHA-256 unavailable");
   Reset();
 }
 

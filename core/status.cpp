@@ -6,15 +6,24 @@ namespace shoal {
 
 const char* StatusCodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kNotFound: return "not found";
-    case Status::Code::kCorruption: return "corruption";
-    case Status::Code::kIOError: return "I/O error";
-    case Status::Code::kInvalidArgument: return "invalid argument";
-    case Status::Code::kUnavailable: return "unavailable";
-    case Status::Code::kPermissionDenied: return "permission denied";
-    case Status::Code::kNoSpace: return "no space";
-    case Status::Code::kAlreadyExists: return "already exists";
+    case Status::Code::kOk:
+      return "OK";
+    case Status::Code::kNotFound:
+      return "not found";
+    case Status::Code::kCorruption:
+      return "corruption";
+    case Status::Code::kIOError:
+      return "I/O error";
+    case Status::Code::kInvalidArgument:
+      return "invalid argument";
+    case Status::Code::kUnavailable:
+      return "unavailable";
+    case Status::Code::kPermissionDenied:
+      return "permission denied";
+    case Status::Code::kNoSpace:
+      return "no space";
+    case Status::Code::kAlreadyExists:
+      return "already exists";
   }
   return "unknown";
 }

@@ -77,7 +77,8 @@ Status StoreLayout::CreateFolders() const {
   SHOAL_RETURN_IF_ERROR(MakeDirs(dir_, 0700));
   struct stat st;
   if (::stat(dir_.c_str(), &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & 077) != 0) {
-    if (::chmod(dir_.c_str(), 0700) != 0) return Status::FromErrno("make " + dir_ + " private", errno);
+    if (::chmod(dir_.c_str(), 0700) != 0)
+      return Status::FromErrno("make " + dir_ + " private", errno);
   }
   SHOAL_RETURN_IF_ERROR(MakeDirs(chunks_dir_, 0700));
   return MakeDirs(tmp_dir_, 0700);

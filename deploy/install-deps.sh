@@ -22,6 +22,7 @@ test_pkgs=(
   python3-boto3 awscli curl iproute2 util-linux procps
   openssl  # tests/s3/radosgw.sh makes a self-signed certificate for the HTTPS tests
   python3-yaml systemd  # tests/deploy/: manifest checks; systemd-analyze, -sysusers, -tmpfiles
+  clang-format  # tests/deploy/check_format.sh: the sources are formatted as .clang-format says
 )
 
 bench_pkgs=(

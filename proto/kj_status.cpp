@@ -26,15 +26,24 @@ Status StatusFromException(const kj::Exception& e, const std::string& peer) {
       int code = std::atoi(d.substr(code_start, colon - code_start).c_str());
       std::string msg = d.substr(colon + 1);
       switch (static_cast<Status::Code>(code)) {
-        case Status::Code::kNotFound: return Status::NotFound(msg);
-        case Status::Code::kCorruption: return Status::Corruption(msg);
-        case Status::Code::kIOError: return Status::IOError(msg);
-        case Status::Code::kInvalidArgument: return Status::InvalidArgument(msg);
-        case Status::Code::kUnavailable: return Status::Unavailable(msg);
-        case Status::Code::kPermissionDenied: return Status::PermissionDenied(msg);
-        case Status::Code::kNoSpace: return Status::NoSpace(msg);
-        case Status::Code::kAlreadyExists: return Status::AlreadyExists(msg);
-        case Status::Code::kOk: break;
+        case Status::Code::kNotFound:
+          return Status::NotFound(msg);
+        case Status::Code::kCorruption:
+          return Status::Corruption(msg);
+        case Status::Code::kIOError:
+          return Status::IOError(msg);
+        case Status::Code::kInvalidArgument:
+          return Status::InvalidArgument(msg);
+        case Status::Code::kUnavailable:
+          return Status::Unavailable(msg);
+        case Status::Code::kPermissionDenied:
+          return Status::PermissionDenied(msg);
+        case Status::Code::kNoSpace:
+          return Status::NoSpace(msg);
+        case Status::Code::kAlreadyExists:
+          return Status::AlreadyExists(msg);
+        case Status::Code::kOk:
+          break;
       }
     }
   }

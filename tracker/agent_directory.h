@@ -17,9 +17,9 @@
 namespace shoal::tracker {
 
 struct AgentRecord {
-  std::string id;           // name + "@" + address:port
+  std::string id;  // name + "@" + address:port
   std::string name;
-  std::string address;      // peer address as the tracker saw the connection
+  std::string address;  // peer address as the tracker saw the connection
   uint16_t peer_port = 0;
   std::string zone;
   uint64_t cache_bytes = 0;

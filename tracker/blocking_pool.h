@@ -30,14 +30,17 @@ class BlockingPool {
   kj::Promise<T> Run(std::function<T()> fn) {
     auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
     // std::function needs a copyable callable; share the fulfiller.
-    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
+    auto fulfiller =
+        std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
     Post([fn = std::move(fn), fulfiller] {
       try {
         (*fulfiller)->fulfill(fn());
       } catch (const kj::Exception& e) {
         (*fulfiller)->reject(kj::cp(e));
       } catch (const std::exception& e) {
-        (*fulfiller)->reject(kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::str(e.what())));
+        (*fulfiller)
+            ->reject(
+                kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::str(e.what())));
       }
     });
     return kj::mv(paf.promise);

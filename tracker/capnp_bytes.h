@@ -15,7 +15,8 @@ namespace shoal::tracker {
 // The flat (segment-table-prefixed) encoding of a builder's message.
 inline std::string ToBytes(capnp::MessageBuilder& builder) {
   kj::Array<capnp::word> words = capnp::messageToFlatArray(builder);
-  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()), words.asBytes().size());
+  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()),
+                     words.asBytes().size());
 }
 
 // Holds an aligned copy of flat bytes and reads a message from it.

@@ -22,11 +22,14 @@ std::string Seq(uint64_t v) {
   return buf;
 }
 
-std::string ModelKey(const std::string& ns, const std::string& name) { return "M|" + ns + "|" + name; }
+std::string ModelKey(const std::string& ns, const std::string& name) {
+  return "M|" + ns + "|" + name;
+}
 std::string VersionKey(const std::string& ns, const std::string& name, const VersionId& id) {
   return "V|" + ns + "|" + name + "|" + id.ToHex();
 }
-std::string SummaryKey(const std::string& ns, const std::string& name, int64_t ms, const VersionId& id) {
+std::string SummaryKey(const std::string& ns, const std::string& name, int64_t ms,
+                       const VersionId& id) {
   return "S|" + ns + "|" + name + "|" + Seq(static_cast<uint64_t>(ms)) + "|" + id.ToHex();
 }
 std::string TagKey(const std::string& ns, const std::string& name, const std::string& tag) {
@@ -47,7 +50,6 @@ Status FromLevelDb(const leveldb::Status& s, const std::string& what) {
   if (s.IsCorruption()) return Status::Corruption(what + ": " + s.ToString());
   return Status::IOError(what + ": " + s.ToString());
 }
-
 
 std::string EncodeSigned(const StoredVersion& v) {
   capnp::MallocMessageBuilder b;
@@ -95,8 +97,10 @@ TagChange DecodeTagEvent(std::string_view bytes) {
   c.ns = r.getNamespace();
   c.name = r.getName();
   c.tag = r.getTag();
-  if (r.getFromVersion().size() == VersionId::kSize) c.from = VersionId::FromBytes(r.getFromVersion().begin());
-  if (r.getToVersion().size() == VersionId::kSize) c.to = VersionId::FromBytes(r.getToVersion().begin());
+  if (r.getFromVersion().size() == VersionId::kSize)
+    c.from = VersionId::FromBytes(r.getFromVersion().begin());
+  if (r.getToVersion().size() == VersionId::kSize)
+    c.to = VersionId::FromBytes(r.getToVersion().begin());
   c.by = r.getBy();
   c.at_ms = r.getAtMs();
   return c;
@@ -111,14 +115,18 @@ std::string EncodeAudit(const AuditEntry& a) {
 AuditEntry DecodeAudit(std::string_view bytes) {
   BytesReader br(bytes);
   auto r = br.root<proto::AuditRecord>();
-  return {r.getSeq(), r.getAtMs(), r.getSubject(), r.getTokenId(), r.getAction(), r.getTarget(), r.getDetail()};
+  return {r.getSeq(),    r.getAtMs(),   r.getSubject(), r.getTokenId(),
+          r.getAction(), r.getTarget(), r.getDetail()};
 }
 
 // Reads the last key with `prefix` and parses its trailing hex sequence.
 uint64_t LastSeq(leveldb::DB* db, const std::string& prefix) {
   std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
   it->Seek(prefix + "\xff");
-  if (it->Valid()) it->Prev(); else it->SeekToLast();
+  if (it->Valid())
+    it->Prev();
+  else
+    it->SeekToLast();
   if (!it->Valid() || !StartsWith(it->key(), prefix)) return 0;
   std::string key = it->key().ToString();
   return std::strtoull(key.substr(key.size() - 16).c_str(), nullptr, 16);
@@ -132,7 +140,8 @@ RegistryStore::RegistryStore(leveldb::DB* db) : db_(db) {
   std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
   for (it->Seek("H|"); it->Valid() && StartsWith(it->key(), "H|"); it->Next()) {
     std::string key = it->key().ToString();
-    next_tag_seq_ = std::max<uint64_t>(next_tag_seq_, std::strtoull(key.substr(key.size() - 16).c_str(), nullptr, 16) + 1);
+    next_tag_seq_ = std::max<uint64_t>(
+        next_tag_seq_, std::strtoull(key.substr(key.size() - 16).c_str(), nullptr, 16) + 1);
   }
 }
 
@@ -166,10 +175,17 @@ Result<bool> RegistryStore::CommitVersion(const Manifest& m, const StoredVersion
   std::lock_guard<std::mutex> lock(mu_);
   leveldb::WriteBatch batch;
   std::string existing;
-  bool created = db_->Get(leveldb::ReadOptions(), VersionKey(m.ns, m.name, v.id), &existing).IsNotFound();
+  bool created =
+      db_->Get(leveldb::ReadOptions(), VersionKey(m.ns, m.name, v.id), &existing).IsNotFound();
   if (created) {
-    VersionInfo info{m.ns, m.name, v.id, m.created_by, m.created_at_ms, m.parent,
-                     m.TotalBytes(), static_cast<uint32_t>(m.files.size())};
+    VersionInfo info{m.ns,
+                     m.name,
+                     v.id,
+                     m.created_by,
+                     m.created_at_ms,
+                     m.parent,
+                     m.TotalBytes(),
+                     static_cast<uint32_t>(m.files.size())};
     batch.Put(ModelKey(m.ns, m.name), "");
     batch.Put(VersionKey(m.ns, m.name, v.id), EncodeSigned(v));
     batch.Put(SummaryKey(m.ns, m.name, m.created_at_ms, v.id), EncodeSummary(info));
@@ -198,20 +214,24 @@ Result<StoredVersion> RegistryStore::GetVersion(const std::string& ns, const std
   std::string bytes;
   leveldb::Status s = db_->Get(leveldb::ReadOptions(), VersionKey(ns, name, id), &bytes);
   if (s.IsNotFound()) {
-    return Status::NotFound("version " + id.ShortHex() + " of " + ns + "/" + name + " does not exist");
+    return Status::NotFound("version " + id.ShortHex() + " of " + ns + "/" + name +
+                            " does not exist");
   }
   SHOAL_RETURN_IF_ERROR(FromLevelDb(s, "read version"));
   BytesReader br(bytes);
   auto r = br.root<proto::SignedManifest>();
   StoredVersion v;
   v.id = id;
-  v.manifest_bytes.assign(reinterpret_cast<const char*>(r.getManifest().begin()), r.getManifest().size());
-  v.signature.assign(reinterpret_cast<const char*>(r.getSignature().begin()), r.getSignature().size());
+  v.manifest_bytes.assign(reinterpret_cast<const char*>(r.getManifest().begin()),
+                          r.getManifest().size());
+  v.signature.assign(reinterpret_cast<const char*>(r.getSignature().begin()),
+                     r.getSignature().size());
   v.signer_key_id = r.getSignerKeyId();
   return v;
 }
 
-Result<VersionId> RegistryStore::ResolveVersionPrefix(const std::string& ns, const std::string& name,
+Result<VersionId> RegistryStore::ResolveVersionPrefix(const std::string& ns,
+                                                      const std::string& name,
                                                       const std::string& prefix) {
   std::string lower;
   for (char c : prefix) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -220,8 +240,9 @@ Result<VersionId> RegistryStore::ResolveVersionPrefix(const std::string& ns, con
   std::optional<VersionId> found;
   for (it->Seek(key_prefix); it->Valid() && StartsWith(it->key(), key_prefix); it->Next()) {
     if (found) {
-      return Status::InvalidArgument("version prefix '" + prefix + "' matches several versions of " +
-                                     ns + "/" + name + "; give more digits");
+      return Status::InvalidArgument("version prefix '" + prefix +
+                                     "' matches several versions of " + ns + "/" + name +
+                                     "; give more digits");
     }
     std::string key = it->key().ToString();
     found = *VersionId::ParseHex(key.substr(key.size() - 64));
@@ -241,11 +262,16 @@ Result<std::vector<VersionInfo>> RegistryStore::ListVersions(const std::string& 
   std::string prefix = "S|" + ns + "|" + name + "|";
   std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
   it->Seek(after.empty() ? prefix + "\xff" : prefix + after);
-  if (it->Valid()) it->Prev(); else it->SeekToLast();
+  if (it->Valid())
+    it->Prev();
+  else
+    it->SeekToLast();
   for (; it->Valid() && StartsWith(it->key(), prefix); it->Prev()) {
     if (out.size() == limit) {
       // The next page starts after the last entry returned.
-      *next = out.empty() ? "" : Seq(static_cast<uint64_t>(out.back().created_at_ms)) + "|" + out.back().id.ToHex();
+      *next = out.empty() ? ""
+                          : Seq(static_cast<uint64_t>(out.back().created_at_ms)) + "|" +
+                                out.back().id.ToHex();
       break;
     }
     out.push_back(DecodeSummary(std::string_view(it->value().data(), it->value().size())));
@@ -394,8 +420,8 @@ Status RegistryStore::ForEachManifest(const std::function<void(const Manifest&)>
   for (it->Seek("V|"); it->Valid() && StartsWith(it->key(), "V|"); it->Next()) {
     BytesReader br(std::string_view(it->value().data(), it->value().size()));
     auto r = br.root<proto::SignedManifest>();
-    Result<Manifest> m = DecodeManifest(
-        std::string_view(reinterpret_cast<const char*>(r.getManifest().begin()), r.getManifest().size()));
+    Result<Manifest> m = DecodeManifest(std::string_view(
+        reinterpret_cast<const char*>(r.getManifest().begin()), r.getManifest().size()));
     if (!m.ok()) return m.status().WithContext("stored version " + it->key().ToString());
     fn(*m);
   }
@@ -412,8 +438,8 @@ Status RegistryStore::Audit(const AuditEntry& entry) {
 std::vector<AuditEntry> RegistryStore::AuditLog(uint64_t after_seq, uint32_t limit) {
   std::vector<AuditEntry> out;
   std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
-  for (it->Seek("A|" + Seq(after_seq + 1)); it->Valid() && StartsWith(it->key(), "A|") && out.size() < limit;
-       it->Next()) {
+  for (it->Seek("A|" + Seq(after_seq + 1));
+       it->Valid() && StartsWith(it->key(), "A|") && out.size() < limit; it->Next()) {
     out.push_back(DecodeAudit(std::string_view(it->value().data(), it->value().size())));
   }
   return out;

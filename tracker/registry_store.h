@@ -136,9 +136,9 @@ class RegistryStore {
   uint64_t NextAuditSeq();  // REQUIRES: mu_ held
 
   std::unique_ptr<leveldb::DB> db_;
-  std::mutex mu_;               // serialises read-modify-write batches
-  uint64_t next_audit_seq_ = 1; // protected by mu_
-  uint64_t next_tag_seq_ = 1;   // protected by mu_
+  std::mutex mu_;                // serialises read-modify-write batches
+  uint64_t next_audit_seq_ = 1;  // protected by mu_
+  uint64_t next_tag_seq_ = 1;    // protected by mu_
 };
 
 }  // namespace shoal::tracker

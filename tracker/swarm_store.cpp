@@ -42,15 +42,18 @@ size_t SwarmStore::Sweep(int64_t now_ms) {
 
 Status SwarmStore::Admit(const InfoHash20& h, int64_t now_ms) {
   auto full = [&] {
-    return peers_ >= limits_.max_peers || (swarms_.count(h) == 0 && swarms_.size() >= limits_.max_swarms);
+    return peers_ >= limits_.max_peers ||
+           (swarms_.count(h) == 0 && swarms_.size() >= limits_.max_swarms);
   };
   if (full() && now_ms - last_sweep_ms_ >= kFullSweepEveryMs) SweepLocked(now_ms);
   if (peers_ >= limits_.max_peers) {
-    return Status::Unavailable("the tracker holds its limit of " + std::to_string(limits_.max_peers) +
+    return Status::Unavailable("the tracker holds its limit of " +
+                               std::to_string(limits_.max_peers) +
                                " peers (--max-swarm-peers); announce again once idle peers expire");
   }
   if (swarms_.count(h) == 0 && swarms_.size() >= limits_.max_swarms) {
-    return Status::Unavailable("the tracker holds its limit of " + std::to_string(limits_.max_swarms) +
+    return Status::Unavailable("the tracker holds its limit of " +
+                               std::to_string(limits_.max_swarms) +
                                " swarms (--max-swarms); announce again once idle swarms expire");
   }
   return Status::OK();
@@ -69,7 +72,8 @@ Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t n
   } else if (known) {
     it->second[req.peer_id] = Record(req.self, now_ms);
   } else {
-    if (it != swarms_.end() && it->second.empty()) swarms_.erase(it);  // Admit counts live swarms only
+    if (it != swarms_.end() && it->second.empty())
+      swarms_.erase(it);  // Admit counts live swarms only
     SHOAL_RETURN_IF_ERROR(Admit(req.info_hash, now_ms));
     swarms_[req.info_hash][req.peer_id] = Record(req.self, now_ms);
     ++peers_;
@@ -89,7 +93,8 @@ Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t n
   }
   auto rank = [&](const Peer* p) {
     // Lower sorts first: seeders, then same zone.
-    return (p->endpoint.seed ? 0 : 2) + (!req.self.zone.empty() && p->endpoint.zone == req.self.zone ? 0 : 1);
+    return (p->endpoint.seed ? 0 : 2) +
+           (!req.self.zone.empty() && p->endpoint.zone == req.self.zone ? 0 : 1);
   };
   std::stable_sort(candidates.begin(), candidates.end(), [&](const Peer* a, const Peer* b) {
     int ra = rank(a), rb = rank(b);

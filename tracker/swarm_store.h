@@ -30,7 +30,7 @@ namespace shoal::tracker {
 using InfoHash20 = std::array<uint8_t, 20>;  // v1 info-hash, or a v2 one truncated
 
 struct PeerEndpoint {
-  std::string ip;     // textual IPv4 or IPv6
+  std::string ip;  // textual IPv4 or IPv6
   uint16_t port = 0;
   bool seed = false;
   std::string zone;
@@ -84,7 +84,7 @@ class SwarmStore {
   Peer Record(const PeerEndpoint& endpoint, int64_t now_ms) const {
     return Peer{endpoint, now_ms, now_ms + (endpoint.seed ? seed_ttl_ms_ : ttl_ms_)};
   }
-  using Swarm = std::map<std::string, Peer>;  // by peer_id
+  using Swarm = std::map<std::string, Peer>;    // by peer_id
   size_t Expire(Swarm& swarm, int64_t now_ms);  // REQUIRES: mu_ held
   size_t SweepLocked(int64_t now_ms);           // REQUIRES: mu_ held
   // OK, or which limit a peer new to swarm `h` would pass. May sweep, which

@@ -10,17 +10,17 @@ namespace shoal::tracker {
 
 struct TrackerMetrics {
   std::atomic<uint64_t> auth_ok{0};
-  std::atomic<uint64_t> auth_denied{0};         // bad, forged or expired tokens; scope refusals
-  std::atomic<uint64_t> publishes{0};           // versions created
-  std::atomic<uint64_t> publish_rejected{0};    // commits refused (validation, missing chunks)
+  std::atomic<uint64_t> auth_denied{0};       // bad, forged or expired tokens; scope refusals
+  std::atomic<uint64_t> publishes{0};         // versions created
+  std::atomic<uint64_t> publish_rejected{0};  // commits refused (validation, missing chunks)
   std::atomic<uint64_t> resolves{0};
   std::atomic<uint64_t> tag_moves{0};
   std::atomic<uint64_t> deletes{0};
-  std::atomic<uint64_t> chunks_planned{0};      // chunks callers were told to upload
-  std::atomic<uint64_t> chunks_waited{0};       // chunks callers were told another publish has
-  std::atomic<uint64_t> chunks_indexed{0};      // chunks confirmed in the origin
-  std::atomic<uint64_t> duplicate_uploads{0};   // confirmed twice: a race let two uploads through
-  std::atomic<uint64_t> origin_checks{0};       // HEADs to confirm a chunk
+  std::atomic<uint64_t> chunks_planned{0};     // chunks callers were told to upload
+  std::atomic<uint64_t> chunks_waited{0};      // chunks callers were told another publish has
+  std::atomic<uint64_t> chunks_indexed{0};     // chunks confirmed in the origin
+  std::atomic<uint64_t> duplicate_uploads{0};  // confirmed twice: a race let two uploads through
+  std::atomic<uint64_t> origin_checks{0};      // HEADs to confirm a chunk
   std::atomic<uint64_t> gc_runs{0};
   std::atomic<uint64_t> gc_swept_chunks{0};
   std::atomic<uint64_t> gc_swept_bytes{0};
@@ -29,30 +29,30 @@ struct TrackerMetrics {
   std::atomic<uint64_t> announce_refused_malformed{0};  // bad info_hash, peer_id or number
   std::atomic<uint64_t> announce_refused_torrent{0};    // not a file the token may read
   std::atomic<uint64_t> announce_refused_full{0};       // a swarm limit was reached
-  std::atomic<uint64_t> fetch_orders{0};        // orders sent to chunk owners
-  std::atomic<uint64_t> fetch_order_chunks{0};  // chunks in those orders
+  std::atomic<uint64_t> fetch_orders{0};                // orders sent to chunk owners
+  std::atomic<uint64_t> fetch_order_chunks{0};          // chunks in those orders
   std::atomic<uint64_t> fetch_order_failures{0};
-  std::atomic<uint64_t> need_requests{0};       // Registry.need calls
-  std::atomic<uint64_t> need_chunks{0};         // chunks asked for in them
-  std::atomic<uint64_t> owner_fetches{0};       // chunks fetched from the origin by their first owner
-  std::atomic<uint64_t> takeover_fetches{0};    // ... by a later owner, after a takeover
-  std::atomic<uint64_t> takeovers{0};           // orders handed to the next owner
+  std::atomic<uint64_t> need_requests{0};     // Registry.need calls
+  std::atomic<uint64_t> need_chunks{0};       // chunks asked for in them
+  std::atomic<uint64_t> owner_fetches{0};     // chunks fetched from the origin by their first owner
+  std::atomic<uint64_t> takeover_fetches{0};  // ... by a later owner, after a takeover
+  std::atomic<uint64_t> takeovers{0};         // orders handed to the next owner
   std::atomic<uint64_t> origin_fetch_bytes{0};  // bytes owners reported fetching
   std::atomic<uint64_t> warms{0};
-  std::atomic<uint64_t> prefetch_orders{0};     // whole-version orders to nodes named by warm --nodes
-  std::atomic<uint64_t> replica_orders{0};      // chunks ordered copied from the swarm to owners 2..R
-  std::atomic<uint64_t> replica_failures{0};    // ... that the owner could not get in time
+  std::atomic<uint64_t> prefetch_orders{0};   // whole-version orders to nodes named by warm --nodes
+  std::atomic<uint64_t> replica_orders{0};    // chunks ordered copied from the swarm to owners 2..R
+  std::atomic<uint64_t> replica_failures{0};  // ... that the owner could not get in time
   // RPC connections closed by the listener, by reason (rpc_listener.h).
-  std::atomic<uint64_t> rpc_refused_too_large{0};         // a message over the connection's limit
-  std::atomic<uint64_t> rpc_refused_message_timeout{0};   // a message not complete in time
-  std::atomic<uint64_t> rpc_refused_auth_timeout{0};      // no token presented in time
-  std::atomic<uint64_t> rpc_refused_unauthenticated{0};   // too many connections without a token
-  std::atomic<uint64_t> rpc_unauthenticated{0};           // gauge: connections without a token yet
+  std::atomic<uint64_t> rpc_refused_too_large{0};        // a message over the connection's limit
+  std::atomic<uint64_t> rpc_refused_message_timeout{0};  // a message not complete in time
+  std::atomic<uint64_t> rpc_refused_auth_timeout{0};     // no token presented in time
+  std::atomic<uint64_t> rpc_refused_unauthenticated{0};  // too many connections without a token
+  std::atomic<uint64_t> rpc_unauthenticated{0};          // gauge: connections without a token yet
   // Gauges the fetch scheduler keeps current.
-  std::atomic<uint64_t> fetch_queue{0};         // chunks waiting for an order
-  std::atomic<uint64_t> fetches_in_flight{0};   // orders sent, not yet answered
-  std::atomic<uint64_t> replicas_queued{0};     // replica orders waiting or in flight
-  std::atomic<uint64_t> ring_members{0};        // agents chunks are owned by
+  std::atomic<uint64_t> fetch_queue{0};        // chunks waiting for an order
+  std::atomic<uint64_t> fetches_in_flight{0};  // orders sent, not yet answered
+  std::atomic<uint64_t> replicas_queued{0};    // replica orders waiting or in flight
+  std::atomic<uint64_t> ring_members{0};       // agents chunks are owned by
   std::atomic<int64_t> takeover_timeout_ms{0};
 };
 

@@ -16,14 +16,18 @@ Status TrackerOptions::Validate() const {
   if (blocking_threads < 1 || blocking_threads > 64) {
     return Status::InvalidArgument("--blocking-threads must be 1 to 64");
   }
-  if (origin_budget < 1 || origin_budget > 4096) return Status::InvalidArgument("--origin-budget must be 1 to 4096");
+  if (origin_budget < 1 || origin_budget > 4096)
+    return Status::InvalidArgument("--origin-budget must be 1 to 4096");
   if (fetches_per_agent < 1 || fetches_per_agent > 256) {
     return Status::InvalidArgument("--fetches-per-agent must be 1 to 256");
   }
   if (replicas < 1 || replicas > 8) return Status::InvalidArgument("--replicas must be 1 to 8");
-  if (fetch_done_grace_ms < 0) return Status::InvalidArgument("--fetch-done-grace must not be negative");
-  if (rpc_auth_timeout_ms <= 0) return Status::InvalidArgument("--rpc-auth-timeout must be positive");
-  if (rpc_message_timeout_ms <= 0) return Status::InvalidArgument("--rpc-message-timeout must be positive");
+  if (fetch_done_grace_ms < 0)
+    return Status::InvalidArgument("--fetch-done-grace must not be negative");
+  if (rpc_auth_timeout_ms <= 0)
+    return Status::InvalidArgument("--rpc-auth-timeout must be positive");
+  if (rpc_message_timeout_ms <= 0)
+    return Status::InvalidArgument("--rpc-message-timeout must be positive");
   if (rpc_max_unauthenticated < 1 || rpc_max_unauthenticated > 65536) {
     return Status::InvalidArgument("--rpc-max-unauthenticated must be 1 to 65536");
   }

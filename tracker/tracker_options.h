@@ -22,18 +22,20 @@ struct TrackerOptions {
   uint32_t keep_versions = 0;                       // per model, oldest untagged pruned; 0 = all
   int origin_parallelism = 16;                      // concurrent origin HEADs when checking chunks
   int blocking_threads = 4;                         // threads for origin and scan work
-  int64_t heartbeat_ms = 2000;                      // agents heartbeat this often; dropped after 3 misses
-  int64_t announce_interval_ms = 5000;              // how often agents re-announce; peers expire after 3x
-  int64_t seed_announce_interval_ms = 60000;        // how often a peer holding the whole file does; 3x likewise
-  uint32_t origin_budget = 64;                      // origin fetches in flight across the cluster
-  uint32_t fetches_per_agent = 2;                   // of those, at most this many on one agent
-  int64_t fetch_done_grace_ms = 15000;              // a chunk fetched this recently is not fetched again
-  uint32_t replicas = 1;                            // owners per chunk; 2..R copy it from the swarm
-  int64_t rpc_auth_timeout_ms = 10000;              // an RPC connection must authenticate within this
-  int64_t rpc_message_timeout_ms = 30000;           // an RPC message must arrive whole within this of its first byte
-  uint32_t rpc_max_unauthenticated = 256;           // RPC connections not yet authenticated; more are closed
-  uint64_t max_swarms = 200000;                     // torrents with live peers; announces starting more are refused
-  uint64_t max_swarm_peers = 1000000;               // live peers over all swarms; new ones beyond are refused
+  int64_t heartbeat_ms = 2000;          // agents heartbeat this often; dropped after 3 misses
+  int64_t announce_interval_ms = 5000;  // how often agents re-announce; peers expire after 3x
+  int64_t seed_announce_interval_ms =
+      60000;                            // how often a peer holding the whole file does; 3x likewise
+  uint32_t origin_budget = 64;          // origin fetches in flight across the cluster
+  uint32_t fetches_per_agent = 2;       // of those, at most this many on one agent
+  int64_t fetch_done_grace_ms = 15000;  // a chunk fetched this recently is not fetched again
+  uint32_t replicas = 1;                // owners per chunk; 2..R copy it from the swarm
+  int64_t rpc_auth_timeout_ms = 10000;  // an RPC connection must authenticate within this
+  int64_t rpc_message_timeout_ms =
+      30000;  // an RPC message must arrive whole within this of its first byte
+  uint32_t rpc_max_unauthenticated = 256;  // RPC connections not yet authenticated; more are closed
+  uint64_t max_swarms = 200000;  // torrents with live peers; announces starting more are refused
+  uint64_t max_swarm_peers = 1000000;  // live peers over all swarms; new ones beyond are refused
 
   Status Validate() const;
 };

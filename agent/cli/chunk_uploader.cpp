@@ -16,7 +16,8 @@ std::unordered_map<ChunkId, ChunkSource> LocateChunks(const Manifest& m, const s
     std::vector<ChunkId> ids = f.ChunkIds();
     for (size_t i = 0; i < ids.size(); ++i) {
       uint64_t off = uint64_t{i} * m.piece_size;
-      out.emplace(ids[i], ChunkSource{dir + "/" + f.path, off, std::min<uint64_t>(m.piece_size, f.size - off)});
+      out.emplace(ids[i], ChunkSource{dir + "/" + f.path, off,
+                                      std::min<uint64_t>(m.piece_size, f.size - off)});
     }
   }
   return out;
@@ -31,7 +32,8 @@ Status ReadChunk(const ChunkSource& src, std::vector<uint8_t>* buf) {
   size_t done = 0;
   Status s;
   while (done < src.length) {
-    ssize_t n = ::pread(fd, buf->data() + done, src.length - done, static_cast<off_t>(src.offset + done));
+    ssize_t n =
+        ::pread(fd, buf->data() + done, src.length - done, static_cast<off_t>(src.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       s = n < 0 ? Status::FromErrno("read " + src.path, errno)

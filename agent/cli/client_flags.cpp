@@ -18,7 +18,8 @@ Result<std::unique_ptr<TrackerClient>> ConnectTracker(const ClientFlags& f) {
 }
 
 void AddOriginFlags(CLI::App* cmd, OriginOptions* o) {
-  cmd->add_option("--origin", o->url, "file:///path or s3://bucket/prefix")->envname("SHOAL_ORIGIN");
+  cmd->add_option("--origin", o->url, "file:///path or s3://bucket/prefix")
+      ->envname("SHOAL_ORIGIN");
   cmd->add_option("--s3-endpoint", o->endpoint, "S3 endpoint URL; empty = AWS")
       ->envname("SHOAL_S3_ENDPOINT");
   cmd->add_option("--s3-region", o->region, "S3 signing region")->envname("SHOAL_S3_REGION");

@@ -1,8 +1,7 @@
 // `shoal inspect DIR`: hash a checkpoint folder and show its manifest.
-#include <CLI/CLI.hpp>
-
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 
@@ -68,8 +67,8 @@ Status InspectPublished(const InspectArgs& args) {
   PrintSummary(v->manifest, v->id);
   const Manifest& m = v->manifest;
   std::printf("created by %s at %s, parent %s, signed by tracker key %s\n", m.created_by.c_str(),
-              FormatTime(m.created_at_ms).c_str(), m.parent ? m.parent->ShortHex().c_str() : "(none)",
-              v->signer_key_id.c_str());
+              FormatTime(m.created_at_ms).c_str(),
+              m.parent ? m.parent->ShortHex().c_str() : "(none)", v->signer_key_id.c_str());
   for (const Label& l : m.labels) std::printf("label %s=%s\n", l.key.c_str(), l.value.c_str());
   return Status::OK();
 }
@@ -97,8 +96,8 @@ Status RunInspect(const InspectArgs& args) {
     opts.name = args.name.substr(slash + 1);
   }
   ProgressBar bar("hashing", 0);
-  Result<Manifest> m =
-      BuildManifest(args.target, opts, [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
+  Result<Manifest> m = BuildManifest(
+      args.target, opts, [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
   if (!m.ok()) return m.status();
   bar.Finish();
   Result<std::string> bytes = EncodeManifest(*m);

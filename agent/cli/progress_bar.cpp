@@ -70,10 +70,10 @@ void ProgressBar::Draw(uint64_t done, bool final) {
   } else if (final) {
     eta = std::to_string(static_cast<long long>(secs)) + "s total";
   }
-  std::fprintf(stderr, "\r%s [%s] %3d%% %s / %s  %s/s  eta %s%s%s\033[K%s", label_.c_str(), bar.c_str(),
-               static_cast<int>(frac * 100), Amount(done).c_str(), Amount(total).c_str(),
-               Amount(static_cast<uint64_t>(rate)).c_str(), eta.c_str(), detail_.empty() ? "" : "  ",
-               detail_.c_str(), final ? "\n" : "");
+  std::fprintf(stderr, "\r%s [%s] %3d%% %s / %s  %s/s  eta %s%s%s\033[K%s", label_.c_str(),
+               bar.c_str(), static_cast<int>(frac * 100), Amount(done).c_str(),
+               Amount(total).c_str(), Amount(static_cast<uint64_t>(rate)).c_str(), eta.c_str(),
+               detail_.empty() ? "" : "  ", detail_.c_str(), final ? "\n" : "");
   std::fflush(stderr);
 }
 

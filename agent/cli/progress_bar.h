@@ -50,7 +50,6 @@ class ProgressBar {
   std::string detail_;                               // protected by mu_
 };
 
-
 }  // namespace shoal
 
 #endif  // SHOAL_AGENT_CLI_PROGRESS_BAR_H_

@@ -4,19 +4,18 @@
 // those in parallel, then commits the manifest. The version becomes visible
 // only at the commit, once every chunk is in the origin; a publish that dies
 // before it leaves nothing visible, and running it again skips what arrived.
-#include <CLI/CLI.hpp>
 #include <capnp/rpc-twoparty.h>
-#include <kj/async-io.h>
-
 #include <fcntl.h>
+#include <kj/async-io.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "cli/chunk_uploader.h"
@@ -24,9 +23,9 @@
 #include "cli/commands.h"
 #include "cli/file_handle_server.h"
 #include "cli/progress_bar.h"
+#include "kj_status.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"
-#include "kj_status.h"
 #include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"
 
@@ -79,17 +78,19 @@ Status SeedThroughAgent(const std::string& socket, const std::string& ref, const
   std::error_code ec;
   std::string abs = std::filesystem::absolute(dir, ec).lexically_normal().string();
   auto io = kj::setupAsyncIo();
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-    auto addr = io.provider->getNetwork().parseAddress("unix:" + socket).wait(io.waitScope);
-    auto stream = addr->connect().wait(io.waitScope);
-    capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream), /*maxFdsPerMessage=*/2);
-    auto req = client.bootstrap().castAs<proto::LocalAgent>().seedRequest();
-    req.setRef(ref);
-    req.setToken(token);
-    req.setDir(abs);
-    req.setSource(kj::heap<SeedSourceServer>(abs));
-    *chunks = req.send().wait(io.waitScope).getChunks();
-  })) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                 auto addr =
+                     io.provider->getNetwork().parseAddress("unix:" + socket).wait(io.waitScope);
+                 auto stream = addr->connect().wait(io.waitScope);
+                 capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream),
+                                              /*maxFdsPerMessage=*/2);
+                 auto req = client.bootstrap().castAs<proto::LocalAgent>().seedRequest();
+                 req.setRef(ref);
+                 req.setToken(token);
+                 req.setDir(abs);
+                 req.setSource(kj::heap<SeedSourceServer>(abs));
+                 *chunks = req.send().wait(io.waitScope).getChunks();
+               })) {
     return StatusFromException(*e, "agent at " + socket);
   }
   return Status::OK();
@@ -121,10 +122,12 @@ Status RunPublish(PublishArgs& a) {
   if (!ref.ok()) return ref.status().WithContext("--name");
   struct stat st;
   if (::stat(a.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Status::InvalidArgument("'" + a.dir + "' is not a folder; give the checkpoint folder to publish");
+    return Status::InvalidArgument("'" + a.dir +
+                                   "' is not a folder; give the checkpoint folder to publish");
   }
   if (a.origin.url.empty()) {
-    return Status::InvalidArgument("no origin; pass --origin file:///path or s3://bucket, or set SHOAL_ORIGIN");
+    return Status::InvalidArgument(
+        "no origin; pass --origin file:///path or s3://bucket, or set SHOAL_ORIGIN");
   }
   auto tracker = ConnectTracker(a.client);
   if (!tracker.ok()) return tracker.status();
@@ -145,19 +148,22 @@ Status RunPublish(PublishArgs& a) {
       cache = std::move(opened).value();
       opts.hash_cache = cache.get();
     } else {
-      std::fprintf(stderr, "shoal: warning: %s; hashing every file\n", opened.status().ToString().c_str());
+      std::fprintf(stderr, "shoal: warning: %s; hashing every file\n",
+                   opened.status().ToString().c_str());
     }
   }
   Result<Manifest> built = Status::Unavailable("not built");
   {
     ProgressBar bar("hashing  ", 0);
-    built = BuildManifest(a.dir, opts, [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
+    built =
+        BuildManifest(a.dir, opts, [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
   }
   if (!built.ok()) return built.status();
   Manifest& m = *built;
   for (const std::string& kv : a.labels) {
     size_t eq = kv.find('=');
-    if (eq == std::string::npos) return Status::InvalidArgument("--label '" + kv + "' must be key=value");
+    if (eq == std::string::npos)
+      return Status::InvalidArgument("--label '" + kv + "' must be key=value");
     m.labels.push_back({kv.substr(0, eq), kv.substr(eq + 1)});
   }
   if (!a.parent.empty()) {
@@ -202,7 +208,10 @@ Status RunPublish(PublishArgs& a) {
       bool finished = false;
       std::vector<ChunkId> real;
       for (const ChunkId& id : batch) {
-        if (id.IsZero()) finished = true; else real.push_back(id);
+        if (id.IsZero())
+          finished = true;
+        else
+          real.push_back(id);
       }
       if (!real.empty()) {
         report_status = t.ChunksStored(m.ns, real);
@@ -223,23 +232,26 @@ Status RunPublish(PublishArgs& a) {
   for (const std::string& tag : a.tags) tags += " " + tag;
   std::printf("published %s/%s:%s%s\n", m.ns.c_str(), m.name.c_str(), committed->id.ToHex().c_str(),
               committed->created ? "" : " (already existed)");
-  std::printf("  %zu files, %s; uploaded %llu chunks (%s), %llu already in the origin, %zu unique chunks\n",
-              m.files.size(), FormatBytes(m.TotalBytes()).c_str(),
-              static_cast<unsigned long long>(stats.uploaded_chunks.load()),
-              FormatBytes(stats.uploaded_bytes).c_str(),
-              static_cast<unsigned long long>(all.size() - stats.uploaded_chunks.load()), all.size());
+  std::printf(
+      "  %zu files, %s; uploaded %llu chunks (%s), %llu already in the origin, %zu unique chunks\n",
+      m.files.size(), FormatBytes(m.TotalBytes()).c_str(),
+      static_cast<unsigned long long>(stats.uploaded_chunks.load()),
+      FormatBytes(stats.uploaded_bytes).c_str(),
+      static_cast<unsigned long long>(all.size() - stats.uploaded_chunks.load()), all.size());
   if (!tags.empty()) std::printf("  tags:%s\n", tags.c_str());
   if (!a.no_seed) {
     tracker->reset();  // one kj event loop per thread: close the tracker's first
     struct stat sock;
     if (::stat(a.agent_socket.c_str(), &sock) != 0) {
-      std::printf("  not seeding: no agent at %s (pass --agent, or --no-seed)\n", a.agent_socket.c_str());
+      std::printf("  not seeding: no agent at %s (pass --agent, or --no-seed)\n",
+                  a.agent_socket.c_str());
     } else {
       uint64_t seeded = 0;
       Status s = SeedThroughAgent(a.agent_socket, m.ns + "/" + m.name + ":" + committed->id.ToHex(),
                                   a.client.token, a.dir, &seeded);
       if (s.ok()) {
-        std::printf("  seeding from this node's agent (%llu chunks cached)\n", static_cast<unsigned long long>(seeded));
+        std::printf("  seeding from this node's agent (%llu chunks cached)\n",
+                    static_cast<unsigned long long>(seeded));
       } else {
         std::printf("  not seeding: %s\n", s.ToString().c_str());
       }
@@ -247,7 +259,8 @@ Status RunPublish(PublishArgs& a) {
   }
   OriginCounters oc = (*origin)->counters();
   std::printf("  origin: %llu PUT requests, %llu bytes sent; %llu HEAD requests\n",
-              static_cast<unsigned long long>(oc.put.requests), static_cast<unsigned long long>(oc.put.bytes),
+              static_cast<unsigned long long>(oc.put.requests),
+              static_cast<unsigned long long>(oc.put.bytes),
               static_cast<unsigned long long>(oc.head.requests));
   return Status::OK();
 }
@@ -256,16 +269,19 @@ Status RunPublish(PublishArgs& a) {
 
 void RegisterPublish(CLI::App& app, CommandRunner* run) {
   auto a = std::make_shared<PublishArgs>();
-  CLI::App* cmd = app.add_subcommand("publish", "upload a checkpoint folder as a new immutable version");
+  CLI::App* cmd =
+      app.add_subcommand("publish", "upload a checkpoint folder as a new immutable version");
   cmd->add_option("dir", a->dir, "checkpoint folder")->required();
   cmd->add_option("--name", a->name, "namespace/model")->required();
   cmd->add_option("--tag", a->tags, "tag to point at the new version; repeatable");
   cmd->add_option("--label", a->labels, "key=value label; repeatable");
   cmd->add_option("--parent", a->parent, "parent version or tag (default: the current latest)");
-  cmd->add_option("--piece-size", a->piece_size, "bytes per chunk, a power of two")->capture_default_str();
+  cmd->add_option("--piece-size", a->piece_size, "bytes per chunk, a power of two")
+      ->capture_default_str();
   cmd->add_option("--parallel", a->parallelism, "chunk uploads in flight")->capture_default_str();
   cmd->add_flag("--follow-symlinks", a->follow_symlinks, "publish the targets of symbolic links");
-  cmd->add_option("--agent", a->agent_socket, "this node's agent socket; it seeds what was published")
+  cmd->add_option("--agent", a->agent_socket,
+                  "this node's agent socket; it seeds what was published")
       ->envname("SHOAL_AGENT_SOCKET")
       ->capture_default_str();
   cmd->add_flag("--no-seed", a->no_seed, "do not hand the files to the local agent");

@@ -1,6 +1,5 @@
 // Registry commands: `shoal ls`, `shoal tag`, `shoal rm`, `shoal gc`.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <ctime>
 
@@ -38,8 +37,8 @@ Status RunLs(const LsArgs& a) {
     for (const ModelListing& m : *models) {
       std::string tags;
       for (const auto& [tag, id] : m.tags) tags += " " + tag + "=" + id.ShortHex();
-      std::printf("%s/%s  %u versions  latest %s  %s%s\n", m.ns.c_str(), m.name.c_str(), m.version_count,
-                  m.latest ? m.latest->ShortHex().c_str() : "-",
+      std::printf("%s/%s  %u versions  latest %s  %s%s\n", m.ns.c_str(), m.name.c_str(),
+                  m.version_count, m.latest ? m.latest->ShortHex().c_str() : "-",
                   m.latest_at_ms ? FormatTime(m.latest_at_ms).c_str() : "", tags.c_str());
     }
     if (models->empty()) std::printf("no models\n");
@@ -49,12 +48,14 @@ Status RunLs(const LsArgs& a) {
   if (!ref.ok()) return ref.status();
   auto versions = (*t)->ListVersions(ref->ns(), ref->name());
   if (!versions.ok()) return versions.status();
-  std::printf("%-64s  %-20s  %10s  %5s  %-12s %s\n", "VERSION", "CREATED", "SIZE", "FILES", "BY", "TAGS");
+  std::printf("%-64s  %-20s  %10s  %5s  %-12s %s\n", "VERSION", "CREATED", "SIZE", "FILES", "BY",
+              "TAGS");
   for (const VersionListing& v : *versions) {
     std::string tags;
     for (const std::string& tag : v.tags) tags += (tags.empty() ? "" : ",") + tag;
-    std::printf("%s  %-20s  %10s  %5u  %-12s %s\n", v.id.ToHex().c_str(), FormatTime(v.created_at_ms).c_str(),
-                FormatBytes(v.total_bytes).c_str(), v.file_count, v.created_by.c_str(), tags.c_str());
+    std::printf("%s  %-20s  %10s  %5u  %-12s %s\n", v.id.ToHex().c_str(),
+                FormatTime(v.created_at_ms).c_str(), FormatBytes(v.total_bytes).c_str(),
+                v.file_count, v.created_by.c_str(), tags.c_str());
   }
   return Status::OK();
 }
@@ -76,7 +77,8 @@ Status RunTag(const TagArgs& a) {
     if (!events.ok()) return events.status();
     for (const TagEventListing& e : *events) {
       std::printf("%s  %-12s %s -> %s\n", FormatTime(e.at_ms).c_str(), e.by.c_str(),
-                  e.from ? e.from->ShortHex().c_str() : "(none)", e.to ? e.to->ShortHex().c_str() : "(removed)");
+                  e.from ? e.from->ShortHex().c_str() : "(none)",
+                  e.to ? e.to->ShortHex().c_str() : "(removed)");
     }
     return Status::OK();
   }
@@ -103,7 +105,8 @@ Status RunRm(const RmArgs& a) {
   auto target = (*t)->Resolve(ref->ns(), ref->name(), ref->ref());
   if (!target.ok()) return target.status();
   SHOAL_RETURN_IF_ERROR((*t)->DeleteVersion(ref->ns(), ref->name(), target->id, a.force));
-  std::printf("deleted %s/%s:%s\n", ref->ns().c_str(), ref->name().c_str(), target->id.ToHex().c_str());
+  std::printf("deleted %s/%s:%s\n", ref->ns().c_str(), ref->name().c_str(),
+              target->id.ToHex().c_str());
   return Status::OK();
 }
 
@@ -124,11 +127,12 @@ Status RunGc(const GcArgs& a) {
   if (!t.ok()) return t.status();
   auto g = (*t)->Gc(a.dry_run, grace);
   if (!g.ok()) return g.status();
-  std::printf("%s: %llu chunks referenced, %llu unreferenced and past grace, %llu inside grace; "
-              "swept %llu chunks (%s)\n",
-              a.dry_run ? "gc dry run" : "gc", static_cast<unsigned long long>(g->referenced),
-              static_cast<unsigned long long>(g->unreferenced), static_cast<unsigned long long>(g->young),
-              static_cast<unsigned long long>(g->swept), FormatBytes(g->swept_bytes).c_str());
+  std::printf(
+      "%s: %llu chunks referenced, %llu unreferenced and past grace, %llu inside grace; "
+      "swept %llu chunks (%s)\n",
+      a.dry_run ? "gc dry run" : "gc", static_cast<unsigned long long>(g->referenced),
+      static_cast<unsigned long long>(g->unreferenced), static_cast<unsigned long long>(g->young),
+      static_cast<unsigned long long>(g->swept), FormatBytes(g->swept_bytes).c_str());
   return Status::OK();
 }
 
@@ -145,17 +149,22 @@ Status RunWarm(const WarmArgs& a) {
   if (!t.ok()) return t.status();
   ProgressBar bar("warming", 0, "chunks");
   auto w = (*t)->Warm(ref->ns(), ref->name(), ref->ref(), a.nodes, [&bar](const WarmProgress& p) {
-    if (p.nodes > 0) bar.SetDetail(std::to_string(p.nodes_done) + "/" + std::to_string(p.nodes) + " nodes done");
+    if (p.nodes > 0)
+      bar.SetDetail(std::to_string(p.nodes_done) + "/" + std::to_string(p.nodes) + " nodes done");
     bar.Update(p.chunks_done, p.chunks);
   });
   bar.Finish();
   if (!w.ok()) return w.status();
-  std::printf("warmed %s: %u chunks across %u owners; %u fetched from the origin (%s), the rest were cached",
-              ref->ToString().c_str(), w->chunks, w->owners, w->fetched, FormatBytes(w->bytes).c_str());
-  if (w->nodes > 0) std::printf("; %u of %u nodes took the whole version", w->nodes - w->nodes_failed, w->nodes);
+  std::printf(
+      "warmed %s: %u chunks across %u owners; %u fetched from the origin (%s), the rest were "
+      "cached",
+      ref->ToString().c_str(), w->chunks, w->owners, w->fetched, FormatBytes(w->bytes).c_str());
+  if (w->nodes > 0)
+    std::printf("; %u of %u nodes took the whole version", w->nodes - w->nodes_failed, w->nodes);
   std::printf("\n");
   if (w->failed > 0) {
-    return Status::Unavailable(std::to_string(w->failed) + " chunks could not be warmed; see the agents' logs");
+    return Status::Unavailable(std::to_string(w->failed) +
+                               " chunks could not be warmed; see the agents' logs");
   }
   if (w->nodes_failed > 0) {
     return Status::Unavailable(std::to_string(w->nodes_failed) + " of " + std::to_string(w->nodes) +
@@ -189,11 +198,13 @@ void RegisterRegistryCommands(CLI::App& app, CommandRunner* run) {
   c->callback([rm, run] { *run = [rm] { return RunRm(*rm); }; });
 
   auto warm = std::make_shared<WarmArgs>();
-  c = app.add_subcommand("warm", "have each chunk's owner agent fetch a version ahead of a scale-out");
+  c = app.add_subcommand("warm",
+                         "have each chunk's owner agent fetch a version ahead of a scale-out");
   c->add_option("ref", warm->ref, "ns/model[:tag-or-version]")->required();
-  c->add_option("--nodes", warm->nodes,
-                "also have these agents take the whole version from the swarm: all, a count N, or key=value "
-                "(zone=... or an agent --label)");
+  c->add_option(
+      "--nodes", warm->nodes,
+      "also have these agents take the whole version from the swarm: all, a count N, or key=value "
+      "(zone=... or an agent --label)");
   AddClientFlags(c, &warm->client);
   c->callback([warm, run] { *run = [warm] { return RunWarm(*warm); }; });
 

@@ -1,6 +1,5 @@
 // shoal: the command-line client.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 
 #include "cli/commands.h"

@@ -12,7 +12,9 @@
 namespace shoal {
 namespace {
 
-std::string Str(capnp::Data::Reader d) { return std::string(reinterpret_cast<const char*>(d.begin()), d.size()); }
+std::string Str(capnp::Data::Reader d) {
+  return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
+}
 std::optional<VersionId> OptId(capnp::Data::Reader d) {
   if (d.size() != VersionId::kSize) return std::nullopt;
   return VersionId::FromBytes(d.begin());
@@ -40,7 +42,8 @@ Result<Manifest> VerifySignedManifest(const VersionId& id, const std::string& by
 }
 
 struct TrackerClient::Impl {
-  Impl(kj::AsyncIoContext io_in, std::string peer_in) : io(kj::mv(io_in)), peer(std::move(peer_in)) {}
+  Impl(kj::AsyncIoContext io_in, std::string peer_in)
+      : io(kj::mv(io_in)), peer(std::move(peer_in)) {}
   kj::AsyncIoContext io;
   std::string peer;
   kj::Own<kj::AsyncIoStream> stream;
@@ -52,7 +55,7 @@ struct TrackerClient::Impl {
   // Runs `fn` (which waits on promises) and turns any kj::Exception into a Status.
   template <typename Fn>
   Status Call(Fn&& fn) {
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions(std::forward<Fn>(fn))) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions(std::forward<Fn>(fn))) {
       return StatusFromException(*e, "tracker " + peer);
     }
     return Status::OK();
@@ -83,7 +86,8 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
                                                               const std::string& token,
                                                               const std::string& pinned_key_hex) {
   if (address.empty()) {
-    return Status::InvalidArgument("no tracker address; pass --tracker host:port or set SHOAL_TRACKER");
+    return Status::InvalidArgument(
+        "no tracker address; pass --tracker host:port or set SHOAL_TRACKER");
   }
   if (token.empty()) {
     return Status::InvalidArgument("no token; pass --token or set SHOAL_TOKEN");
@@ -116,7 +120,8 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   return std::unique_ptr<TrackerClient>(new TrackerClient(std::move(impl)));
 }
 
-Result<UploadPlan> TrackerClient::PlanUpload(const std::string& ns, const std::vector<ChunkId>& chunks) {
+Result<UploadPlan> TrackerClient::PlanUpload(const std::string& ns,
+                                             const std::vector<ChunkId>& chunks) {
   UploadPlan plan;
   Status s = impl_->Call([&] {
     auto req = impl_->registry.planUploadRequest();
@@ -231,8 +236,10 @@ Result<std::vector<VersionListing>> TrackerClient::ListVersions(const std::strin
   return out;
 }
 
-Result<std::optional<VersionId>> TrackerClient::SetTag(const std::string& ns, const std::string& name,
-                                                       const std::string& tag, const VersionId& id) {
+Result<std::optional<VersionId>> TrackerClient::SetTag(const std::string& ns,
+                                                       const std::string& name,
+                                                       const std::string& tag,
+                                                       const VersionId& id) {
   std::optional<VersionId> prev;
   Status s = impl_->Call([&] {
     auto req = impl_->registry.setTagRequest();
@@ -293,8 +300,9 @@ class WarmListenerImpl final : public proto::WarmListener::Server {
 };
 }  // namespace
 
-Result<WarmSummary> TrackerClient::Warm(const std::string& ns, const std::string& name, const std::string& ref,
-                                        const std::string& nodes, std::function<void(const WarmProgress&)> progress) {
+Result<WarmSummary> TrackerClient::Warm(const std::string& ns, const std::string& name,
+                                        const std::string& ref, const std::string& nodes,
+                                        std::function<void(const WarmProgress&)> progress) {
   WarmSummary w;
   Status s = impl_->Call([&] {
     auto req = impl_->registry.warmRequest();
@@ -316,7 +324,8 @@ Result<WarmSummary> TrackerClient::Warm(const std::string& ns, const std::string
   return w;
 }
 
-Result<NeedSummary> TrackerClient::Need(const std::string& ns, const std::string& name, const VersionId& version,
+Result<NeedSummary> TrackerClient::Need(const std::string& ns, const std::string& name,
+                                        const VersionId& version,
                                         const std::vector<ChunkId>& chunks) {
   NeedSummary n;
   Status s = impl_->Call([&] {

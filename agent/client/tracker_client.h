@@ -110,16 +110,19 @@ class TrackerClient {
 
   Result<UploadPlan> PlanUpload(const std::string& ns, const std::vector<ChunkId>& chunks);
   Status ChunksStored(const std::string& ns, const std::vector<ChunkId>& chunks);
-  Result<SignedVersion> Commit(const std::string& manifest_bytes, const std::vector<std::string>& tags);
+  Result<SignedVersion> Commit(const std::string& manifest_bytes,
+                               const std::vector<std::string>& tags);
   // Resolves a tag or version (prefix) and checks the signature.
-  Result<SignedVersion> Resolve(const std::string& ns, const std::string& name, const std::string& ref);
+  Result<SignedVersion> Resolve(const std::string& ns, const std::string& name,
+                                const std::string& ref);
   Result<std::vector<ModelListing>> ListModels(const std::string& ns);
   Result<std::vector<VersionListing>> ListVersions(const std::string& ns, const std::string& name);
   Result<std::optional<VersionId>> SetTag(const std::string& ns, const std::string& name,
                                           const std::string& tag, const VersionId& id);
   Result<std::vector<TagEventListing>> TagHistory(const std::string& ns, const std::string& name,
                                                   const std::string& tag);
-  Status DeleteVersion(const std::string& ns, const std::string& name, const VersionId& id, bool force);
+  Status DeleteVersion(const std::string& ns, const std::string& name, const VersionId& id,
+                       bool force);
   Result<GcSummary> Gc(bool dry_run, int64_t grace_ms);
   // Has each chunk's owner fetch it ahead of time, and the agents `nodes`
   // names (see proto/tracker.capnp) take the whole version; returns when

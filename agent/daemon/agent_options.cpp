@@ -5,13 +5,17 @@ namespace shoal {
 Status AgentOptions::Validate() const {
   if (tracker.empty()) return Status::InvalidArgument("--tracker must be set");
   if (token.empty()) {
-    return Status::InvalidArgument("--token must be set (an agent token: shoal-tracker token create --ns '*' --role read)");
+    return Status::InvalidArgument(
+        "--token must be set (an agent token: shoal-tracker token create --ns '*' --role read)");
   }
   if (cache_dir.empty()) return Status::InvalidArgument("--cache-dir must be set");
-  if (cache_bytes < (64ull << 20)) return Status::InvalidArgument("--cache-bytes must be at least 64 MiB");
+  if (cache_bytes < (64ull << 20))
+    return Status::InvalidArgument("--cache-bytes must be at least 64 MiB");
   if (control_socket.empty()) return Status::InvalidArgument("--control-socket must be set");
-  if (origin_fallback_ms < 0) return Status::InvalidArgument("--origin-fallback must not be negative");
-  if (stall_timeout_ms < 1000) return Status::InvalidArgument("--stall-timeout-ms must be at least 1000");
+  if (origin_fallback_ms < 0)
+    return Status::InvalidArgument("--origin-fallback must not be negative");
+  if (stall_timeout_ms < 1000)
+    return Status::InvalidArgument("--stall-timeout-ms must be at least 1000");
   if (control_socket_mode.empty() || control_socket_mode.size() > 4 ||
       control_socket_mode.find_first_not_of("01234567") != std::string::npos ||
       (std::stoul(control_socket_mode, nullptr, 8) & ~0777ul) != 0) {
@@ -21,9 +25,11 @@ Status AgentOptions::Validate() const {
   if (origin_parallelism < 1 || origin_parallelism > 64) {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 64");
   }
-  if (http_threads < 1 || http_threads > 64) return Status::InvalidArgument("--http-threads must be 1 to 64");
+  if (http_threads < 1 || http_threads > 64)
+    return Status::InvalidArgument("--http-threads must be 1 to 64");
   if (read_cache_ms < 0) return Status::InvalidArgument("--read-cache-ms must not be negative");
-  if (read_origin_wait_ms < 0) return Status::InvalidArgument("--read-origin-wait-ms must not be negative");
+  if (read_origin_wait_ms < 0)
+    return Status::InvalidArgument("--read-origin-wait-ms must not be negative");
   if (read_first_byte_timeout_ms < 100 || read_first_byte_timeout_ms > 600000)
     return Status::InvalidArgument("--read-first-byte-timeout-ms must be in [100, 600000]");
   if (read_ahead_pieces < 0 || read_ahead_pieces > 64) {
@@ -33,7 +39,8 @@ Status AgentOptions::Validate() const {
   for (const std::string& label : labels) {
     size_t eq = label.find('=');
     if (eq == std::string::npos || eq == 0 || label.size() > 128) {
-      return Status::InvalidArgument("--label '" + label.substr(0, 130) + "' must be key=value, at most 128 bytes");
+      return Status::InvalidArgument("--label '" + label.substr(0, 130) +
+                                     "' must be key=value, at most 128 bytes");
     }
   }
   return Status::OK();

@@ -13,35 +13,37 @@
 namespace shoal {
 
 struct AgentOptions {
-  std::string name;                               // node name; empty = the host name
-  std::string zone;                               // topology label for peer preference
-  std::string tracker = "127.0.0.1:7400";         // tracker RPC host:port
-  std::string token;                              // agent token: read on every namespace ('*')
-  std::string cache_dir = "/var/lib/shoald";      // chunk store and its index
-  uint64_t cache_bytes = 100ull << 30;            // cache budget (bytes)
-  std::string peer_listen = "0.0.0.0:6881";       // BitTorrent listen address; port 0 picks one
-  std::string http_listen = "127.0.0.1:7402";     // /metrics, /healthz and reads
+  std::string name;                            // node name; empty = the host name
+  std::string zone;                            // topology label for peer preference
+  std::string tracker = "127.0.0.1:7400";      // tracker RPC host:port
+  std::string token;                           // agent token: read on every namespace ('*')
+  std::string cache_dir = "/var/lib/shoald";   // chunk store and its index
+  uint64_t cache_bytes = 100ull << 30;         // cache budget (bytes)
+  std::string peer_listen = "0.0.0.0:6881";    // BitTorrent listen address; port 0 picks one
+  std::string http_listen = "127.0.0.1:7402";  // /metrics, /healthz and reads
   std::string control_socket = "/run/shoald/shoald.sock";  // the local CLI's endpoint
-  std::string port_file;                          // if set: "peer_port http_port" once listening
-  OriginOptions origin;                           // where chunks no peer has come from
-  int64_t origin_fallback_ms = 3000;              // wait this long for a peer before the origin
-  int origin_parallelism = 4;                     // origin GETs in flight per pull
-  int disk_threads = 2;                           // disk I/O workers of the transfer engine
-  int peer_handshake_timeout_s = 10;              // a peer connection must finish its handshake within this
-  int peer_timeout_s = 12;                        // a peer connection silent this long is closed
-  int peer_message_stall_s = 10;                  // a begun peer message must progress within this
-  std::vector<std::string> labels;                // "key=value", for `shoal warm --nodes key=value`
-  int http_threads = 2;                           // HTTP I/O threads (reads never hold one while waiting)
-  bool read_anonymous = false;                    // reads without credentials from loopback use `token`
-  int64_t read_cache_ms = 10000;                  // how long a (token, model) resolution is reused
-  int64_t read_origin_wait_ms = 500;              // a read's piece no peer offers waits this long, unless the swarm is empty
-  int read_ahead_pieces = 4;                      // pieces after the one a reader waits for to fetch too
-  int64_t read_first_byte_timeout_ms = 45000;     // a read whose first chunk is not here by then gets 503
-  bool cache_sync = true;                         // fsync each chunk before it becomes visible (see StoreOptions::sync)
-  std::string http_socket;                        // if set, the HTTP routes on this unix socket too
-  int64_t stall_timeout_ms = 300000;              // a pull or warm that gains no byte this long fails
-  std::string control_socket_mode = "0660";       // the control socket's permission bits (octal)
-  std::string control_socket_group;               // the control socket's group; empty: the agent's own
+  std::string port_file;              // if set: "peer_port http_port" once listening
+  OriginOptions origin;               // where chunks no peer has come from
+  int64_t origin_fallback_ms = 3000;  // wait this long for a peer before the origin
+  int origin_parallelism = 4;         // origin GETs in flight per pull
+  int disk_threads = 2;               // disk I/O workers of the transfer engine
+  int peer_handshake_timeout_s = 10;  // a peer connection must finish its handshake within this
+  int peer_timeout_s = 12;            // a peer connection silent this long is closed
+  int peer_message_stall_s = 10;      // a begun peer message must progress within this
+  std::vector<std::string> labels;    // "key=value", for `shoal warm --nodes key=value`
+  int http_threads = 2;               // HTTP I/O threads (reads never hold one while waiting)
+  bool read_anonymous = false;        // reads without credentials from loopback use `token`
+  int64_t read_cache_ms = 10000;      // how long a (token, model) resolution is reused
+  int64_t read_origin_wait_ms =
+      500;  // a read's piece no peer offers waits this long, unless the swarm is empty
+  int read_ahead_pieces = 4;  // pieces after the one a reader waits for to fetch too
+  int64_t read_first_byte_timeout_ms =
+      45000;                // a read whose first chunk is not here by then gets 503
+  bool cache_sync = true;   // fsync each chunk before it becomes visible (see StoreOptions::sync)
+  std::string http_socket;  // if set, the HTTP routes on this unix socket too
+  int64_t stall_timeout_ms = 300000;         // a pull or warm that gains no byte this long fails
+  std::string control_socket_mode = "0660";  // the control socket's permission bits (octal)
+  std::string control_socket_group;          // the control socket's group; empty: the agent's own
 
   Status Validate() const;
 };

@@ -22,8 +22,8 @@
 
 #include "daemon/pull_job.h"
 #include "p2p/file_torrent_id.h"
-#include "shoal/manifest.h"
 #include "shoal/chunk_id.h"
+#include "shoal/manifest.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
 
@@ -43,20 +43,24 @@ class FetchOrders {
   // Takes `chunks` from the swarm (top priority), then holds them as owned
   // and seeds them. Returns the bytes that came from peers. Unavailable
   // if a chunk does not arrive within `wait_ms`.
-  Result<uint64_t> Replicate(const std::string& ns, const std::string& name, const VersionId& version,
-                             const std::vector<ChunkId>& chunks, int64_t wait_ms);
+  Result<uint64_t> Replicate(const std::string& ns, const std::string& name,
+                             const VersionId& version, const std::vector<ChunkId>& chunks,
+                             int64_t wait_ms);
 
  private:
   struct Version;
-  Result<std::shared_ptr<Version>> Load(const std::string& ns, const std::string& name, const VersionId& version);
+  Result<std::shared_ptr<Version>> Load(const std::string& ns, const std::string& name,
+                                        const VersionId& version);
   // The torrent of `f`, added seed-only if the engine lacks it (or dropped it).
   Result<FileTorrentId> Torrent(Version& ver, const FileEntry& f, bool re_add);
   // The torrent that carries piece `piece` of `f`, and the piece's index in
   // it: the small file's bundle in the version (added seed-only once, as
   // pulls fetch small files through it), else the file's own torrent.
-  Result<std::pair<FileTorrentId, uint64_t>> Place(Version& ver, const FileEntry& f, uint64_t piece, bool re_add);
+  Result<std::pair<FileTorrentId, uint64_t>> Place(Version& ver, const FileEntry& f, uint64_t piece,
+                                                   bool re_add);
   // The file and piece `chunk` sits at; InvalidArgument if not in `ver`.
-  static Result<std::pair<const FileEntry*, uint64_t>> Locate(const Version& ver, const ChunkId& chunk);
+  static Result<std::pair<const FileEntry*, uint64_t>> Locate(const Version& ver,
+                                                              const ChunkId& chunk);
   // Tells the file's torrent the piece's chunk is in the store, so peers are
   // offered it; adds the torrent (again) if the engine lacks it.
   Status Seed(Version& ver, const FileEntry& f, uint64_t piece);

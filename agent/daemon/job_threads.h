@@ -60,7 +60,8 @@ class JobThreads {
   kj::Promise<T> Run(Fn fn) {
     auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
     // std::function needs a copyable callable; share the fulfiller.
-    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
+    auto fulfiller =
+        std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
     Start([fn = std::move(fn), fulfiller]() mutable { (*fulfiller)->fulfill(fn()); });
     return kj::mv(paf.promise);
   }

@@ -23,10 +23,10 @@
 namespace shoal {
 
 struct LocalControlDeps {
-  PullContext& pulls;               // announce_url is refreshed from the link per pull
+  PullContext& pulls;  // announce_url is refreshed from the link per pull
   TrackerLink& link;
   std::function<AgentStatsSnapshot()> stats;
-  JobThreads& threads;              // runs pulls and seeds; outlives the promise
+  JobThreads& threads;  // runs pulls and seeds; outlives the promise
 };
 
 // Listens on `socket_path` (replacing a stale socket file) and serves until

@@ -10,7 +10,8 @@ class WriterSink final : public ByteSink {
   explicit WriterSink(ChunkWriter& w) : w_(w) {}
   Status Write(const uint8_t* data, size_t len) override {
     if (offset_ + len > w_.size()) {
-      return Status::Corruption("origin sent more than the chunk's " + std::to_string(w_.size()) + " bytes");
+      return Status::Corruption("origin sent more than the chunk's " + std::to_string(w_.size()) +
+                                " bytes");
     }
     SHOAL_RETURN_IF_ERROR(w_.WriteAt(offset_, data, len));
     offset_ += len;
@@ -34,7 +35,8 @@ Status FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id
   if (!s.ok()) return s.WithContext("fetch chunk " + id.ShortHex() + " from " + origin.Describe());
   if (sink.offset() != size) {
     return Status::Corruption("chunk " + id.ShortHex() + " in " + origin.Describe() + " is " +
-                              std::to_string(sink.offset()) + " bytes, expected " + std::to_string(size));
+                              std::to_string(sink.offset()) + " bytes, expected " +
+                              std::to_string(size));
   }
   s = (*writer)->Commit();
   if (!s.ok()) return s.WithContext("chunk " + id.ShortHex() + " from " + origin.Describe());

@@ -6,7 +6,8 @@
 
 namespace shoal {
 
-OriginFetches::OriginFetches(Origin& origin, ChunkStore& store, int parallelism) : origin_(origin), store_(store) {
+OriginFetches::OriginFetches(Origin& origin, ChunkStore& store, int parallelism)
+    : origin_(origin), store_(store) {
   for (int i = 0; i < parallelism; ++i) threads_.emplace_back([this] { Loop(); });
 }
 
@@ -31,7 +32,8 @@ void OriginFetches::Loop() {
     }
     auto start = std::chrono::steady_clock::now();
     Status s = FetchChunkFromOrigin(origin_, store_, job.id, job.size);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(mu_);
     done_.push_back({job.task, job.piece, job.size, s, ms});
   }

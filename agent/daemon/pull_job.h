@@ -74,8 +74,8 @@ struct PullContext {
   const AgentOptions& options;
   ChunkStore& store;
   TorrentEngine& engine;
-  Origin* origin;             // null: no origin fallback
-  std::string announce_url;   // http://tracker:port/announce?token=...&zone=...
+  Origin* origin;            // null: no origin fallback
+  std::string announce_url;  // http://tracker:port/announce?token=...&zone=...
   PullCounters& counters;
   // The current ring of owners and this agent's ID in it. With no ring,
   // every missing chunk is fetched after origin_fallback_ms.

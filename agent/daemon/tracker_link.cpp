@@ -9,14 +9,16 @@ namespace shoal {
 namespace {
 
 VersionId OrderVersion(capnp::Data::Reader d) {
-  if (d.size() != VersionId::kSize) ThrowIfError(Status::InvalidArgument("order: version id is not 32 bytes"));
+  if (d.size() != VersionId::kSize)
+    ThrowIfError(Status::InvalidArgument("order: version id is not 32 bytes"));
   return VersionId::FromBytes(d.begin());
 }
 
 std::vector<ChunkId> OrderChunks(capnp::List<capnp::Data>::Reader list) {
   std::vector<ChunkId> chunks;
   for (auto d : list) {
-    if (d.size() != ChunkId::kSize) ThrowIfError(Status::InvalidArgument("order: a chunk id is not 32 bytes"));
+    if (d.size() != ChunkId::kSize)
+      ThrowIfError(Status::InvalidArgument("order: a chunk id is not 32 bytes"));
     chunks.push_back(ChunkId::FromBytes(d.begin()));
   }
   return chunks;
@@ -24,7 +26,8 @@ std::vector<ChunkId> OrderChunks(capnp::List<capnp::Data>::Reader list) {
 
 class AgentControlImpl final : public proto::AgentControl::Server {
  public:
-  AgentControlImpl(const ControlHandlers& handlers, JobThreads& jobs) : handlers_(handlers), jobs_(jobs) {}
+  AgentControlImpl(const ControlHandlers& handlers, JobThreads& jobs)
+      : handlers_(handlers), jobs_(jobs) {}
 
  protected:
   kj::Promise<void> status(StatusContext c) override {
@@ -39,14 +42,15 @@ class AgentControlImpl final : public proto::AgentControl::Server {
     std::vector<ChunkId> chunks = OrderChunks(p.getChunks());
     bool takeover = p.getTakeover();
     auto handler = handlers_.fetch;
-    return jobs_.Run<Result<FetchOrderResult>>([handler, ns, name, version, chunks, takeover] {
-             return handler(ns, name, version, chunks, takeover);
-           })
+    return jobs_
+        .Run<Result<FetchOrderResult>>([handler, ns, name, version, chunks, takeover] {
+          return handler(ns, name, version, chunks, takeover);
+        })
         .then([c](Result<FetchOrderResult> r) mutable {
-      ThrowIfError(r.status());
-      c.getResults().setFetched(r->fetched);
-      c.getResults().setBytes(r->bytes);
-    });
+          ThrowIfError(r.status());
+          c.getResults().setFetched(r->fetched);
+          c.getResults().setBytes(r->bytes);
+        });
   }
 
   kj::Promise<void> prefetch(PrefetchContext c) override {
@@ -54,7 +58,9 @@ class AgentControlImpl final : public proto::AgentControl::Server {
     std::string ns = p.getNamespace(), name = p.getName();
     VersionId version = OrderVersion(p.getVersionId());
     auto handler = handlers_.prefetch;
-    return jobs_.Run<Result<PrefetchResult>>([handler, ns, name, version] { return handler(ns, name, version); })
+    return jobs_
+        .Run<Result<PrefetchResult>>(
+            [handler, ns, name, version] { return handler(ns, name, version); })
         .then([c](Result<PrefetchResult> r) mutable {
           ThrowIfError(r.status());
           c.getResults().setBytes(r->bytes);
@@ -69,7 +75,9 @@ class AgentControlImpl final : public proto::AgentControl::Server {
     VersionId version = OrderVersion(p.getVersionId());
     std::vector<ChunkId> chunks = OrderChunks(p.getChunks());
     auto handler = handlers_.replicate;
-    return jobs_.Run<Result<uint64_t>>([handler, ns, name, version, chunks] { return handler(ns, name, version, chunks); })
+    return jobs_
+        .Run<Result<uint64_t>>(
+            [handler, ns, name, version, chunks] { return handler(ns, name, version, chunks); })
         .then([c](Result<uint64_t> r) mutable {
           ThrowIfError(r.status());
           c.getResults().setBytesFromPeers(*r);
@@ -120,13 +128,14 @@ std::shared_ptr<const HashRing> TrackerLink::ring() const {
 }
 
 kj::Promise<void> TrackerLink::RefreshRing(proto::AgentSession::Client session) {
-  return session.ringRequest().send().then([this](capnp::Response<proto::AgentSession::RingResults> r) {
-    std::vector<RingMember> members;
-    for (auto m : r.getMembers()) members.push_back({m.getAgentId(), m.getWeight()});
-    auto ring = std::make_shared<const HashRing>(std::move(members), r.getEpoch());
-    std::lock_guard<std::mutex> lock(mu_);
-    ring_ = std::move(ring);
-  });
+  return session.ringRequest().send().then(
+      [this](capnp::Response<proto::AgentSession::RingResults> r) {
+        std::vector<RingMember> members;
+        for (auto m : r.getMembers()) members.push_back({m.getAgentId(), m.getWeight()});
+        auto ring = std::make_shared<const HashRing>(std::move(members), r.getEpoch());
+        std::lock_guard<std::mutex> lock(mu_);
+        ring_ = std::move(ring);
+      });
 }
 
 std::string TrackerLink::announce_url() const {
@@ -139,18 +148,23 @@ kj::Promise<void> TrackerLink::Run() {
       [this]() -> kj::Promise<void> {
         // The session ended (tracker gone); start over.
         registered_ = false;
-        return io_.provider->getTimer().afterDelay(backoff_ms_ * kj::MILLISECONDS).then([this] { return Run(); });
+        return io_.provider->getTimer().afterDelay(backoff_ms_ * kj::MILLISECONDS).then([this] {
+          return Run();
+        });
       },
       [this](kj::Exception&& e) -> kj::Promise<void> {
         registered_ = false;
         Status s = StatusFromException(e, "tracker " + options_.tracker);
-        Log(LogLevel::kWarn, "tracker.unreachable", {{"error", s.ToString()}, {"retry_ms", backoff_ms_}});
+        Log(LogLevel::kWarn, "tracker.unreachable",
+            {{"error", s.ToString()}, {"retry_ms", backoff_ms_}});
         uint32_t wait = backoff_ms_;
         backoff_ms_ = std::min<uint32_t>(backoff_ms_ * 2, 10000);
         rpc_ = nullptr;
         network_ = nullptr;
         stream_ = nullptr;
-        return io_.provider->getTimer().afterDelay(wait * kj::MILLISECONDS).then([this] { return Run(); });
+        return io_.provider->getTimer().afterDelay(wait * kj::MILLISECONDS).then([this] {
+          return Run();
+        });
       });
 }
 
@@ -160,7 +174,8 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
       .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
       .then([this](kj::Own<kj::AsyncIoStream> stream) {
         stream_ = kj::mv(stream);
-        network_ = kj::heap<capnp::TwoPartyVatNetwork>(*stream_, capnp::rpc::twoparty::Side::CLIENT);
+        network_ =
+            kj::heap<capnp::TwoPartyVatNetwork>(*stream_, capnp::rpc::twoparty::Side::CLIENT);
         rpc_ = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(
             capnp::makeRpcClient(*network_));
         capnp::word scratch[4];
@@ -178,7 +193,8 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
         info.setCacheBytes(options_.cache_bytes);
         info.setVersion("0.1.0");
         auto labels = info.initLabels(static_cast<unsigned>(options_.labels.size()));
-        for (size_t i = 0; i < options_.labels.size(); ++i) labels.set(static_cast<unsigned>(i), options_.labels[i]);
+        for (size_t i = 0; i < options_.labels.size(); ++i)
+          labels.set(static_cast<unsigned>(i), options_.labels[i]);
         req.setControl(kj::heap<AgentControlImpl>(handlers_, jobs_));
         auto disconnected = network_->onDisconnect();
         return req.send()
@@ -186,7 +202,8 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               {
                 std::lock_guard<std::mutex> lock(mu_);
                 agent_id_ = r.getAgentId();
-                announce_url_ = "http://" + HostOf(options_.tracker) + ":" + std::to_string(r.getHttpPort()) +
+                announce_url_ = "http://" + HostOf(options_.tracker) + ":" +
+                                std::to_string(r.getHttpPort()) +
                                 "/announce?token=" + options_.token +
                                 (options_.zone.empty() ? "" : "&zone=" + options_.zone);
               }
@@ -195,29 +212,36 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               if (ever_registered_ && handlers_.registered_again) handlers_.registered_again();
               ever_registered_ = true;
               backoff_ms_ = 500;
-              Log(LogLevel::kInfo, "tracker.registered", {{"agent", std::string(r.getAgentId())}, {"epoch", r.getEpoch()}});
+              Log(LogLevel::kInfo, "tracker.registered",
+                  {{"agent", std::string(r.getAgentId())}, {"epoch", r.getEpoch()}});
               auto session = r.getSession();
               uint32_t interval = r.getHeartbeatMs();
-              return RefreshRing(session).then([this, session, interval]() mutable {
-                return HeartbeatLoop(session, interval);
-              });
+              return RefreshRing(session).then(
+                  [this, session, interval]() mutable { return HeartbeatLoop(session, interval); });
             })
             .exclusiveJoin(kj::mv(disconnected));
       });
 }
 
-kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms) {
-  return io_.provider->getTimer().afterDelay(interval_ms * kj::MILLISECONDS).then([this, session, interval_ms]() mutable {
-    auto req = session.heartbeatRequest();
-    FillAgentStats(handlers_.stats(), req.initStats());
-    return req.send().then([this, session, interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
-      epoch_ = r.getEpoch();
-      std::shared_ptr<const HashRing> ring = this->ring();
-      kj::Promise<void> refresh = kj::READY_NOW;
-      if (ring == nullptr || ring->epoch() != epoch_) refresh = RefreshRing(session);
-      return refresh.then([this, session, interval_ms]() mutable { return HeartbeatLoop(session, interval_ms); });
-    });
-  });
+kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session,
+                                             uint32_t interval_ms) {
+  return io_.provider->getTimer()
+      .afterDelay(interval_ms * kj::MILLISECONDS)
+      .then([this, session, interval_ms]() mutable {
+        auto req = session.heartbeatRequest();
+        FillAgentStats(handlers_.stats(), req.initStats());
+        return req.send().then(
+            [this, session,
+             interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
+              epoch_ = r.getEpoch();
+              std::shared_ptr<const HashRing> ring = this->ring();
+              kj::Promise<void> refresh = kj::READY_NOW;
+              if (ring == nullptr || ring->epoch() != epoch_) refresh = RefreshRing(session);
+              return refresh.then([this, session, interval_ms]() mutable {
+                return HeartbeatLoop(session, interval_ms);
+              });
+            });
+      });
 }
 
 }  // namespace shoal

@@ -21,8 +21,8 @@
 #include "daemon/job_threads.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
-#include "shoal/version_id.h"
 #include "shoal/proto/tracker.capnp.h"
+#include "shoal/version_id.h"
 
 namespace shoal {
 
@@ -48,15 +48,17 @@ struct PrefetchResult {
 struct ControlHandlers {
   std::function<AgentStatsSnapshot()> stats;
   // Fetch `chunks` of ns/name's `version` from the origin and seed them.
-  std::function<Result<FetchOrderResult>(const std::string& ns, const std::string& name, const VersionId& version,
+  std::function<Result<FetchOrderResult>(const std::string& ns, const std::string& name,
+                                         const VersionId& version,
                                          const std::vector<ChunkId>& chunks, bool takeover)>
       fetch;
   // Take the whole version into the cache from the swarm.
-  std::function<Result<PrefetchResult>(const std::string& ns, const std::string& name, const VersionId& version)>
+  std::function<Result<PrefetchResult>(const std::string& ns, const std::string& name,
+                                       const VersionId& version)>
       prefetch;
   // Take `chunks` from the swarm and hold them as owned; the bytes from peers.
-  std::function<Result<uint64_t>(const std::string& ns, const std::string& name, const VersionId& version,
-                                 const std::vector<ChunkId>& chunks)>
+  std::function<Result<uint64_t>(const std::string& ns, const std::string& name,
+                                 const VersionId& version, const std::vector<ChunkId>& chunks)>
       replicate;
   // Registered again after losing the tracker (a restart, say): its swarms
   // start empty, and seeders announce only every few minutes, so announce
@@ -66,7 +68,8 @@ struct ControlHandlers {
 
 class TrackerLink {
  public:
-  TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port, ControlHandlers handlers);
+  TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
+              ControlHandlers handlers);
 
   // Runs until the promise is dropped.
   kj::Promise<void> Run();
@@ -101,10 +104,10 @@ class TrackerLink {
   bool ever_registered_ = false;  // event loop only
   std::atomic<uint64_t> epoch_{0};
   mutable std::mutex mu_;
-  std::string agent_id_;      // protected by mu_
-  std::string announce_url_;  // protected by mu_
+  std::string agent_id_;                  // protected by mu_
+  std::string announce_url_;              // protected by mu_
   std::shared_ptr<const HashRing> ring_;  // protected by mu_
-  JobThreads jobs_;  // fetch orders; declared last, so joined first
+  JobThreads jobs_;                       // fetch orders; declared last, so joined first
 };
 
 }  // namespace shoal

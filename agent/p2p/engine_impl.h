@@ -38,7 +38,7 @@ struct FileTorrent {
   lt::torrent_handle handle;
   uint64_t bytes_carried = 0;  // payload received by earlier incarnations (re-adds)
   bool download = true;        // false: seed what the store holds, fetch only prioritized pieces
-  std::vector<bool> skip;      // pieces a pull has written out: never downloaded again (empty: none)
+  std::vector<bool> skip;  // pieces a pull has written out: never downloaded again (empty: none)
   // Engine thread only: when a failed read last made the engine check it.
   std::chrono::steady_clock::time_point last_suspected;
 };

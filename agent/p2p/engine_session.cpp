@@ -61,11 +61,10 @@ lt::settings_pack EngineSettings(const EngineOptions& o) {
   // those that send a byte now and then to stay under both.
   p.set_int(sp::settings_pack::handshake_timeout, o.handshake_timeout_s);
   p.set_int(sp::settings_pack::peer_timeout, o.peer_timeout_s);
-  p.set_int(
-      sp::settings_pack::alert_mask,
-      static_cast<int>(static_cast<std::uint32_t>(
-          lt::alert_category::error | lt::alert_category::status | lt::alert_category::storage |
-          lt::alert_category::tracker)));
+  p.set_int(sp::settings_pack::alert_mask,
+            static_cast<int>(static_cast<std::uint32_t>(
+                lt::alert_category::error | lt::alert_category::status |
+                lt::alert_category::storage | lt::alert_category::tracker)));
   p.set_int(sp::settings_pack::alert_queue_size, 10000);
   return p;
 }

@@ -1,10 +1,10 @@
 // TorrentLayout: what the disk interface must know of a torrent to map its
 // pieces onto chunks. A file's torrent has pieces of piece_size bytes, the
 // last shorter; a bundle of small files (bundle_metainfo.h) has one piece
-// per file, each as long as its file, given in piece_bytes. TorrentCatalog hands layouts from the engine to
-// the disk interface: the engine registers one under the torrent's
-// (truncated) info-hash before adding the torrent, and the disk interface
-// claims it when libtorrent creates the torrent's storage.
+// per file, each as long as its file, given in piece_bytes. TorrentCatalog hands layouts from the
+// engine to the disk interface: the engine registers one under the torrent's (truncated) info-hash
+// before adding the torrent, and the disk interface claims it when libtorrent creates the torrent's
+// storage.
 //
 // Thread-safety: TorrentLayout is immutable once built. TorrentCatalog may be
 // used from any thread.

@@ -47,7 +47,7 @@ class RangeSource final : public HttpBodySource, public std::enable_shared_from_
   const std::shared_ptr<const ReadFile> file_;
   const ByteRange range_;
   const std::function<void(uint64_t)> on_piece_;
-  uint64_t pos_;  // next byte to send
+  uint64_t pos_;                         // next byte to send
   std::optional<HttpBodyPiece> primed_;  // the first piece, once Prime got it
 };
 

@@ -49,11 +49,11 @@ namespace shoal {
 class TorrentEngine;
 
 struct ReadServiceOptions {
-  std::string tracker;              // tracker RPC host:port
-  std::string agent_token;          // used for anonymous loopback reads
-  bool anonymous_loopback = false;  // allow credential-less reads from 127.0.0.0/8 and ::1
-  int64_t cache_ms = 10000;         // how long a (token, model) resolution is reused
-  int workers = 8;                  // tracker lookups in flight
+  std::string tracker;                    // tracker RPC host:port
+  std::string agent_token;                // used for anonymous loopback reads
+  bool anonymous_loopback = false;        // allow credential-less reads from 127.0.0.0/8 and ::1
+  int64_t cache_ms = 10000;               // how long a (token, model) resolution is reused
+  int workers = 8;                        // tracker lookups in flight
   int64_t first_byte_timeout_ms = 45000;  // a body's first chunk is awaited this long before 503
   ReadFetcherOptions fetch;
 };

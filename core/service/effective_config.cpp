@@ -1,7 +1,6 @@
 #include "shoal/service/effective_config.h"
 
 #include <CLI/CLI.hpp>
-
 #include <set>
 #include <sstream>
 

@@ -145,7 +145,8 @@ const char* HttpReason(int status) {
   return "";
 }
 
-std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space, bool allow_nul) {
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
+                                         bool allow_nul) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {

@@ -27,7 +27,8 @@ void HttpRouter::AddAsync(std::string method, std::string pattern, HttpAsyncHand
   routes_.push_back(Route{std::move(method), std::move(pattern), prefix, std::move(handler)});
 }
 
-const HttpRouter::Route* HttpRouter::Match(const HttpRequest& request, HttpResponse* refusal) const {
+const HttpRouter::Route* HttpRouter::Match(const HttpRequest& request,
+                                           HttpResponse* refusal) const {
   // The most specific pattern that matches the path: exact first, then the
   // longest prefix.
   const Route* best = nullptr;

@@ -1,9 +1,9 @@
 #include "shoal/service/http_server.h"
 
-#include <boost/asio/io_context.hpp>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -58,7 +58,8 @@ struct HttpServer::Impl {
   template <class Acceptor>
   void Accept(Acceptor& acceptor) {
     acceptor.async_accept(asio::make_strand(*ioc),
-                          [this, &acceptor](boost::system::error_code ec, typename Acceptor::protocol_type::socket socket) {
+                          [this, &acceptor](boost::system::error_code ec,
+                                            typename Acceptor::protocol_type::socket socket) {
                             if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
                             if (!ec) {
                               StartHttpSession(std::move(socket), options, router, *workers);
@@ -94,7 +95,8 @@ struct HttpServer::Impl {
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
       if (!S_ISSOCK(st.st_mode)) {
-        return Status::InvalidArgument("cannot listen for HTTP on " + path + ": it exists and is not a socket");
+        return Status::InvalidArgument("cannot listen for HTTP on " + path +
+                                       ": it exists and is not a socket");
       }
       ::unlink(path.c_str());  // left by an earlier run
     }
@@ -191,7 +193,8 @@ void HttpServer::Stop() {
   impl_->acceptor_storage.reset();
   impl_->local_acceptor_storage.reset();
   impl_->ioc.reset();
-  if (impl_->started && !impl_->options.unix_socket.empty()) ::unlink(impl_->options.unix_socket.c_str());
+  if (impl_->started && !impl_->options.unix_socket.empty())
+    ::unlink(impl_->options.unix_socket.c_str());
 }
 
 }  // namespace shoal

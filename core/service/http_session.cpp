@@ -6,10 +6,10 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <cerrno>
-#include <cstring>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -60,8 +60,8 @@ bool ParseTarget(std::string_view target, HttpRequest* req) {
     if (pair.empty()) continue;
     size_t eq = pair.find('=');
     std::optional<std::string> key = PercentDecode(pair.substr(0, eq), true);
-    std::optional<std::string> value =
-        PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true, /*allow_nul=*/true);
+    std::optional<std::string> value = PercentDecode(
+        eq == std::string_view::npos ? "" : pair.substr(eq + 1), true, /*allow_nul=*/true);
     if (!key || !value) return false;
     req->query[std::move(*key)] = std::move(*value);
   }
@@ -84,8 +84,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   using std::enable_shared_from_this<Session<Protocol>>::shared_from_this;
 
  public:
-  Session(typename Protocol::socket socket, const HttpServerOptions& options, const HttpRouter& router,
-          boost::asio::thread_pool& workers)
+  Session(typename Protocol::socket socket, const HttpServerOptions& options,
+          const HttpRouter& router, boost::asio::thread_pool& workers)
       : stream_(std::move(socket)), options_(options), router_(router), workers_(workers) {
     remote_ = RemoteOf(stream_.socket());
   }
@@ -270,11 +270,11 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   void WriteHeaderThen(std::shared_ptr<http::response<http::empty_body>> header, Next next) {
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*header);
     stream_.expires_after(options_.idle_timeout);
-    http::async_write_header(stream_, *sr,
-                             [self = shared_from_this(), sr, header, next](beast::error_code ec, size_t) {
-                               if (ec) return self->Close();
-                               next();
-                             });
+    http::async_write_header(
+        stream_, *sr, [self = shared_from_this(), sr, header, next](beast::error_code ec, size_t) {
+          if (ec) return self->Close();
+          next();
+        });
   }
 
   // Runs the producer on a worker, then continues on this session's strand.
@@ -352,9 +352,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     // No timeout while the source waits: the client is waiting too.
     stream_.expires_never();
     st->source->Next([self = shared_from_this(), st](Result<HttpBodyPiece> piece) {
-      boost::asio::dispatch(self->stream_.get_executor(), [self, st, piece = std::move(piece)]() mutable {
-        self->WriteSourcePiece(st, std::move(piece));
-      });
+      boost::asio::dispatch(self->stream_.get_executor(),
+                            [self, st, piece = std::move(piece)]() mutable {
+                              self->WriteSourcePiece(st, std::move(piece));
+                            });
     });
   }
 
@@ -367,7 +368,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     st->piece_sent = 0;
     uint64_t length = st->piece.file ? st->piece.file->length() : st->piece.bytes.size();
     if (length == 0 || length > st->remaining) {
-      Log(LogLevel::kError, "http.source_bad_piece", {{"bytes", length}, {"remaining", st->remaining}});
+      Log(LogLevel::kError, "http.source_bad_piece",
+          {{"bytes", length}, {"remaining", st->remaining}});
       return Close();
     }
     st->remaining -= length;
@@ -402,7 +404,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     uint64_t burst = 0;
     while (st->piece_sent < file.length() && burst < kSendfileBurst) {
       off_t offset = off_t(file.offset() + st->piece_sent);
-      size_t want = size_t(std::min<uint64_t>(file.length() - st->piece_sent, kSendfileBurst - burst));
+      size_t want =
+          size_t(std::min<uint64_t>(file.length() - st->piece_sent, kSendfileBurst - burst));
       ssize_t n = ::sendfile(socket.native_handle(), file.fd(), &offset, want);
       if (n > 0) {
         st->piece_sent += uint64_t(n);
@@ -413,25 +416,29 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return WaitWritable(st);
       // n == 0: the file is shorter than promised.
-      Log(LogLevel::kWarn, "http.sendfile_failed", {{"error", n < 0 ? std::string(std::strerror(errno)) : "file shrank"}});
+      Log(LogLevel::kWarn, "http.sendfile_failed",
+          {{"error", n < 0 ? std::string(std::strerror(errno)) : "file shrank"}});
       return Close();
     }
     if (st->piece_sent < file.length()) {
-      return boost::asio::post(stream_.get_executor(), [self = shared_from_this(), st] { self->SendFileSome(st); });
+      return boost::asio::post(stream_.get_executor(),
+                               [self = shared_from_this(), st] { self->SendFileSome(st); });
     }
     st->piece = HttpBodyPiece{};
     sending_file_ = false;
     // Posted, not called: a source whose pieces are all ready at once would
     // otherwise recurse a level per piece.
-    boost::asio::post(stream_.get_executor(), [self = shared_from_this(), st] { self->NextSourcePiece(st); });
+    boost::asio::post(stream_.get_executor(),
+                      [self = shared_from_this(), st] { self->NextSourcePiece(st); });
   }
 
   void WaitWritable(std::shared_ptr<Source> st) {
     if (!send_timer_armed_) ArmSendTimer(options_.idle_timeout);
-    stream_.socket().async_wait(boost::asio::socket_base::wait_write, [self = shared_from_this(), st](beast::error_code ec) {
-      if (ec) return self->Close();
-      self->SendFileSome(st);
-    });
+    stream_.socket().async_wait(boost::asio::socket_base::wait_write,
+                                [self = shared_from_this(), st](beast::error_code ec) {
+                                  if (ec) return self->Close();
+                                  self->SendFileSome(st);
+                                });
   }
 
   // One timer per connection, not one per wait: it closes the connection
@@ -458,9 +465,9 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   beast::basic_stream<Protocol> stream_;
   boost::asio::steady_timer send_timer_{stream_.get_executor()};  // sendfile's wait for the socket
   static constexpr int kSendBufferBytes = 4 << 20;
-  bool sendfile_ready_ = false;    // non-blocking, with a large send buffer
+  bool sendfile_ready_ = false;  // non-blocking, with a large send buffer
   bool send_timer_armed_ = false;
-  bool sending_file_ = false;      // a file piece is being sent
+  bool sending_file_ = false;  // a file piece is being sent
   std::chrono::steady_clock::time_point last_sent_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -472,13 +479,13 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
 }  // namespace
 
-void StartHttpSession(tcp::socket socket, const HttpServerOptions& options, const HttpRouter& router,
-                      boost::asio::thread_pool& workers) {
+void StartHttpSession(tcp::socket socket, const HttpServerOptions& options,
+                      const HttpRouter& router, boost::asio::thread_pool& workers) {
   std::make_shared<Session<tcp>>(std::move(socket), options, router, workers)->Read();
 }
 
-void StartHttpSession(local::socket socket, const HttpServerOptions& options, const HttpRouter& router,
-                      boost::asio::thread_pool& workers) {
+void StartHttpSession(local::socket socket, const HttpServerOptions& options,
+                      const HttpRouter& router, boost::asio::thread_pool& workers) {
   std::make_shared<Session<local>>(std::move(socket), options, router, workers)->Read();
 }
 

@@ -22,8 +22,9 @@ namespace shoal {
 void StartHttpSession(boost::asio::ip::tcp::socket socket, const HttpServerOptions& options,
                       const HttpRouter& router, boost::asio::thread_pool& workers);
 // The same over a unix socket; the request's remote_address is "unix".
-void StartHttpSession(boost::asio::local::stream_protocol::socket socket, const HttpServerOptions& options,
-                      const HttpRouter& router, boost::asio::thread_pool& workers);
+void StartHttpSession(boost::asio::local::stream_protocol::socket socket,
+                      const HttpServerOptions& options, const HttpRouter& router,
+                      boost::asio::thread_pool& workers);
 
 }  // namespace shoal
 

@@ -11,7 +11,9 @@
 
 namespace shoal {
 
-struct ChunkIdTag { static constexpr const char* kName = "chunk id"; };
+struct ChunkIdTag {
+  static constexpr const char* kName = "chunk id";
+};
 using ChunkId = Hash256<ChunkIdTag>;
 
 }  // namespace shoal

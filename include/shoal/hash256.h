@@ -43,8 +43,7 @@ class Hash256 {
   static Result<Hash256> ParseHex(std::string_view text) {
     Hash256 h;
     if (!hex::Decode(text, h.bytes_.data(), kSize)) {
-      return Status::InvalidArgument(std::string(Tag::kName) +
-                                     " must be 64 hex digits, got '" +
+      return Status::InvalidArgument(std::string(Tag::kName) + " must be 64 hex digits, got '" +
                                      std::string(text.substr(0, 80)) + "'");
     }
     return h;
@@ -76,7 +75,9 @@ class Hash256 {
 };
 
 // A digest with no domain meaning: a merkle node, a block hash.
-struct DigestTag { static constexpr const char* kName = "digest"; };
+struct DigestTag {
+  static constexpr const char* kName = "digest";
+};
 using Digest = Hash256<DigestTag>;
 
 }  // namespace shoal

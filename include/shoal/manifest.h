@@ -25,15 +25,15 @@ struct ManifestLimits {
   static constexpr uint64_t kMaxEncodedBytes = 64ull << 20;  // whole manifest
   static constexpr size_t kMaxFiles = 200000;
   static constexpr size_t kMaxEmptyDirs = 100000;
-  static constexpr uint64_t kMaxTotalPieces = 1ull << 21;    // 64 MiB of piece hashes
+  static constexpr uint64_t kMaxTotalPieces = 1ull << 21;  // 64 MiB of piece hashes
   static constexpr size_t kMaxPathBytes = 4096;
   static constexpr size_t kMaxPathComponentBytes = 255;
-  static constexpr size_t kMaxNameBytes = 128;               // namespace and model name
+  static constexpr size_t kMaxNameBytes = 128;  // namespace and model name
   static constexpr size_t kMaxCreatorBytes = 256;
   static constexpr size_t kMaxLabels = 64;
   static constexpr size_t kMaxLabelKeyBytes = 128;
   static constexpr size_t kMaxLabelValueBytes = 1024;
-  static constexpr uint64_t kMaxFileSize = 1ull << 44;       // 16 TiB
+  static constexpr uint64_t kMaxFileSize = 1ull << 44;  // 16 TiB
 };
 
 constexpr uint16_t kManifestFormatVersion = 1;
@@ -70,14 +70,14 @@ struct FileEntry {
 };
 
 struct Manifest {
-  std::string ns;                     // namespace (team)
-  std::string name;                   // model name
+  std::string ns;    // namespace (team)
+  std::string name;  // model name
   std::string created_by;
-  int64_t created_at_ms = 0;          // Unix epoch, milliseconds
+  int64_t created_at_ms = 0;  // Unix epoch, milliseconds
   std::optional<VersionId> parent;
-  std::vector<Label> labels;          // unique keys
-  uint32_t piece_size = 16u << 20;    // bytes
-  std::vector<FileEntry> files;       // unique paths
+  std::vector<Label> labels;        // unique keys
+  uint32_t piece_size = 16u << 20;  // bytes
+  std::vector<FileEntry> files;     // unique paths
   std::vector<std::string> empty_dirs;
 
   uint64_t TotalBytes() const;

@@ -12,12 +12,12 @@
 namespace shoal {
 
 struct BuildOptions {
-  HashOptions hash;               // piece size, threads, read size
-  bool follow_symlinks = false;   // false: a symlink is an error naming it
-  std::string ns = "local";       // namespace of the manifest
-  std::string name;               // model name; empty = derived from the folder name
-  std::string created_by;         // empty = $USER, else "unknown"
-  HashCache* hash_cache = nullptr; // files unchanged since cached are not read again
+  HashOptions hash;                 // piece size, threads, read size
+  bool follow_symlinks = false;     // false: a symlink is an error naming it
+  std::string ns = "local";         // namespace of the manifest
+  std::string name;                 // model name; empty = derived from the folder name
+  std::string created_by;           // empty = $USER, else "unknown"
+  HashCache* hash_cache = nullptr;  // files unchanged since cached are not read again
 };
 
 // Walks `dir`, hashes every regular file, and returns a validated manifest

@@ -10,7 +10,9 @@
 
 namespace shoal {
 
-struct PiecesRootTag { static constexpr const char* kName = "pieces root"; };
+struct PiecesRootTag {
+  static constexpr const char* kName = "pieces root";
+};
 using PiecesRoot = Hash256<PiecesRootTag>;
 
 }  // namespace shoal

@@ -78,7 +78,7 @@ const char* StatusCodeName(Status::Code code);
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "a Result built from a Status must carry an error");
   }
@@ -86,9 +86,18 @@ class Result {
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
 
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -102,9 +111,9 @@ class Result {
 }  // namespace shoal
 
 // Returns early from the enclosing function when `expr` is a failed Status.
-#define SHOAL_RETURN_IF_ERROR(expr)          \
-  do {                                       \
-    ::shoal::Status shoal_status_ = (expr);  \
+#define SHOAL_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::shoal::Status shoal_status_ = (expr);        \
     if (!shoal_status_.ok()) return shoal_status_; \
   } while (0)
 

@@ -7,7 +7,9 @@
 
 namespace shoal {
 
-struct VersionIdTag { static constexpr const char* kName = "version id"; };
+struct VersionIdTag {
+  static constexpr const char* kName = "version id";
+};
 using VersionId = Hash256<VersionIdTag>;
 
 }  // namespace shoal

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "shoal/byte_size.h"
+
+#include <catch2/catch.hpp>
 
 TEST_CASE("byte sizes parse with binary and decimal units", "[byte_size]") {
   CHECK(*shoal::ParseByteSize("200GiB") == 200ull << 30);

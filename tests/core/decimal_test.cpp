@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "shoal/decimal.h"
+
+#include <catch2/catch.hpp>
 
 using shoal::ParseDecimal;
 
@@ -22,7 +22,10 @@ TEST_CASE("decimals refuse what strtoul would quietly accept", "[decimal]") {
   CHECK_FALSE(ParseDecimal("80abc").ok());
   CHECK_FALSE(ParseDecimal("0x50").ok());
   CHECK_FALSE(ParseDecimal("").ok());
-  CHECK_FALSE(ParseDecimal(std::string_view("8\0" "0", 3)).ok());
+  CHECK_FALSE(ParseDecimal(std::string_view("8\0"
+                                            "0",
+                                            3))
+                  .ok());
 }
 
 TEST_CASE("decimals outside the range are refused, overflow included", "[decimal]") {

@@ -1,13 +1,13 @@
-#include <catch2/catch.hpp>
+#include "shoal/hash_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include <fstream>
+#include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
-#include "shoal/hash_cache.h"
 #include "shoal/piece_hasher.h"
 
 using namespace shoal;

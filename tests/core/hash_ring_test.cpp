@@ -1,13 +1,12 @@
 // The ring of chunk owners: balance against ideal random placement in the
 // same test, movement on join and leave, weights, and determinism. The
 // figures are printed for docs/benchmarks.md.
-#include <catch2/catch.hpp>
+#include "shoal/hash_ring.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <random>
-
-#include "shoal/hash_ring.h"
 
 using namespace shoal;
 
@@ -27,7 +26,8 @@ std::vector<ChunkId> RandomChunks(size_t n, uint64_t seed) {
 
 std::vector<RingMember> Members(size_t n, uint64_t weight = 1) {
   std::vector<RingMember> out;
-  for (size_t i = 0; i < n; ++i) out.push_back({"agent-" + std::to_string(i) + "@10.0.0.1:6881", weight});
+  for (size_t i = 0; i < n; ++i)
+    out.push_back({"agent-" + std::to_string(i) + "@10.0.0.1:6881", weight});
   return out;
 }
 
@@ -42,7 +42,8 @@ double MaxOverMean(const std::vector<uint64_t>& load) {
 
 }  // namespace
 
-TEST_CASE("ring balance matches ideal random placement with 1,000 agents and 100k chunks", "[ring]") {
+TEST_CASE("ring balance matches ideal random placement with 1,000 agents and 100k chunks",
+          "[ring]") {
   const size_t kAgents = 1000, kChunks = 100000;
   HashRing ring(Members(kAgents), 1);
   std::vector<ChunkId> chunks = RandomChunks(kChunks, 42);
@@ -59,7 +60,8 @@ TEST_CASE("ring balance matches ideal random placement with 1,000 agents and 100
     ideal += MaxOverMean(load) / kTrials;
   }
   double got = MaxOverMean(ours);
-  std::printf("ring balance: max/mean %.3f, ideal random placement %.3f, ratio %.3f\n", got, ideal, got / ideal);
+  std::printf("ring balance: max/mean %.3f, ideal random placement %.3f, ratio %.3f\n", got, ideal,
+              got / ideal);
   CHECK(got <= 1.05 * ideal);
 }
 
@@ -84,9 +86,10 @@ TEST_CASE("about 1/N of chunks move when one agent joins or leaves", "[ring]") {
     if (joined != owner) ++moved_join;
     if (joined == "agent-new@10.0.0.9:6881") ++gained_by_joiner;
   }
-  double leave = static_cast<double>(moved_leave) / kChunks, join = static_cast<double>(moved_join) / kChunks;
-  std::printf("ring movement with %zu agents: leave %.4f, join %.4f of chunks (1/N = %.4f)\n", kAgents, leave, join,
-              1.0 / kAgents);
+  double leave = static_cast<double>(moved_leave) / kChunks,
+         join = static_cast<double>(moved_join) / kChunks;
+  std::printf("ring movement with %zu agents: leave %.4f, join %.4f of chunks (1/N = %.4f)\n",
+              kAgents, leave, join, 1.0 / kAgents);
   CHECK(moved_leave == owned_by_leaver);  // only the leaver's chunks move
   CHECK(moved_join == gained_by_joiner);  // only chunks the newcomer takes move
   CHECK(leave == Approx(1.0 / kAgents).epsilon(0.2));

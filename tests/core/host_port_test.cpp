@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "shoal/host_port.h"
+
+#include <catch2/catch.hpp>
 
 using shoal::SplitHostPort;
 

@@ -1,13 +1,13 @@
 // Manifests: canonical round trips, and hostile input refused with a clear
 // message before anything unbounded is allocated.
-#include <catch2/catch.hpp>
+#include "shoal/manifest.h"
 
 #include <capnp/message.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
 
-#include "shoal/manifest.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/piece_hasher.h"
 #include "shoal/proto/manifest.capnp.h"
@@ -58,7 +58,8 @@ std::string EncodeUnchecked(const std::function<void(proto::Manifest::Builder)>&
   root.setPieceSize(kPiece);
   fill(root);
   auto words = capnp::canonicalize(root.asReader());
-  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()), words.asBytes().size());
+  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()),
+                     words.asBytes().size());
 }
 
 std::string ErrorOf(const Manifest& m) {
@@ -167,7 +168,8 @@ TEST_CASE("hostile manifests are refused with the reason", "[manifest][hostile]"
     CHECK_THAT(ErrorOf(m), Catch::Contains("is empty but has a pieces root"));
   }
   SECTION("bad namespace and model names") {
-    for (const std::string& bad : std::vector<std::string>{"", "Team", "a/b", "-x", std::string(200, 'a'), std::string("a\0", 2)}) {
+    for (const std::string& bad : std::vector<std::string>{
+             "", "Team", "a/b", "-x", std::string(200, 'a'), std::string("a\0", 2)}) {
       Manifest m = ValidManifest();
       m.ns = bad;
       CHECK_THAT(ErrorOf(m), Catch::Contains("namespace"));
@@ -188,7 +190,8 @@ TEST_CASE("hostile manifests are refused with the reason", "[manifest][hostile]"
   }
 }
 
-TEST_CASE("hostile bytes are refused before the decoder allocates for them", "[manifest][hostile]") {
+TEST_CASE("hostile bytes are refused before the decoder allocates for them",
+          "[manifest][hostile]") {
   SECTION("garbage and truncation") {
     CHECK_THAT(DecodeError(""), Catch::Contains("not a whole number of 8-byte words"));
     CHECK_THAT(DecodeError("1234567"), Catch::Contains("not a whole number"));

@@ -1,6 +1,7 @@
+#include "shoal/merkle.h"
+
 #include <catch2/catch.hpp>
 
-#include "shoal/merkle.h"
 #include "shoal/sha256.h"
 
 using namespace shoal;

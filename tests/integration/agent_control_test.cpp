@@ -41,8 +41,14 @@ void OpenUp(const std::string& dir) {
 
 // Runs the CLI as `nobody`, a user that owns nothing here.
 ProcessResult ShoalAsNobody(Cluster& c, const std::string& token, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/env",
-                                   "SHOAL_TRACKER=" + c.tracker.rpc_address(), "SHOAL_TOKEN=" + token, CliBinary()};
+  std::vector<std::string> argv = {"/usr/sbin/runuser",
+                                   "-u",
+                                   "nobody",
+                                   "--",
+                                   "/usr/bin/env",
+                                   "SHOAL_TRACKER=" + c.tracker.rpc_address(),
+                                   "SHOAL_TOKEN=" + token,
+                                   CliBinary()};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunProcess(argv);
 }
@@ -67,13 +73,15 @@ bool WaitFor(double seconds, Pred pred) {
 
 }  // namespace
 
-TEST_CASE("the control socket and the cache are private to the agent by default", "[control][security]") {
+TEST_CASE("the control socket and the cache are private to the agent by default",
+          "[control][security]") {
   Cluster c(1);
   CHECK(Mode(c.agents[0]->socket()) == 0660);
   CHECK(Mode(c.agents[0]->cache_dir()) == 0700);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 3);
   c.PublishUnseeded(ckpt, "team-a/m");
-  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent", c.agents[0]->socket()});
+  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent",
+                                 c.agents[0]->socket()});
   INFO(pull.err);
   REQUIRE(pull.exit_code == 0);
   int chunk_files = 0;
@@ -89,9 +97,12 @@ TEST_CASE("the control socket and the cache are private to the agent by default"
   // Another user cannot even connect.
   OpenUp(c.tmp.path());
   OpenUp(c.tmp / "agents");
-  auto denied = ShoalAsNobody(c, c.reader, {"pull", "team-a/m:latest", "--to", "/tmp/never", "--agent", c.agents[0]->socket()});
+  auto denied = ShoalAsNobody(
+      c, c.reader,
+      {"pull", "team-a/m:latest", "--to", "/tmp/never", "--agent", c.agents[0]->socket()});
   CHECK(denied.exit_code != 0);
-  CHECK_THAT(denied.err, Catch::Contains("cannot reach the agent") || Catch::Contains("ermission denied"));
+  CHECK_THAT(denied.err,
+             Catch::Contains("cannot reach the agent") || Catch::Contains("ermission denied"));
   CHECK_FALSE(fs::exists("/tmp/never"));
 }
 
@@ -112,7 +123,8 @@ TEST_CASE("a pull replaces a folder only if it is an earlier pull of the same mo
 
   auto refused = pull("team-a/m:latest", {});
   CHECK(refused.exit_code != 0);
-  CHECK_THAT(refused.err, Catch::Contains("is not an earlier pull of team-a/m") && Catch::Contains("--replace"));
+  CHECK_THAT(refused.err,
+             Catch::Contains("is not an earlier pull of team-a/m") && Catch::Contains("--replace"));
   CHECK(fs::exists(dest + "/notes.txt"));  // untouched
   CHECK(NoStagingLeft(c.tmp.path()));
 
@@ -147,7 +159,8 @@ TEST_CASE("a pull by another user cannot replace what that user could not, nor t
   const std::string victim = c.tmp / "victim";
   WriteRandomFile(victim + "/weights.bin", 4096, 1);
   OpenUp(victim);
-  auto r1 = ShoalAsNobody(c, c.reader, {"pull", "team-a/m:latest", "--to", victim, "--replace", "--agent", sock});
+  auto r1 = ShoalAsNobody(
+      c, c.reader, {"pull", "team-a/m:latest", "--to", victim, "--replace", "--agent", sock});
   CHECK(r1.exit_code != 0);
   CHECK_THAT(r1.err, Catch::Contains("ermission denied"));
   CHECK(fs::exists(victim + "/weights.bin"));
@@ -156,14 +169,16 @@ TEST_CASE("a pull by another user cannot replace what that user could not, nor t
   const std::string secret = c.tmp / "secret.key";
   WriteRandomFile(secret, 64, 2);
   fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
-  auto r2 = ShoalAsNobody(c, c.reader, {"pull", "team-a/m:latest", "--to", secret, "--replace", "--agent", sock});
+  auto r2 = ShoalAsNobody(
+      c, c.reader, {"pull", "team-a/m:latest", "--to", secret, "--replace", "--agent", sock});
   CHECK(r2.exit_code != 0);
   CHECK(fs::is_regular_file(secret));
   CHECK(fs::file_size(secret) == 64);
 
   // The agent's own cache.
   const std::string cache = c.agents[0]->cache_dir();
-  auto r3 = ShoalAsNobody(c, c.reader, {"pull", "team-a/m:latest", "--to", cache, "--replace", "--agent", sock});
+  auto r3 = ShoalAsNobody(c, c.reader,
+                          {"pull", "team-a/m:latest", "--to", cache, "--replace", "--agent", sock});
   CHECK(r3.exit_code != 0);
   CHECK(fs::exists(cache + "/chunks"));
   CHECK(NoStagingLeft(c.tmp.path()));
@@ -172,7 +187,8 @@ TEST_CASE("a pull by another user cannot replace what that user could not, nor t
   const std::string shared = c.tmp / "shared";
   fs::create_directories(shared);
   fs::permissions(shared, fs::perms::all | fs::perms::sticky_bit);
-  auto ok = ShoalAsNobody(c, c.reader, {"pull", "team-a/m:latest", "--to", shared + "/m", "--agent", sock});
+  auto ok = ShoalAsNobody(c, c.reader,
+                          {"pull", "team-a/m:latest", "--to", shared + "/m", "--agent", sock});
   INFO(ok.err);
   REQUIRE(ok.exit_code == 0);
   CHECK(SameTree(ckpt, shared + "/m"));
@@ -180,7 +196,8 @@ TEST_CASE("a pull by another user cannot replace what that user could not, nor t
   ::stat((shared + "/m/config.json").c_str(), &st);
   CHECK(st.st_uid == 65534);
   // And the cache still serves: a pull as root reads nothing again.
-  auto root = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "root-copy", "--agent", sock});
+  auto root =
+      c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "root-copy", "--agent", sock});
   INFO(root.err);
   CHECK(root.exit_code == 0);
   CHECK_THAT(root.out, Catch::Contains("0 B from the origin"));
@@ -194,8 +211,8 @@ TEST_CASE("a version three times the cache pulls through it, each chunk read fro
   WriteRandomFile(ckpt + "/model-00002.safetensors", 64 * kMiB, 12);
   WriteRandomFile(ckpt + "/config.json", 900, 13);
   c.PublishUnseeded(ckpt, "team-a/big");
-  auto pull = RunProcess({"/usr/bin/timeout", "150", CliBinary(), "pull", "team-a/big:latest", "--to", c.tmp / "out",
-                          "--agent", c.agents[0]->socket()},
+  auto pull = RunProcess({"/usr/bin/timeout", "150", CliBinary(), "pull", "team-a/big:latest",
+                          "--to", c.tmp / "out", "--agent", c.agents[0]->socket()},
                          {"SHOAL_TOKEN=" + c.reader});
   INFO(pull.out << pull.err << c.agents[0]->log().substr(0, 4000));
   REQUIRE(pull.exit_code == 0);
@@ -207,7 +224,8 @@ TEST_CASE("a version three times the cache pulls through it, each chunk read fro
   CHECK(c.agents[0]->Metric("shoal_agent_cache_pinned_bytes") == 0);
 }
 
-TEST_CASE("a pull into a full destination fails with one line and leaves no partial files", "[control][cache]") {
+TEST_CASE("a pull into a full destination fails with one line and leaves no partial files",
+          "[control][cache]") {
   Cluster c(1);
   const std::string ckpt = c.tmp / "ckpt";
   WriteRandomFile(ckpt + "/model.safetensors", 24 * kMiB, 21);
@@ -216,10 +234,12 @@ TEST_CASE("a pull into a full destination fails with one line and leaves no part
   fs::create_directories(small);
   auto mounted = RunProcess({"/usr/bin/mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", small});
   if (mounted.exit_code != 0) {
-    WARN("cannot mount a tmpfs here (" << mounted.err << "); the full-destination check did not run");
+    WARN("cannot mount a tmpfs here (" << mounted.err
+                                       << "); the full-destination check did not run");
     return;
   }
-  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", small + "/m", "--agent", c.agents[0]->socket()});
+  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", small + "/m", "--agent",
+                                 c.agents[0]->socket()});
   RunProcess({"/usr/bin/umount", small});  // after the checks below read nothing from it
   CHECK(pull.exit_code != 0);
   CHECK_THAT(pull.err, Catch::Contains("the destination is full"));
@@ -227,10 +247,12 @@ TEST_CASE("a pull into a full destination fails with one line and leaves no part
   CHECK(c.agents[0]->Metric("shoal_agent_control_jobs") == 0);
 }
 
-TEST_CASE("a caller that goes away cancels its pull, and its thread and pins are released", "[control][cancel]") {
+TEST_CASE("a caller that goes away cancels its pull, and its thread and pins are released",
+          "[control][cancel]") {
   Cluster c(2);
   const std::string ckpt = c.tmp / "ckpt";
-  for (int i = 0; i < 4; ++i) WriteRandomFile(ckpt + "/shard-" + std::to_string(i), 6 * kMiB, 30 + i);
+  for (int i = 0; i < 4; ++i)
+    WriteRandomFile(ckpt + "/shard-" + std::to_string(i), 6 * kMiB, 30 + i);
   c.PublishUnseeded(ckpt, "team-a/m");
   // The other agent owns about half the chunks and answers nothing: the
   // pull waits on its orders for the tracker's takeover timeout.
@@ -258,7 +280,8 @@ TEST_CASE("SIGTERM stops an agent within seconds mid-pull, and it restarts with 
           "[control][cancel]") {
   Cluster c(2);
   const std::string ckpt = c.tmp / "ckpt";
-  for (int i = 0; i < 4; ++i) WriteRandomFile(ckpt + "/shard-" + std::to_string(i), 6 * kMiB, 40 + i);
+  for (int i = 0; i < 4; ++i)
+    WriteRandomFile(ckpt + "/shard-" + std::to_string(i), 6 * kMiB, 40 + i);
   c.PublishUnseeded(ckpt, "team-a/m");
   ::kill(c.agents[1]->pid(), SIGSTOP);
   pid_t cli = c.StartPull(0, "team-a/m:latest", c.tmp / "out");
@@ -276,31 +299,34 @@ TEST_CASE("SIGTERM stops an agent within seconds mid-pull, and it restarts with 
   CHECK(NoStagingLeft(c.tmp.path()));
   ::kill(c.agents[1]->pid(), SIGCONT);
   c.agents[0]->Start();
-  auto again = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent", c.agents[0]->socket()});
+  auto again = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent",
+                                  c.agents[0]->socket()});
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
   CHECK(SameTree(ckpt, c.tmp / "out"));
 }
 
-TEST_CASE("a cache on a nearly full disk still pulls a larger version, evicting what was written out",
-          "[control][cache]") {
+TEST_CASE(
+    "a cache on a nearly full disk still pulls a larger version, evicting what was written out",
+    "[control][cache]") {
   Cluster c(0);
   const std::string ckpt = c.tmp / "ckpt";
   WriteRandomFile(ckpt + "/model.safetensors", 96 * kMiB, 51);
   c.PublishUnseeded(ckpt, "team-a/m");
   AgentProcess agent(c.tmp / "agents", "small-disk",
-                     {"--tracker", c.tracker.rpc_address(), "--token", c.agent_token, "--origin", "file://" + c.origin,
-                      "--cache-size", "1GiB", "--stall-timeout-ms", "10000"});
+                     {"--tracker", c.tracker.rpc_address(), "--token", c.agent_token, "--origin",
+                      "file://" + c.origin, "--cache-size", "1GiB", "--stall-timeout-ms", "10000"});
   fs::create_directories(agent.cache_dir());
   // The budget says 1 GiB; the disk under it holds 40 MiB.
-  auto mounted = RunProcess({"/usr/bin/mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", agent.cache_dir()});
+  auto mounted =
+      RunProcess({"/usr/bin/mount", "-t", "tmpfs", "-o", "size=40m", "tmpfs", agent.cache_dir()});
   if (mounted.exit_code != 0) {
     WARN("cannot mount a tmpfs here (" << mounted.err << "); the full-disk check did not run");
     return;
   }
   agent.Start();
-  auto pull = RunProcess({"/usr/bin/timeout", "120", CliBinary(), "pull", "team-a/m:latest", "--to", c.tmp / "out",
-                          "--agent", agent.socket()},
+  auto pull = RunProcess({"/usr/bin/timeout", "120", CliBinary(), "pull", "team-a/m:latest", "--to",
+                          c.tmp / "out", "--agent", agent.socket()},
                          {"SHOAL_TOKEN=" + c.reader});
   std::string log = agent.log();
   agent.Stop();

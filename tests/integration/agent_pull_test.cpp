@@ -1,7 +1,6 @@
 // Pulls across real agents: a real tracker, real shoald processes talking
 // BitTorrent on 127.0.0.1, a folder origin, and the real shoal CLI.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -21,7 +20,8 @@ TEST_CASE("agents pulling at once get identical bytes from the seeding publisher
   CHECK_THAT(pub.out, Catch::Contains("seeding from this node's agent"));
 
   std::vector<pid_t> pulls;
-  for (int i = 1; i <= 3; ++i) pulls.push_back(c.StartPull(i, "team-a/llama:latest", c.tmp / ("out" + std::to_string(i))));
+  for (int i = 1; i <= 3; ++i)
+    pulls.push_back(c.StartPull(i, "team-a/llama:latest", c.tmp / ("out" + std::to_string(i))));
   for (size_t i = 0; i < pulls.size(); ++i) {
     INFO(Slurp(c.tmp / ("out" + std::to_string(i + 1)) + ".log"));
     REQUIRE(WaitProcess(pulls[i]) == 0);
@@ -31,10 +31,12 @@ TEST_CASE("agents pulling at once get identical bytes from the seeding publisher
   CHECK(c.OriginBytes() == 0);  // the publisher's agent seeded everything
   CHECK(c.agents[0]->Metric("shoal_agent_peer_bytes_total{direction=\"out\"}") > 0);
   // Materialised files are read-only.
-  CHECK((fs::status(c.tmp / "out1/config.json").permissions() & fs::perms::owner_write) == fs::perms::none);
+  CHECK((fs::status(c.tmp / "out1/config.json").permissions() & fs::perms::owner_write) ==
+        fs::perms::none);
 
   // A second pull of the same model is served from the cache.
-  auto again = c.Shoal(c.reader, {"pull", "team-a/llama:latest", "--to", c.tmp / "out1b", "--agent", c.agents[1]->socket()});
+  auto again = c.Shoal(c.reader, {"pull", "team-a/llama:latest", "--to", c.tmp / "out1b", "--agent",
+                                  c.agents[1]->socket()});
   REQUIRE(again.exit_code == 0);
   CHECK_THAT(again.out, Catch::Contains("0 B from peers, 0 B from the origin"));
 }
@@ -70,7 +72,8 @@ TEST_CASE("a new version that changes one file moves only that file's chunks", "
   REQUIRE(WaitProcess(c.StartPull(1, "team-a/m:latest", c.tmp / "v1")) == 0);
   WriteRandomFile(ckpt + "/model-00002.safetensors", 7 * kMiB, 999);
   REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
-  auto v2 = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "v2", "--agent", c.agents[1]->socket()});
+  auto v2 = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "v2", "--agent",
+                               c.agents[1]->socket()});
   INFO(v2.err);
   REQUIRE(v2.exit_code == 0);
   CHECK_THAT(v2.out, Catch::Contains("7.0 MiB from peers, 0 B from the origin"));
@@ -91,12 +94,15 @@ TEST_CASE("a corrupt seeder is caught by the hash check and the pull still compl
     ++damaged;
   }
   REQUIRE(damaged >= 17);
-  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent", c.agents[1]->socket()});
+  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent",
+                                 c.agents[1]->socket()});
   INFO(pull.err << c.agents[1]->log());
   REQUIRE(pull.exit_code == 0);
   CHECK(SameTree(ckpt, c.tmp / "out"));
   // The bad pieces were noticed, one side or the other, and the good bytes came from the origin.
-  CHECK(c.agents[1]->Metric("shoal_agent_hash_failures_total") + c.agents[0]->Metric("shoal_agent_cache_corrupt_total") > 0);
+  CHECK(c.agents[1]->Metric("shoal_agent_hash_failures_total") +
+            c.agents[0]->Metric("shoal_agent_cache_corrupt_total") >
+        0);
   CHECK(c.agents[1]->Metric("shoal_agent_origin_bytes_total") > 0);
 }
 
@@ -113,7 +119,8 @@ TEST_CASE("a dead peer and a dead tracker do not stop a pull", "[agent]") {
   c.tracker.Start();
   // The agents find the restarted tracker again, and the next pull works.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (c.agents[2]->Metric("shoal_agent_tracker_registered") != 1 && std::chrono::steady_clock::now() < deadline) {
+  while (c.agents[2]->Metric("shoal_agent_tracker_registered") != 1 &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   pid_t next = c.StartPull(2, "team-a/m:latest", c.tmp / "out2");
@@ -128,25 +135,29 @@ TEST_CASE("a pull with a token for another namespace is refused", "[agent][auth]
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 51);
   REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
   std::string other = c.tracker.MintToken("team-b", "read", "pod-b");
-  auto r = RunProcess({CliBinary(), "pull", "team-a/m:latest", "--to", c.tmp / "x", "--agent", c.agents[0]->socket()},
+  auto r = RunProcess({CliBinary(), "pull", "team-a/m:latest", "--to", c.tmp / "x", "--agent",
+                       c.agents[0]->socket()},
                       {"SHOAL_TOKEN=" + other});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains("may not read namespace 'team-a'"));
   CHECK_FALSE(fs::exists(c.tmp / "x"));
 }
 
-TEST_CASE("a killed agent restarts with its verified chunks and does not fetch them again", "[agent]") {
+TEST_CASE("a killed agent restarts with its verified chunks and does not fetch them again",
+          "[agent]") {
   Cluster c(1);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 61);
   REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
   REQUIRE(WaitProcess(c.StartPull(0, "team-a/m:latest", c.tmp / "a")) == 0);
   c.agents[0]->Kill();
   c.agents[0]->Start();
-  auto again = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "b", "--agent", c.agents[0]->socket()});
+  auto again = c.Shoal(
+      c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "b", "--agent", c.agents[0]->socket()});
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
   CHECK_THAT(again.out, Catch::Contains("0 B from peers, 0 B from the origin"));
-  CHECK(c.agents[0]->Metric("shoal_agent_origin_bytes_total") == 0);  // counters restart with the process
+  CHECK(c.agents[0]->Metric("shoal_agent_origin_bytes_total") ==
+        0);  // counters restart with the process
   CHECK(SameTree(ckpt, c.tmp / "b"));
 }
 
@@ -159,9 +170,10 @@ TEST_CASE("warm has each chunk's owner fetch it, and a later pull reads nothing 
   INFO(warm.out << warm.err);
   REQUIRE(warm.exit_code == 0);
   CHECK_THAT(warm.out, Catch::Contains("19 chunks across"));  // 10 + 7 + 1 + 1
-  CHECK(c.OriginBytes() == Approx(kUnique));                   // each chunk fetched once, by its owner
+  CHECK(c.OriginBytes() == Approx(kUnique));  // each chunk fetched once, by its owner
   double before = c.OriginBytes();
-  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent", c.agents[2]->socket()});
+  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent",
+                                 c.agents[2]->socket()});
   INFO(pull.err);
   REQUIRE(pull.exit_code == 0);
   CHECK_THAT(pull.out, Catch::Contains("0 B from the origin"));
@@ -169,46 +181,56 @@ TEST_CASE("warm has each chunk's owner fetch it, and a later pull reads nothing 
   CHECK(SameTree(ckpt, c.tmp / "out"));
 }
 
-TEST_CASE("warm --nodes has the named agents take the whole version from the swarm, read once from the origin",
-          "[agent][warm]") {
+TEST_CASE(
+    "warm --nodes has the named agents take the whole version from the swarm, read once from the "
+    "origin",
+    "[agent][warm]") {
   Cluster c(3);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 81);
   c.PublishUnseeded(ckpt, "team-a/m");
   auto bad = c.Shoal(c.writer, {"warm", "team-a/m:latest", "--nodes", "some"});
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.err, Catch::Contains("--nodes must be all, a count, or key=value"));
-  auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest", "--nodes", "rack=r0"});  // agents 0 and 2
+  auto warm =
+      c.Shoal(c.writer, {"warm", "team-a/m:latest", "--nodes", "rack=r0"});  // agents 0 and 2
   INFO(warm.out << warm.err);
   REQUIRE(warm.exit_code == 0);
   CHECK_THAT(warm.out, Catch::Contains("2 of 2 nodes took the whole version"));
-  CHECK(c.OriginBytes() == Approx(kUnique));  // owners read each chunk once; the nodes took it from peers
+  CHECK(c.OriginBytes() ==
+        Approx(kUnique));  // owners read each chunk once; the nodes took it from peers
   for (int i : {0, 2}) {
     std::string dest = c.tmp / ("out" + std::to_string(i));
-    auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", dest, "--agent", c.agents[static_cast<size_t>(i)]->socket()});
+    auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", dest, "--agent",
+                                   c.agents[static_cast<size_t>(i)]->socket()});
     INFO(pull.err);
     REQUIRE(pull.exit_code == 0);
-    CHECK_THAT(pull.out, Catch::Contains("0 B from peers, 0 B from the origin"));  // all in its cache already
+    CHECK_THAT(pull.out,
+               Catch::Contains("0 B from peers, 0 B from the origin"));  // all in its cache already
     CHECK(SameTree(ckpt, dest));
   }
 }
 
-TEST_CASE("a chunk whose owner evicted it is fetched again by an owner, not by every puller", "[agent][warm]") {
+TEST_CASE("a chunk whose owner evicted it is fetched again by an owner, not by every puller",
+          "[agent][warm]") {
   // Caches of 64 MiB: warming a 192 MiB model onto three owners pushes the
   // first model's chunks out of their caches.
   Cluster c(3, "64MiB");
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 91);
   REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
   std::string big = c.tmp / "big";
-  for (int i = 0; i < 3; ++i) WriteRandomFile(big + "/shard-" + std::to_string(i), 64 * kMiB, 900 + static_cast<unsigned>(i));
+  for (int i = 0; i < 3; ++i)
+    WriteRandomFile(big + "/shard-" + std::to_string(i), 64 * kMiB, 900 + static_cast<unsigned>(i));
   REQUIRE(c.Publish(big, "team-a/big", -1).exit_code == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // every agent has seen the whole ring
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(2500));  // every agent has seen the whole ring
   REQUIRE(c.Shoal(c.writer, {"warm", "team-a/m:latest"}).exit_code == 0);
   REQUIRE(c.OriginBytes() == Approx(kUnique));
   REQUIRE(c.Shoal(c.writer, {"warm", "team-a/big:latest"}).exit_code == 0);
   double evictions = 0;
   for (auto& a : c.agents) evictions += a->Metric("shoal_agent_cache_evictions_total");
   REQUIRE(evictions > 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // past the tracker's memory of deliveries
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(3500));  // past the tracker's memory of deliveries
 
   double before = c.OriginBytes();
   pid_t p0 = c.StartPull(0, "team-a/m:latest", c.tmp / "a");
@@ -220,15 +242,18 @@ TEST_CASE("a chunk whose owner evicted it is fetched again by an owner, not by e
   CHECK(SameTree(ckpt, c.tmp / "a"));
   CHECK(SameTree(ckpt, c.tmp / "b"));
   double refetched = c.OriginBytes() - before;
-  std::printf("evicted chunks: %.0f of %.0f bytes fetched again from the origin, by %g owner and %g takeover fetches\n",
-              refetched, kUnique, c.tracker.Metric("shoal_tracker_origin_fetches_total{reason=\"owner\"}"),
-              c.tracker.Metric("shoal_tracker_origin_fetches_total{reason=\"takeover\"}"));
-  CHECK(refetched > 0);                 // the evicted chunks came from the origin again...
-  CHECK(refetched <= 1.02 * kUnique);   // ...once each, not once per puller
+  std::printf(
+      "evicted chunks: %.0f of %.0f bytes fetched again from the origin, by %g owner and %g "
+      "takeover fetches\n",
+      refetched, kUnique, c.tracker.Metric("shoal_tracker_origin_fetches_total{reason=\"owner\"}"),
+      c.tracker.Metric("shoal_tracker_origin_fetches_total{reason=\"takeover\"}"));
+  CHECK(refetched > 0);                // the evicted chunks came from the origin again...
+  CHECK(refetched <= 1.02 * kUnique);  // ...once each, not once per puller
 }
 
-TEST_CASE("with two replicas, a warmed model outlives its busiest owner without reading the origin again",
-          "[agent][warm][replica]") {
+TEST_CASE(
+    "with two replicas, a warmed model outlives its busiest owner without reading the origin again",
+    "[agent][warm][replica]") {
   for (int replicas : {1, 2}) {
     DYNAMIC_SECTION("replicas " << replicas) {
       Cluster c(4, "1GiB", {"--replicas", std::to_string(replicas)});
@@ -244,7 +269,8 @@ TEST_CASE("with two replicas, a warmed model outlives its busiest owner without 
       for (int waited = 0; waited < 300; ++waited) {
         copies = 0;
         for (auto& a : c.agents) copies += a->Metric("shoal_agent_replica_chunks_total");
-        if (copies >= expect_copies && c.tracker.Metric("shoal_tracker_replicas_queued") == 0) break;
+        if (copies >= expect_copies && c.tracker.Metric("shoal_tracker_replicas_queued") == 0)
+          break;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
       CHECK(copies == expect_copies);
@@ -264,7 +290,8 @@ TEST_CASE("with two replicas, a warmed model outlives its busiest owner without 
       c.agents[busiest]->Kill();
       size_t puller = (busiest + 1) % c.agents.size();
       std::string dest = c.tmp / "out";
-      auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", dest, "--agent", c.agents[puller]->socket()});
+      auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", dest, "--agent",
+                                     c.agents[puller]->socket()});
       INFO(pull.out << pull.err);
       REQUIRE(pull.exit_code == 0);
       CHECK(SameTree(ckpt, dest));
@@ -273,8 +300,10 @@ TEST_CASE("with two replicas, a warmed model outlives its busiest owner without 
         if (i != busiest) refetched += c.agents[i]->Metric("shoal_agent_origin_bytes_total");
       }
       refetched -= before;
-      std::printf("replicas %d: the dead owner had fetched %.0f bytes; %.0f fetched again from the origin\n", replicas,
-                  lost, refetched);
+      std::printf(
+          "replicas %d: the dead owner had fetched %.0f bytes; %.0f fetched again from the "
+          "origin\n",
+          replicas, lost, refetched);
       if (replicas == 1) {
         CHECK(refetched == Approx(lost));  // its chunks were nowhere else
       } else {
@@ -284,14 +313,16 @@ TEST_CASE("with two replicas, a warmed model outlives its busiest owner without 
   }
 }
 
-TEST_CASE("an idle cluster re-announces what it seeds rarely, and a restarted tracker hears at once",
-          "[agent][announce]") {
+TEST_CASE(
+    "an idle cluster re-announces what it seeds rarely, and a restarted tracker hears at once",
+    "[agent][announce]") {
   Cluster c(3, "1GiB", {"--seed-announce-interval", "30s"});  // leechers every 1 s
-  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 61);  // 4 files: 4 torrents
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 61);      // 4 files: 4 torrents
   REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
   for (int i = 1; i <= 2; ++i) {
-    auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / ("out" + std::to_string(i)),
-                                   "--agent", c.agents[static_cast<size_t>(i)]->socket()});
+    auto pull =
+        c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / ("out" + std::to_string(i)),
+                           "--agent", c.agents[static_cast<size_t>(i)]->socket()});
     REQUIRE(pull.exit_code == 0);
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));  // completion announces
@@ -313,16 +344,18 @@ TEST_CASE("an idle cluster re-announces what it seeds rarely, and a restarted tr
   for (auto& a : c.agents) seeding += a->Metric("shoal_agent_torrents");
   REQUIRE(seeding >= 3 * 2);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (c.tracker.Metric("shoal_tracker_swarm_peers") < seeding && std::chrono::steady_clock::now() < deadline) {
+  while (c.tracker.Metric("shoal_tracker_swarm_peers") < seeding &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   REQUIRE(c.tracker.Metric("shoal_tracker_swarm_peers") == seeding);
   auto agent = std::make_unique<AgentProcess>(
       c.tmp / "agents", "late",
-      std::vector<std::string>{"--tracker", c.tracker.rpc_address(), "--token", c.agent_token, "--origin",
-                               "file://" + c.origin, "--origin-fallback-ms", "700"});
+      std::vector<std::string>{"--tracker", c.tracker.rpc_address(), "--token", c.agent_token,
+                               "--origin", "file://" + c.origin, "--origin-fallback-ms", "700"});
   agent->Start();
-  auto late = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "late", "--agent", agent->socket()});
+  auto late = c.Shoal(
+      c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "late", "--agent", agent->socket()});
   INFO(late.err);
   REQUIRE(late.exit_code == 0);
   CHECK(SameTree(ckpt, c.tmp / "late"));

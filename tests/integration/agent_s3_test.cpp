@@ -2,7 +2,6 @@
 // origin's own usage log must agree that a cluster pull reads each chunk at
 // most about once.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,15 +27,19 @@ uint64_t RgwBytesSent() { return shoal_test::SettledRadosgwUsageBytes("bytes_sen
 // as their origin.
 struct S3AgentCluster {
   TempDir tmp;
-  shoal::OriginOptions o = shoal_test::TestOptions("agent-test-" + std::to_string(std::random_device{}() % 1000000000));
-  std::vector<std::string> s3_flags = {"--origin", o.url, "--s3-endpoint", o.endpoint, "--s3-region", o.region};
-  std::vector<std::string> env = {"AWS_ACCESS_KEY_ID=" + o.access_key, "AWS_SECRET_ACCESS_KEY=" + o.secret_key};
+  shoal::OriginOptions o =
+      shoal_test::TestOptions("agent-test-" + std::to_string(std::random_device{}() % 1000000000));
+  std::vector<std::string> s3_flags = {"--origin", o.url,         "--s3-endpoint",
+                                       o.endpoint, "--s3-region", o.region};
+  std::vector<std::string> env = {"AWS_ACCESS_KEY_ID=" + o.access_key,
+                                  "AWS_SECRET_ACCESS_KEY=" + o.secret_key};
   std::unique_ptr<TrackerProcess> tracker;
   std::string agent_token;
   std::vector<std::unique_ptr<AgentProcess>> agents;
 
   explicit S3AgentCluster(int n) {
-    for (const std::string& kv : env) ::putenv(const_cast<char*>(kv.c_str()));  // inherited by the children
+    for (const std::string& kv : env)
+      ::putenv(const_cast<char*>(kv.c_str()));  // inherited by the children
     std::vector<std::string> tracker_flags = s3_flags;
     tracker_flags.insert(tracker_flags.end(), {"--announce-interval", "1s"});
     tracker = std::make_unique<TrackerProcess>(tmp / "tracker", tracker_flags);
@@ -48,18 +51,21 @@ struct S3AgentCluster {
   }
 
   AgentProcess& AddAgent() {
-    std::vector<std::string> flags = {"--tracker", tracker->rpc_address(), "--token", agent_token,
-                                      "--origin-fallback-ms", "1000", "--cache-size", "1GiB"};
+    std::vector<std::string> flags = {
+        "--tracker", tracker->rpc_address(), "--token", agent_token, "--origin-fallback-ms",
+        "1000",      "--cache-size",         "1GiB"};
     flags.insert(flags.end(), s3_flags.begin(), s3_flags.end());
-    agents.push_back(std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(agents.size()), flags));
+    agents.push_back(std::make_unique<AgentProcess>(
+        tmp / "agents", "agent" + std::to_string(agents.size()), flags));
     agents.back()->Start();
     return *agents.back();
   }
 
   pid_t StartPull(size_t i) {
     std::string dest = tmp / ("out" + std::to_string(i));
-    return StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", agents[i]->socket()},
-                        {"SHOAL_TOKEN=" + tracker->MintToken("team-a", "read", "pod")}, dest + ".log");
+    return StartProcess(
+        {CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", agents[i]->socket()},
+        {"SHOAL_TOKEN=" + tracker->MintToken("team-a", "read", "pod")}, dest + ".log");
   }
 
   // A figure the pull of agent i printed: "in X s" or "after X s".
@@ -75,14 +81,16 @@ struct S3AgentCluster {
     const size_t shard = mib * 2 / 5;
     WriteRandomFile(ckpt + "/model-00001-of-00003.safetensors", shard << 20, 1);
     WriteRandomFile(ckpt + "/model-00002-of-00003.safetensors", shard << 20, 2);
-    WriteRandomFile(ckpt + "/model-00003-of-00003.safetensors", ((mib - 2 * shard) << 20) - 4096, 3);
+    WriteRandomFile(ckpt + "/model-00003-of-00003.safetensors", ((mib - 2 * shard) << 20) - 4096,
+                    3);
     WriteRandomFile(ckpt + "/config.json", 900, 4);
     WriteRandomFile(ckpt + "/tokenizer.json", 3000, 5);
     std::vector<std::string> cli_env = env;
     cli_env.push_back("SHOAL_TRACKER=" + tracker->rpc_address());
     cli_env.push_back("SHOAL_TOKEN=" + tracker->MintToken("team-a", "write", "trainer"));
-    std::vector<std::string> args = {CliBinary(), "publish", ckpt, "--name", "team-a/llama", "--tag", "latest",
-                                     "--piece-size", "16777216", "--origin", o.url, "--s3-endpoint", o.endpoint};
+    std::vector<std::string> args = {
+        CliBinary(),    "publish",  ckpt,       "--name", "team-a/llama",  "--tag",   "latest",
+        "--piece-size", "16777216", "--origin", o.url,    "--s3-endpoint", o.endpoint};
     if (seed) {
       args.insert(args.end(), {"--agent", agents[0]->socket()});
     } else {
@@ -100,11 +108,13 @@ struct S3AgentCluster {
     std::vector<pid_t> pulls;
     for (size_t i = first; i < agents.size(); ++i) {
       std::string dest = tmp / ("out" + std::to_string(i));
-      pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", agents[i]->socket()},
+      pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest,
+                                    "--agent", agents[i]->socket()},
                                    {"SHOAL_TOKEN=" + reader}, dest + ".log"));
     }
     for (pid_t p : pulls) REQUIRE(WaitProcess(p) == 0);
-    for (size_t i = first; i < agents.size(); ++i) CHECK(SameTree(ckpt, tmp / ("out" + std::to_string(i))));
+    for (size_t i = first; i < agents.size(); ++i)
+      CHECK(SameTree(ckpt, tmp / ("out" + std::to_string(i))));
   }
 
   double AgentsOriginBytes() {
@@ -128,7 +138,8 @@ TEST_CASE("four agents pull from an S3 origin that serves each chunk at most onc
   CHECK(static_cast<double>(rgw_sent) == Approx(agents_origin).margin(4096));
 }
 
-TEST_CASE("six agents with nothing cached pull at once and only owners read the origin", "[agent][s3][ring]") {
+TEST_CASE("six agents with nothing cached pull at once and only owners read the origin",
+          "[agent][s3][ring]") {
   S3AgentCluster c(6);
   std::string ckpt = c.tmp / "ckpt";
   double unique = c.Publish(ckpt, /*seed=*/false);
@@ -141,9 +152,11 @@ TEST_CASE("six agents with nothing cached pull at once and only owners read the 
     owner += a->Metric("shoal_agent_origin_fetches_total{reason=\"owner\"}");
     takeover += a->Metric("shoal_agent_origin_fetches_total{reason=\"takeover\"}");
   }
-  std::printf("six agents, cold: origin bytes %.0f (%.3f x unique) by the agents, %llu by radosgw; "
-              "%.0f owner fetches, %.0f takeovers\n",
-              agents_origin, agents_origin / unique, static_cast<unsigned long long>(rgw_sent), owner, takeover);
+  std::printf(
+      "six agents, cold: origin bytes %.0f (%.3f x unique) by the agents, %llu by radosgw; "
+      "%.0f owner fetches, %.0f takeovers\n",
+      agents_origin, agents_origin / unique, static_cast<unsigned long long>(rgw_sent), owner,
+      takeover);
   CHECK(agents_origin <= 1.02 * unique);
   CHECK(static_cast<double>(rgw_sent) <= 1.02 * unique);
   CHECK(static_cast<double>(rgw_sent) == Approx(agents_origin).margin(4096));
@@ -157,10 +170,14 @@ TEST_CASE("six agents with nothing cached pull at once and only owners read the 
     first_max = std::max(first_max, first);
     done_min = std::min(done_min, c.PullFigure(i, " in "));
   }
-  std::printf("six agents, cold: first chunks arrived after %.2f to %.2f s; the first puller to finish took %.2f s; "
-              "tracker: %g owner fetches, %g takeovers, %g orders\n",
-              first_min, first_max, done_min, c.tracker->Metric("shoal_tracker_origin_fetches_total{reason=\"owner\"}"),
-              c.tracker->Metric("shoal_tracker_takeovers_total"), c.tracker->Metric("shoal_tracker_fetch_orders_total"));
+  std::printf(
+      "six agents, cold: first chunks arrived after %.2f to %.2f s; the first puller to finish "
+      "took %.2f s; "
+      "tracker: %g owner fetches, %g takeovers, %g orders\n",
+      first_min, first_max, done_min,
+      c.tracker->Metric("shoal_tracker_origin_fetches_total{reason=\"owner\"}"),
+      c.tracker->Metric("shoal_tracker_takeovers_total"),
+      c.tracker->Metric("shoal_tracker_fetch_orders_total"));
   CHECK(first_min > 0);
   CHECK(first_min < 0.5 * done_min);
 }
@@ -174,32 +191,34 @@ TEST_CASE("agents join and leave during a pull, and every puller completes with 
   std::vector<std::pair<size_t, pid_t>> pulls;
   for (size_t i : {0, 1, 2}) pulls.push_back({i, c.StartPull(i)});
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  c.AddAgent();              // agent 5 joins and pulls
+  c.AddAgent();  // agent 5 joins and pulls
   pulls.push_back({5, c.StartPull(5)});
   // What the leaving owners fetched may be lost with them, and fetched again once.
   double departed = c.agents[3]->Metric("shoal_agent_origin_bytes_total");
-  c.agents[3]->Stop();       // an owner leaves cleanly
-  c.AddAgent();              // agent 6 joins, owns chunks, does not pull
+  c.agents[3]->Stop();  // an owner leaves cleanly
+  c.AddAgent();         // agent 6 joins, owns chunks, does not pull
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   departed += c.agents[4]->Metric("shoal_agent_origin_bytes_total");
-  c.agents[4]->Kill();       // an owner crashes
+  c.agents[4]->Kill();  // an owner crashes
   for (auto [i, pid] : pulls) {
     INFO("agent " << i << ": " << c.agents[i]->log());
     REQUIRE(WaitProcess(pid) == 0);
     CHECK(SameTree(ckpt, c.tmp / ("out" + std::to_string(i))));
   }
   uint64_t rgw_sent = RgwBytesSent() - rgw_before;
-  std::printf("join and leave: origin bytes %llu (%.3f x unique) by radosgw; the leavers had fetched %.0f; "
-              "%g takeovers\n",
-              static_cast<unsigned long long>(rgw_sent), static_cast<double>(rgw_sent) / unique, departed,
-              c.tracker->Metric("shoal_tracker_takeovers_total"));
+  std::printf(
+      "join and leave: origin bytes %llu (%.3f x unique) by radosgw; the leavers had fetched %.0f; "
+      "%g takeovers\n",
+      static_cast<unsigned long long>(rgw_sent), static_cast<double>(rgw_sent) / unique, departed,
+      c.tracker->Metric("shoal_tracker_takeovers_total"));
   // Each chunk once, plus at most once more what left with the two owners:
   // what they had fetched, and the orders they held in flight (2 each, of 16 MiB).
   CHECK(static_cast<double>(rgw_sent) <= unique + departed + 2 * 2 * (16 << 20));
 }
 
-TEST_CASE("when an owner dies mid-pull, the next in rank takes over and the origin is read little more",
-          "[agent][s3][ring]") {
+TEST_CASE(
+    "when an owner dies mid-pull, the next in rank takes over and the origin is read little more",
+    "[agent][s3][ring]") {
   S3AgentCluster c(6);
   std::string ckpt = c.tmp / "ckpt";
   double unique = c.Publish(ckpt, /*seed=*/false, 256);
@@ -208,7 +227,8 @@ TEST_CASE("when an owner dies mid-pull, the next in rank takes over and the orig
   std::vector<pid_t> pulls;
   for (size_t i = 0; i < c.agents.size(); ++i) {
     std::string dest = c.tmp / ("out" + std::to_string(i));
-    pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", c.agents[i]->socket()},
+    pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest,
+                                  "--agent", c.agents[i]->socket()},
                                  {"SHOAL_TOKEN=" + reader}, dest + ".log"));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
@@ -216,11 +236,14 @@ TEST_CASE("when an owner dies mid-pull, the next in rank takes over and the orig
   c.agents[0]->Kill();  // an owner, mid-pull
   WaitProcess(pulls[0]);
   for (size_t i = 1; i < pulls.size(); ++i) REQUIRE(WaitProcess(pulls[i]) == 0);
-  for (size_t i = 1; i < c.agents.size(); ++i) CHECK(SameTree(ckpt, c.tmp / ("out" + std::to_string(i))));
+  for (size_t i = 1; i < c.agents.size(); ++i)
+    CHECK(SameTree(ckpt, c.tmp / ("out" + std::to_string(i))));
   double origin = dead_origin;
-  for (size_t i = 1; i < c.agents.size(); ++i) origin += c.agents[i]->Metric("shoal_agent_origin_bytes_total");
+  for (size_t i = 1; i < c.agents.size(); ++i)
+    origin += c.agents[i]->Metric("shoal_agent_origin_bytes_total");
   uint64_t rgw_sent = RgwBytesSent() - rgw_before;
-  std::printf("owner killed: origin bytes %llu (%.3f x unique) by radosgw, at least %.0f by the agents\n",
-              static_cast<unsigned long long>(rgw_sent), static_cast<double>(rgw_sent) / unique, origin);
+  std::printf(
+      "owner killed: origin bytes %llu (%.3f x unique) by radosgw, at least %.0f by the agents\n",
+      static_cast<unsigned long long>(rgw_sent), static_cast<double>(rgw_sent) / unique, origin);
   CHECK(static_cast<double>(rgw_sent) <= 1.25 * unique);
 }

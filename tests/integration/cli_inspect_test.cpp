@@ -1,10 +1,9 @@
 // `shoal inspect` run as a real process on real folders.
-#include <catch2/catch.hpp>
+#include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-
-#include <sys/stat.h>
 
 #include "support/subprocess.h"
 
@@ -29,7 +28,8 @@ TEST_CASE("inspect summarises a checkpoint folder", "[cli]") {
   WriteRandomFile(dir / "ckpt/tokenizer/empty.txt", 0, 3);
   std::filesystem::create_directories(dir / "ckpt/logs");
 
-  auto r = RunProcess({kShoal, "inspect", dir / "ckpt", "--piece-size", "65536", "--name", "team-a/m"});
+  auto r =
+      RunProcess({kShoal, "inspect", dir / "ckpt", "--piece-size", "65536", "--name", "team-a/m"});
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Catch::Contains("team-a/m"));
   CHECK_THAT(r.out, Catch::Contains("3 files"));

@@ -1,10 +1,9 @@
 // `shoal publish` into a real S3 server (Ceph radosgw, started by the ctest
 // fixture), with a real tracker. Origin bytes are counted twice: by the
 // CLI's own origin counters and by radosgw's usage log.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -35,9 +34,9 @@ struct S3Cluster {
       "AWS_ACCESS_KEY_ID=" + origin.access_key, "AWS_SECRET_ACCESS_KEY=" + origin.secret_key,
       "AWS_REGION=" + origin.region};
   TrackerProcess tracker{tmp / "tracker",
-                         {"--origin", origin.url, "--s3-endpoint", origin.endpoint, "--s3-access-key",
-                          origin.access_key, "--s3-secret-key", origin.secret_key, "--s3-region",
-                          origin.region, "--upload-lease", "3s"}};
+                         {"--origin", origin.url, "--s3-endpoint", origin.endpoint,
+                          "--s3-access-key", origin.access_key, "--s3-secret-key",
+                          origin.secret_key, "--s3-region", origin.region, "--upload-lease", "3s"}};
   std::string token;
 
   S3Cluster() {
@@ -70,7 +69,8 @@ struct S3Cluster {
 
 // Bytes radosgw took in for PUTs so far, by its own usage log, settled.
 uint64_t StableRgwBytesReceived() {
-  return shoal_test::SettledRadosgwUsageBytes("bytes_received", {"put_obj", "complete_multipart", "put_part"});
+  return shoal_test::SettledRadosgwUsageBytes("bytes_received",
+                                              {"put_obj", "complete_multipart", "put_part"});
 }
 
 uint64_t PutBytes(const std::string& publish_out) {
@@ -86,12 +86,13 @@ TEST_CASE("publish to S3 stores every chunk once and an unchanged republish send
   S3Cluster c;
   std::string ckpt = c.tmp / "ckpt";
   for (int i = 0; i < 10; ++i) {
-    WriteRandomFile(ckpt + "/model-" + std::to_string(i) + ".safetensors", 300000 + static_cast<size_t>(i) * 1000,
-                    static_cast<unsigned>(i + 1));
+    WriteRandomFile(ckpt + "/model-" + std::to_string(i) + ".safetensors",
+                    300000 + static_cast<size_t>(i) * 1000, static_cast<unsigned>(i + 1));
   }
   WriteRandomFile(ckpt + "/config.json", 512, 77);
   uint64_t rgw_before = StableRgwBytesReceived();
-  auto first = c.Shoal({"publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size", "65536"});
+  auto first = c.Shoal(
+      {"publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size", "65536"});
   INFO(first.err);
   REQUIRE(first.exit_code == 0);
   const uint64_t total = 10 * 300000 + 45 * 1000 + 512;
@@ -111,7 +112,8 @@ TEST_CASE("publish to S3 stores every chunk once and an unchanged republish send
   REQUIRE(chunks.ok());
   REQUIRE(chunks->objects.size() == 51);
 
-  auto again = c.Shoal({"publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size", "65536"});
+  auto again = c.Shoal(
+      {"publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size", "65536"});
   REQUIRE(again.exit_code == 0);
   CHECK(PutBytes(again.out) == 0);
   CHECK_THAT(again.out, Catch::Contains("uploaded 0 chunks"));
@@ -129,8 +131,9 @@ TEST_CASE("a publish killed mid-upload leaves no version, and a rerun resumes", 
   S3Cluster c;
   std::string ckpt = c.tmp / "ckpt";
   WriteRandomFile(ckpt + "/big.safetensors", 48u << 20, 5);
-  std::vector<std::string> argv = {CliBinary(), "publish", ckpt, "--name", "team-a/big", "--tag", "prod",
-                                   "--piece-size", "1048576", "--parallel", "1"};
+  std::vector<std::string> argv = {CliBinary(),  "publish",    ckpt,   "--name",
+                                   "team-a/big", "--tag",      "prod", "--piece-size",
+                                   "1048576",    "--parallel", "1"};
   pid_t pid = StartProcess(argv, c.Env(), c.tmp / "publish.log");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (c.ChunksInBucket() < 4 && std::chrono::steady_clock::now() < deadline) {
@@ -169,9 +172,9 @@ TEST_CASE("two concurrent publishes of the same content upload each chunk once",
     WriteRandomFile(b + "/shard-" + std::to_string(i), 4u << 20, static_cast<unsigned>(100 + i));
   }
   auto run = [&](const std::string& dir, const std::string& name, const std::string& log) {
-    return StartProcess({CliBinary(), "publish", dir, "--name", name, "--piece-size", "1048576",
-                         "--parallel", "2"},
-                        c.Env(), log);
+    return StartProcess(
+        {CliBinary(), "publish", dir, "--name", name, "--piece-size", "1048576", "--parallel", "2"},
+        c.Env(), log);
   };
   pid_t p1 = run(a, "team-a/one", c.tmp / "one.log");
   pid_t p2 = run(b, "team-a/two", c.tmp / "two.log");

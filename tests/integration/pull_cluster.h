@@ -4,7 +4,6 @@
 #define SHOAL_TESTS_INTEGRATION_PULL_CLUSTER_H_
 
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -25,8 +24,10 @@ inline std::string Slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-inline std::vector<std::string> TrackerFlags(const std::string& origin, std::vector<std::string> extra) {
-  std::vector<std::string> flags = {"--origin", "file://" + origin, "--announce-interval", "1s", "--fetch-done-grace", "3s"};
+inline std::vector<std::string> TrackerFlags(const std::string& origin,
+                                             std::vector<std::string> extra) {
+  std::vector<std::string> flags = {"--origin", "file://" + origin,   "--announce-interval",
+                                    "1s",       "--fetch-done-grace", "3s"};
   flags.insert(flags.end(), extra.begin(), extra.end());
   return flags;
 }
@@ -39,7 +40,8 @@ struct Cluster {
   std::string agent_token, writer, reader;
   std::vector<std::unique_ptr<AgentProcess>> agents;
 
-  explicit Cluster(int n, const std::string& cache_size = "1GiB", std::vector<std::string> tracker_flags = {},
+  explicit Cluster(int n, const std::string& cache_size = "1GiB",
+                   std::vector<std::string> tracker_flags = {},
                    std::vector<std::string> extra_agent_flags = {})
       : tracker(tmp / "tracker", TrackerFlags(tmp / "origin", std::move(tracker_flags))) {
     std::filesystem::create_directories(origin);
@@ -48,11 +50,21 @@ struct Cluster {
     writer = tracker.MintToken("team-a", "write", "trainer");
     reader = tracker.MintToken("team-a", "read", "pod");
     for (int i = 0; i < n; ++i) {
-      std::vector<std::string> flags = {"--tracker", tracker.rpc_address(), "--token", agent_token, "--origin",
-                                        "file://" + origin, "--origin-fallback-ms", "700", "--cache-size", cache_size,
-                                        "--label", "rack=r" + std::to_string(i % 2)};
+      std::vector<std::string> flags = {"--tracker",
+                                        tracker.rpc_address(),
+                                        "--token",
+                                        agent_token,
+                                        "--origin",
+                                        "file://" + origin,
+                                        "--origin-fallback-ms",
+                                        "700",
+                                        "--cache-size",
+                                        cache_size,
+                                        "--label",
+                                        "rack=r" + std::to_string(i % 2)};
       flags.insert(flags.end(), extra_agent_flags.begin(), extra_agent_flags.end());
-      agents.push_back(std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(i), flags));
+      agents.push_back(
+          std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(i), flags));
       agents.back()->Start();
     }
   }
@@ -62,7 +74,8 @@ struct Cluster {
                              "SHOAL_ORIGIN=file://" + origin});
   }
   ProcessResult Publish(const std::string& dir, const std::string& name, int seeder) {
-    std::vector<std::string> args = {"publish", dir, "--name", name, "--tag", "latest", "--piece-size", "1048576"};
+    std::vector<std::string> args = {"publish", dir,      "--name",       name,
+                                     "--tag",   "latest", "--piece-size", "1048576"};
     if (seeder >= 0) {
       args.push_back("--agent");
       args.push_back(agents[static_cast<size_t>(seeder)]->socket());
@@ -80,7 +93,8 @@ struct Cluster {
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   }
   pid_t StartPull(int agent, const std::string& ref, const std::string& dest) {
-    return StartProcess({CliBinary(), "pull", ref, "--to", dest, "--agent", agents[static_cast<size_t>(agent)]->socket()},
+    return StartProcess({CliBinary(), "pull", ref, "--to", dest, "--agent",
+                         agents[static_cast<size_t>(agent)]->socket()},
                         {"SHOAL_TOKEN=" + reader}, dest + ".log");
   }
   double OriginBytes() {

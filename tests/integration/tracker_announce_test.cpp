@@ -2,7 +2,6 @@
 // client would, with curl against a real shoal-tracker: strict numbers,
 // torrents the token may read, expiry and the swarm limits.
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -19,7 +18,8 @@ namespace {
 
 // GET /announce with these parameters (values sent percent-encoded);
 // returns the bencoded body.
-std::string Announce(const TrackerProcess& tracker, const std::map<std::string, std::string>& params) {
+std::string Announce(const TrackerProcess& tracker,
+                     const std::map<std::string, std::string>& params) {
   std::string url = "http://127.0.0.1:" + std::to_string(tracker.http_port()) + "/announce?";
   for (const auto& [k, v] : params) url += k + "=" + PercentEncode(v) + "&";
   return RunProcess({"/usr/bin/curl", "-s", "--max-time", "5", url}).out;
@@ -33,7 +33,8 @@ struct AnnounceCluster {
     fs::create_directories(tmp / "origin");
     tracker.Start();
   }
-  static std::vector<std::string> WithOrigin(const std::string& origin, std::vector<std::string> flags) {
+  static std::vector<std::string> WithOrigin(const std::string& origin,
+                                             std::vector<std::string> flags) {
     flags.insert(flags.begin(), {"--origin", "file://" + origin});
     return flags;
   }
@@ -41,7 +42,8 @@ struct AnnounceCluster {
 
 }  // namespace
 
-TEST_CASE("an announce with a negative port that strtoul would wrap is refused", "[tracker][announce]") {
+TEST_CASE("an announce with a negative port that strtoul would wrap is refused",
+          "[tracker][announce]") {
   AnnounceCluster c;
   std::string token = c.tracker.MintToken("*", "read", "agent");
   std::map<std::string, std::string> probe = {{"token", token},
@@ -50,16 +52,21 @@ TEST_CASE("an announce with a negative port that strtoul would wrap is refused",
                                               {"port", "-18446744073709550617"},
                                               {"left", "0"}};
   std::string reply = Announce(c.tracker, probe);
-  CHECK_THAT(reply, Catch::Contains("failure reason") && Catch::Contains("port: must be a whole number"));
+  CHECK_THAT(reply,
+             Catch::Contains("failure reason") && Catch::Contains("port: must be a whole number"));
   CHECK(c.tracker.Metric("shoal_tracker_swarm_peers") == 0);
 
-  for (const auto& [key, bad] : std::map<std::string, std::string>{
-           {"port", "+6881"}, {"numwant", "-1"}, {"left", "0x10"}, {"uploaded", "1 "}, {"downloaded", "1e3"}}) {
+  for (const auto& [key, bad] : std::map<std::string, std::string>{{"port", "+6881"},
+                                                                   {"numwant", "-1"},
+                                                                   {"left", "0x10"},
+                                                                   {"uploaded", "1 "},
+                                                                   {"downloaded", "1e3"}}) {
     auto params = probe;
     params["port"] = "6881";
     params[key] = bad;
     INFO(key << "=" << bad);
-    CHECK_THAT(Announce(c.tracker, params), Catch::Contains("failure reason") && Catch::Contains(key + ": "));
+    CHECK_THAT(Announce(c.tracker, params),
+               Catch::Contains("failure reason") && Catch::Contains(key + ": "));
   }
   CHECK(c.tracker.Metric("shoal_tracker_swarm_peers") == 0);
 }
@@ -67,10 +74,11 @@ TEST_CASE("an announce with a negative port that strtoul would wrap is refused",
 TEST_CASE("the audit log refuses an 'after' that is not a plain number", "[tracker]") {
   AnnounceCluster c;
   std::string admin = c.tracker.MintToken("*", "admin", "ops");
-  std::string base = "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/v1/audit?after=";
+  std::string base =
+      "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/v1/audit?after=";
   auto get = [&](const std::string& after) {
-    return RunProcess({"/usr/bin/curl", "-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", "-H",
-                       "Authorization: Bearer " + admin, base + after})
+    return RunProcess({"/usr/bin/curl", "-s", "--max-time", "5", "-o", "/dev/null", "-w",
+                       "%{http_code}", "-H", "Authorization: Bearer " + admin, base + after})
         .out;
   };
   CHECK(get("0") == "200");
@@ -88,10 +96,12 @@ struct PublishedFile {
   std::string info_hash;
 };
 
-PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed, const std::string& model = "m") {
+PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed,
+                      const std::string& model = "m") {
   std::string dir = c.tmp / ("ckpt-" + std::to_string(seed));
   WriteRandomFile(dir + "/w.bin", 50000, seed);
-  auto pub = RunProcess({CliBinary(), "publish", dir, "--name", ns + "/" + model, "--piece-size", "16384", "--no-seed"},
+  auto pub = RunProcess({CliBinary(), "publish", dir, "--name", ns + "/" + model, "--piece-size",
+                         "16384", "--no-seed"},
                         {"SHOAL_TRACKER=" + c.tracker.rpc_address(),
                          "SHOAL_TOKEN=" + c.tracker.MintToken(ns, "write", "trainer"),
                          "SHOAL_ORIGIN=file://" + (c.tmp / "origin")});
@@ -102,7 +112,8 @@ PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed, 
                        AnnouncedHash(dir + "/w.bin", 16384)};
 }
 
-std::map<std::string, std::string> PeerAnnounce(const std::string& token, const std::string& info_hash,
+std::map<std::string, std::string> PeerAnnounce(const std::string& token,
+                                                const std::string& info_hash,
                                                 const std::string& peer, int port) {
   return {{"token", token},
           {"info_hash", info_hash},
@@ -112,13 +123,16 @@ std::map<std::string, std::string> PeerAnnounce(const std::string& token, const 
 }
 
 bool Accepted(const std::string& reply) {
-  return reply.find("failure reason") == std::string::npos && reply.find("8:intervali") != std::string::npos;
+  return reply.find("failure reason") == std::string::npos &&
+         reply.find("8:intervali") != std::string::npos;
 }
 
 }  // namespace
 
-TEST_CASE("announced peers expire, and the swarm metrics count only live ones", "[tracker][announce][swarm]") {
-  AnnounceCluster c({"--announce-interval", "1s", "--seed-announce-interval", "1s"});  // peers expire after 3 s
+TEST_CASE("announced peers expire, and the swarm metrics count only live ones",
+          "[tracker][announce][swarm]") {
+  AnnounceCluster c(
+      {"--announce-interval", "1s", "--seed-announce-interval", "1s"});  // peers expire after 3 s
   PublishedFile f = Publish(c, "team-a", 1);
   std::string token = c.tracker.MintToken("*", "read", "agent");
   REQUIRE(Accepted(Announce(c.tracker, PeerAnnounce(token, f.info_hash, "seed-1", 7001))));
@@ -135,11 +149,13 @@ TEST_CASE("announced peers expire, and the swarm metrics count only live ones", 
   CHECK_THAT(reply, Catch::Contains("5:peers0:"));
 }
 
-TEST_CASE("a seeder is told to re-announce less often than a leecher", "[tracker][announce][swarm]") {
+TEST_CASE("a seeder is told to re-announce less often than a leecher",
+          "[tracker][announce][swarm]") {
   AnnounceCluster c({"--announce-interval", "5s", "--seed-announce-interval", "2m"});
   PublishedFile f = Publish(c, "team-a", 3);
   std::string token = c.tracker.MintToken("*", "read", "agent");
-  CHECK_THAT(Announce(c.tracker, PeerAnnounce(token, f.info_hash, "seed", 7001)), Catch::Contains("8:intervali120e"));
+  CHECK_THAT(Announce(c.tracker, PeerAnnounce(token, f.info_hash, "seed", 7001)),
+             Catch::Contains("8:intervali120e"));
   auto leecher = PeerAnnounce(token, f.info_hash, "leech", 7002);
   leecher["left"] = "1000";
   std::string reply = Announce(c.tracker, leecher);
@@ -147,7 +163,8 @@ TEST_CASE("a seeder is told to re-announce less often than a leecher", "[tracker
   CHECK_THAT(reply, Catch::Contains("8:completei1e"));  // the seeder is listed
 }
 
-TEST_CASE("an announce for a torrent no published version holds is refused", "[tracker][announce][swarm]") {
+TEST_CASE("an announce for a torrent no published version holds is refused",
+          "[tracker][announce][swarm]") {
   AnnounceCluster c;
   Publish(c, "team-a", 2);
   std::string token = c.tracker.MintToken("*", "read", "agent");
@@ -160,7 +177,8 @@ TEST_CASE("an announce for a torrent no published version holds is refused", "[t
   CHECK(c.tracker.Metric("shoal_tracker_announces_refused_total{reason=\"torrent\"}") == 20);
 }
 
-TEST_CASE("a token for one namespace cannot announce another namespace's file", "[tracker][announce][swarm]") {
+TEST_CASE("a token for one namespace cannot announce another namespace's file",
+          "[tracker][announce][swarm]") {
   AnnounceCluster c;
   PublishedFile b_file = Publish(c, "team-b", 3);
   std::string a_reader = c.tracker.MintToken("team-a", "read", "pod-a");
@@ -177,13 +195,15 @@ TEST_CASE("a token for one namespace cannot announce another namespace's file", 
   CHECK(c.tracker.Metric("shoal_tracker_swarm_peers") == 2);
 }
 
-TEST_CASE("the swarm limits hold, with a reason, and known peers still re-announce", "[tracker][announce][swarm]") {
+TEST_CASE("the swarm limits hold, with a reason, and known peers still re-announce",
+          "[tracker][announce][swarm]") {
   AnnounceCluster c({"--max-swarms", "1", "--max-swarm-peers", "3"});
   PublishedFile one = Publish(c, "team-a", 4);
   PublishedFile two = Publish(c, "team-a", 5);
   std::string token = c.tracker.MintToken("*", "read", "agent");
   auto join = [&](const PublishedFile& f, int i) {
-    return Announce(c.tracker, PeerAnnounce(token, f.info_hash, "peer-" + std::to_string(i), 7000 + i));
+    return Announce(c.tracker,
+                    PeerAnnounce(token, f.info_hash, "peer-" + std::to_string(i), 7000 + i));
   };
   REQUIRE(Accepted(join(one, 0)));
   REQUIRE(Accepted(join(one, 1)));
@@ -195,7 +215,8 @@ TEST_CASE("the swarm limits hold, with a reason, and known peers still re-announ
   CHECK(c.tracker.Metric("shoal_tracker_announces_refused_total{reason=\"full\"}") == 2);
 }
 
-TEST_CASE("a torrent may be announced while a version holds its file, across restarts", "[tracker][announce][swarm]") {
+TEST_CASE("a torrent may be announced while a version holds its file, across restarts",
+          "[tracker][announce][swarm]") {
   AnnounceCluster c;
   PublishedFile first = Publish(c, "team-a", 6, "m");
   PublishedFile second = Publish(c, "team-a", 6, "copy");  // the same bytes in another model
@@ -212,7 +233,8 @@ TEST_CASE("a torrent may be announced while a version holds its file, across res
   c.tracker.Start();  // the index is rebuilt from the registry
   CHECK(Accepted(Announce(c.tracker, PeerAnnounce(token, first.info_hash, "agent", 7001))));
   REQUIRE(rm(first.ref) == 0);
-  CHECK(Accepted(Announce(c.tracker, PeerAnnounce(token, first.info_hash, "agent", 7001))));  // "copy" holds it
+  CHECK(Accepted(Announce(
+      c.tracker, PeerAnnounce(token, first.info_hash, "agent", 7001))));  // "copy" holds it
   REQUIRE(rm(second.ref) == 0);
   CHECK_THAT(Announce(c.tracker, PeerAnnounce(token, first.info_hash, "agent", 7001)),
              Catch::Contains("not a file of any published version"));

@@ -1,12 +1,10 @@
 // The tracker's registry and auth, end to end: a real shoal-tracker process,
 // the real shoal CLI, and a folder origin.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <thread>
 
 #include "support/announced_hash.h"
-
 #include "support/subprocess.h"
 #include "support/tracker_process.h"
 
@@ -18,7 +16,8 @@ namespace {
 struct Cluster {
   TempDir tmp;
   std::string origin_dir = tmp / "origin";
-  TrackerProcess tracker{tmp / "tracker", {"--origin", "file://" + (tmp / "origin"), "--gc-grace", "0s"}};
+  TrackerProcess tracker{tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--gc-grace", "0s"}};
   Cluster() {
     fs::create_directories(origin_dir);
     tracker.Start();
@@ -31,7 +30,8 @@ struct Cluster {
   std::string MakeCheckpoint(const std::string& name, int files, size_t size, unsigned seed) {
     std::string dir = tmp / name;
     for (int i = 0; i < files; ++i) {
-      WriteRandomFile(dir + "/shard-" + std::to_string(i) + ".safetensors", size, seed + static_cast<unsigned>(i));
+      WriteRandomFile(dir + "/shard-" + std::to_string(i) + ".safetensors", size,
+                      seed + static_cast<unsigned>(i));
     }
     return dir;
   }
@@ -53,8 +53,8 @@ TEST_CASE("a published version reads back signed, and tags move with history", "
   Cluster c;
   std::string writer = c.tracker.MintToken("team-a", "write", "trainer");
   std::string ckpt = c.MakeCheckpoint("ckpt", 3, 100000, 1);
-  auto v1 = c.Shoal(writer, {"publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--tag", "prod",
-                             "--label", "epoch=1", "--piece-size", "16384"});
+  auto v1 = c.Shoal(writer, {"publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--tag",
+                             "prod", "--label", "epoch=1", "--piece-size", "16384"});
   INFO(v1.err);
   REQUIRE(v1.exit_code == 0);
   CHECK_THAT(v1.out, Catch::Contains("uploaded 21 chunks"));  // 3 files x ceil(100000/16384)
@@ -66,7 +66,8 @@ TEST_CASE("a published version reads back signed, and tags move with history", "
   CHECK_THAT(shown.out, Catch::Contains("\"key\": \"epoch\""));
 
   WriteRandomFile(ckpt + "/shard-1.safetensors", 100000, 99);
-  auto v2 = c.Shoal(writer, {"publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size", "16384"});
+  auto v2 = c.Shoal(writer, {"publish", ckpt, "--name", "team-a/llama", "--tag", "latest",
+                             "--piece-size", "16384"});
   REQUIRE(v2.exit_code == 0);
   CHECK_THAT(v2.out, Catch::Contains("uploaded 7 chunks"));  // only the changed file
   auto inspected = c.Shoal(writer, {"inspect", "team-a/llama:latest"});
@@ -75,7 +76,8 @@ TEST_CASE("a published version reads back signed, and tags move with history", "
   auto history = c.Shoal(writer, {"tag", "team-a/llama", "latest", "--history"});
   REQUIRE(history.exit_code == 0);
   CHECK_THAT(history.out, Catch::Contains("(none) -> " + VersionOf(v1).substr(0, 12)));
-  CHECK_THAT(history.out, Catch::Contains(VersionOf(v1).substr(0, 12) + " -> " + VersionOf(v2).substr(0, 12)));
+  CHECK_THAT(history.out,
+             Catch::Contains(VersionOf(v1).substr(0, 12) + " -> " + VersionOf(v2).substr(0, 12)));
 
   auto moved = c.Shoal(writer, {"tag", "team-a/llama:" + VersionOf(v2).substr(0, 10), "prod"});
   REQUIRE(moved.exit_code == 0);
@@ -145,7 +147,8 @@ TEST_CASE("tokens allow exactly their role and namespaces", "[tracker][auth]") {
   };
   for (const Case& k : cases) {
     auto r = c.Shoal(k.token, k.args);
-    INFO(k.who << " runs " << k.args[0] << " " << (k.args.size() > 1 ? k.args[1] : "") << ": " << r.err);
+    INFO(k.who << " runs " << k.args[0] << " " << (k.args.size() > 1 ? k.args[1] : "") << ": "
+               << r.err);
     CHECK((r.exit_code == 0) == k.allowed);
     if (!k.allowed) {
       CHECK_THAT(r.err, Catch::Contains(k.error));
@@ -233,7 +236,8 @@ TEST_CASE("gc sweeps only chunks no version references", "[tracker][gc]") {
   CHECK(still.exit_code == 0);
 }
 
-TEST_CASE("the tracker serves health, metrics and a token-checked JSON view over HTTP", "[tracker][http]") {
+TEST_CASE("the tracker serves health, metrics and a token-checked JSON view over HTTP",
+          "[tracker][http]") {
   Cluster c;
   std::string writer = c.tracker.MintToken("team-a", "write", "trainer");
   std::string outsider = c.tracker.MintToken("team-b", "read", "pod-9");
@@ -254,16 +258,19 @@ TEST_CASE("the tracker serves health, metrics and a token-checked JSON view over
   std::string manifest = curl("/v1/models/team-a/llama/versions/prod/manifest", writer);
   CHECK_THAT(manifest, Catch::Contains(VersionOf(v)));
   CHECK_THAT(manifest, Catch::EndsWith("200"));
-  CHECK_THAT(curl("/v1/models/team-a/llama/versions", writer), Catch::Contains("\"tags\":[\"prod\"]"));
+  CHECK_THAT(curl("/v1/models/team-a/llama/versions", writer),
+             Catch::Contains("\"tags\":[\"prod\"]"));
   CHECK_THAT(curl("/v1/models/team-a/llama/versions", ""), Catch::EndsWith("403"));
   std::string denied = curl("/v1/models/team-a/llama/versions", outsider);
   CHECK_THAT(denied, Catch::Contains("team-a"));
   CHECK_THAT(denied, Catch::EndsWith("403"));
-  CHECK_THAT(curl("/v1/models/team-a/llama/versions/nosuch/manifest", writer), Catch::EndsWith("404"));
+  CHECK_THAT(curl("/v1/models/team-a/llama/versions/nosuch/manifest", writer),
+             Catch::EndsWith("404"));
   CHECK_THAT(curl("/v1/models/team-a/..%2f..%2fetc/versions", writer), Catch::EndsWith("400"));
 }
 
-TEST_CASE("announce answers compact peer lists and refuses a missing token", "[tracker][announce]") {
+TEST_CASE("announce answers compact peer lists and refuses a missing token",
+          "[tracker][announce]") {
   Cluster c;
   // Announces are for files of published versions: publish one, and name
   // its torrent by the first 20 bytes of its v2 info-hash.
@@ -274,11 +281,12 @@ TEST_CASE("announce answers compact peer lists and refuses a missing token", "[t
   std::string encoded_hash = PercentEncode(AnnouncedHash(ckpt + "/shard-0.safetensors", 16384));
 
   std::string token = c.tracker.MintToken("team-a", "read", "agent-1");
-  std::string base = "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/announce?info_hash=" +
-                     encoded_hash + "&token=" + token;
+  std::string base = "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) +
+                     "/announce?info_hash=" + encoded_hash + "&token=" + token;
   auto announce = [&](const std::string& peer, int port, int left) {
-    return RunProcess({"/usr/bin/curl", "-s", base + "&peer_id=" + peer + "&port=" + std::to_string(port) +
-                                                  "&left=" + std::to_string(left) + "&compact=1"})
+    return RunProcess({"/usr/bin/curl", "-s",
+                       base + "&peer_id=" + peer + "&port=" + std::to_string(port) +
+                           "&left=" + std::to_string(left) + "&compact=1"})
         .out;
   };
   std::string first = announce("AAAAAAAAAAAAAAAAAAAA", 6881, 0);
@@ -290,12 +298,18 @@ TEST_CASE("announce answers compact peer lists and refuses a missing token", "[t
   std::string no_token = RunProcess({"/usr/bin/curl", "-s",
                                      "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) +
                                          "/announce?info_hash=" + encoded_hash +
-                                         "&peer_id=CCCCCCCCCCCCCCCCCCCC&port=1"}).out;
+                                         "&peer_id=CCCCCCCCCCCCCCCCCCCC&port=1"})
+                             .out;
   CHECK_THAT(no_token, Catch::StartsWith("d14:failure reason"));
-  std::string bad_hash = RunProcess({"/usr/bin/curl", "-s",
-                                     "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) +
-                                         "/announce?info_hash=short&peer_id=CCCCCCCCCCCCCCCCCCCC&port=1&token=" + token}).out;
+  std::string bad_hash =
+      RunProcess(
+          {"/usr/bin/curl", "-s",
+           "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) +
+               "/announce?info_hash=short&peer_id=CCCCCCCCCCCCCCCCCCCC&port=1&token=" + token})
+          .out;
   CHECK_THAT(bad_hash, Catch::Contains("info_hash must be 20 bytes"));
-  CHECK_THAT(RunProcess({"/usr/bin/curl", "-s", "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/metrics"}).out,
+  CHECK_THAT(RunProcess({"/usr/bin/curl", "-s",
+                         "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/metrics"})
+                 .out,
              Catch::Contains("shoal_tracker_swarm_peers 2"));
 }

@@ -1,8 +1,6 @@
 // What the tracker's RPC port does with connections that never present a
 // token, messages that claim too much, and messages that stall half-sent:
 // raw sockets and real Cap'n Proto clients against a real shoal-tracker.
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
@@ -11,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -48,8 +47,8 @@ struct RawSocket {
   size_t Send(const void* data, size_t size) {
     size_t sent = 0;
     while (sent < size) {
-      ssize_t n = ::send(fd, static_cast<const char*>(data) + sent, std::min<size_t>(size - sent, 1 << 20),
-                         MSG_NOSIGNAL);
+      ssize_t n = ::send(fd, static_cast<const char*>(data) + sent,
+                         std::min<size_t>(size - sent, 1 << 20), MSG_NOSIGNAL);
       if (n <= 0) break;
       sent += static_cast<size_t>(n);
     }
@@ -102,7 +101,11 @@ struct TokenClient {
 
   TokenClient(kj::AsyncIoContext& io_context, const std::string& address, const std::string& token)
       : io(io_context) {
-    stream = io.provider->getNetwork().parseAddress(address).wait(io.waitScope)->connect().wait(io.waitScope);
+    stream = io.provider->getNetwork()
+                 .parseAddress(address)
+                 .wait(io.waitScope)
+                 ->connect()
+                 .wait(io.waitScope);
     rpc = kj::heap<capnp::TwoPartyClient>(*stream);
     auto req = rpc->bootstrap().castAs<proto::Gateway>().authenticateRequest();
     req.setToken(token);
@@ -115,7 +118,8 @@ struct TokenClient {
   bool DisconnectedWithin(int ms) {
     return rpc->onDisconnect()
         .then([] { return true; })
-        .exclusiveJoin(io.provider->getTimer().afterDelay(ms * kj::MILLISECONDS).then([] { return false; }))
+        .exclusiveJoin(
+            io.provider->getTimer().afterDelay(ms * kj::MILLISECONDS).then([] { return false; }))
         .wait(io.waitScope);
   }
 };
@@ -124,7 +128,8 @@ const std::string kRefused = "shoal_tracker_rpc_connections_refused_total";
 
 }  // namespace
 
-TEST_CASE("a frame header claiming 64 MiB is refused before the tracker holds the memory", "[tracker][rpc][hostile]") {
+TEST_CASE("a frame header claiming 64 MiB is refused before the tracker holds the memory",
+          "[tracker][rpc][hostile]") {
   TempDir tmp;
   fs::create_directories(tmp / "origin");
   TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin")});
@@ -146,20 +151,23 @@ TEST_CASE("a frame header claiming 64 MiB is refused before the tracker holds th
   for (auto& c : conns) CHECK(c->ClosedWithin(3000));
   auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   uint64_t rss_after = RssBytes(tracker.pid());
-  INFO("RSS before " << rss_before / 1024 << " KiB, after " << rss_after / 1024 << " KiB; body bytes accepted "
-                     << body_sent << "; closed in " << took << " ms");
+  INFO("RSS before " << rss_before / 1024 << " KiB, after " << rss_after / 1024
+                     << " KiB; body bytes accepted " << body_sent << "; closed in " << took
+                     << " ms");
   CHECK(rss_after < rss_before + (16 << 20));
   CHECK(body_sent < (24 << 20));  // 48 MiB offered
   CHECK(tracker.Metric(kRefused + "{reason=\"message_too_large\"}") == 3);
   CHECK(tracker.Metric("shoal_tracker_rpc_unauthenticated_connections") == 0);
 }
 
-TEST_CASE("a connection that never authenticates is closed at its deadline, and only so many may wait",
-          "[tracker][rpc][hostile]") {
+TEST_CASE(
+    "a connection that never authenticates is closed at its deadline, and only so many may wait",
+    "[tracker][rpc][hostile]") {
   TempDir tmp;
   fs::create_directories(tmp / "origin");
-  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin"), "--rpc-auth-timeout", "1s",
-                                           "--rpc-max-unauthenticated", "3"});
+  TrackerProcess tracker(tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--rpc-auth-timeout", "1s",
+                          "--rpc-max-unauthenticated", "3"});
   tracker.Start();
   int port = std::stoi(tracker.rpc_address().substr(tracker.rpc_address().rfind(':') + 1));
   auto io = kj::setupAsyncIo();
@@ -186,8 +194,9 @@ TEST_CASE("a message left half-sent is closed at its deadline, before and after 
           "[tracker][rpc][hostile]") {
   TempDir tmp;
   fs::create_directories(tmp / "origin");
-  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin"), "--rpc-auth-timeout", "8s",
-                                           "--rpc-message-timeout", "1s"});
+  TrackerProcess tracker(tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--rpc-auth-timeout", "8s",
+                          "--rpc-message-timeout", "1s"});
   tracker.Start();
   int port = std::stoi(tracker.rpc_address().substr(tracker.rpc_address().rfind(':') + 1));
   std::string token = tracker.MintToken("team-a", "read", "pod");
@@ -217,16 +226,17 @@ TEST_CASE("an authenticated client still publishes and resolves a manifest large
           "[tracker][rpc]") {
   TempDir tmp;
   fs::create_directories(tmp / "origin");
-  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin"), "--rpc-auth-timeout", "2s",
-                                           "--rpc-message-timeout", "10s"});
+  TrackerProcess tracker(tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--rpc-auth-timeout", "2s",
+                          "--rpc-message-timeout", "10s"});
   tracker.Start();
   // 40 MiB in 16 KiB pieces: a 2560-hash piece layer, 80 KiB in the manifest.
   WriteRandomFile(tmp / "ckpt/w.bin", 40 << 20, 7);
   std::vector<std::string> env = {"SHOAL_TRACKER=" + tracker.rpc_address(),
                                   "SHOAL_TOKEN=" + tracker.MintToken("team-a", "write", "trainer"),
                                   "SHOAL_ORIGIN=file://" + (tmp / "origin")};
-  auto pub = RunProcess({CliBinary(), "publish", tmp / "ckpt", "--name", "team-a/big", "--tag", "latest",
-                         "--piece-size", "16384", "--no-seed"},
+  auto pub = RunProcess({CliBinary(), "publish", tmp / "ckpt", "--name", "team-a/big", "--tag",
+                         "latest", "--piece-size", "16384", "--no-seed"},
                         env);
   INFO(pub.out << pub.err);
   REQUIRE(pub.exit_code == 0);

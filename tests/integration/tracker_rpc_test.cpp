@@ -1,10 +1,9 @@
 // Hostile calls straight to the tracker's Cap'n Proto RPC, past the CLI's
 // own checks, and the retention rule.
-#include <catch2/catch.hpp>
-
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 
@@ -31,7 +30,11 @@ struct RawClient {
   proto::Registry::Client registry = nullptr;
 
   RawClient(const std::string& address, const std::string& token) {
-    stream = io.provider->getNetwork().parseAddress(address).wait(io.waitScope)->connect().wait(io.waitScope);
+    stream = io.provider->getNetwork()
+                 .parseAddress(address)
+                 .wait(io.waitScope)
+                 ->connect()
+                 .wait(io.waitScope);
     rpc = kj::heap<capnp::TwoPartyClient>(*stream);
     auto req = rpc->bootstrap().castAs<proto::Gateway>().authenticateRequest();
     req.setToken(token);
@@ -41,11 +44,12 @@ struct RawClient {
   // The error a commit of these bytes gets, or "" on success.
   std::string Commit(const std::string& bytes) {
     std::string error;
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-      auto req = registry.commitRequest();
-      req.setManifest(kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
-      req.send().wait(io.waitScope);
-    })) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                   auto req = registry.commitRequest();
+                   req.setManifest(
+                       kj::arrayPtr(reinterpret_cast<const kj::byte*>(bytes.data()), bytes.size()));
+                   req.send().wait(io.waitScope);
+                 })) {
       error = StatusFromException(*e, "tracker").ToString();
     }
     return error;
@@ -81,12 +85,14 @@ std::string RawBytes(const std::function<void(proto::Manifest::Builder)>& fill) 
   root.setPieceSize(16384);
   fill(root);
   auto words = capnp::canonicalize(root.asReader());
-  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()), words.asBytes().size());
+  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()),
+                     words.asBytes().size());
 }
 
 }  // namespace
 
-TEST_CASE("manifests that fail validation are refused when sent straight to the RPC", "[tracker][hostile]") {
+TEST_CASE("manifests that fail validation are refused when sent straight to the RPC",
+          "[tracker][hostile]") {
   TempDir tmp;
   fs::create_directories(tmp / "origin");
   TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin")});
@@ -96,20 +102,20 @@ TEST_CASE("manifests that fail validation are refused when sent straight to the 
   CHECK_THAT(c.Commit("not a manifest at all!!"), Catch::Contains("manifest refused"));
   CHECK_THAT(c.Commit(std::string(4096, '\0')), Catch::Contains("manifest refused"));
   CHECK_THAT(c.Commit(RawBytes([](proto::Manifest::Builder r) {
-               auto f = r.initFiles(1)[0];
-               f.setPath("../../etc/passwd");
-               f.setSize(0);
-             })),
+    auto f = r.initFiles(1)[0];
+    f.setPath("../../etc/passwd");
+    f.setSize(0);
+  })),
              Catch::Contains("contains '..'"));
   CHECK_THAT(c.Commit(RawBytes([](proto::Manifest::Builder r) { r.setPieceSize(1000); })),
              Catch::Contains("power of two"));
   CHECK_THAT(c.Commit(RawBytes([](proto::Manifest::Builder r) {
-               auto f = r.initFiles(1)[0];
-               f.setPath("a");
-               f.setSize(100000);
-               f.initPiecesRoot(32)[0] = 1;
-               f.initPieceLayer(64);
-             })),
+    auto f = r.initFiles(1)[0];
+    f.setPath("a");
+    f.setSize(100000);
+    f.initPiecesRoot(32)[0] = 1;
+    f.initPieceLayer(64);
+  })),
              Catch::Contains("piece hashes, but its size"));
   // Valid, but another subject's name on it.
   CHECK_THAT(c.Commit(*EncodeManifest(OneFileManifest("a.bin", "someone-else"))),
@@ -119,14 +125,14 @@ TEST_CASE("manifests that fail validation are refused when sent straight to the 
              Catch::Contains("are not in file://"));
   // A tag on a version that does not exist.
   std::string error;
-  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-    auto req = c.registry.setTagRequest();
-    req.setNamespace("team-a");
-    req.setName("m");
-    req.setTag("prod");
-    req.initVersionId(32);
-    req.send().wait(c.io.waitScope);
-  })) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                 auto req = c.registry.setTagRequest();
+                 req.setNamespace("team-a");
+                 req.setName("m");
+                 req.setTag("prod");
+                 req.initVersionId(32);
+                 req.send().wait(c.io.waitScope);
+               })) {
     error = StatusFromException(*e, "tracker").ToString();
   }
   CHECK_THAT(error, Catch::Contains("not found: version"));
@@ -139,7 +145,8 @@ TEST_CASE("manifests that fail validation are refused when sent straight to the 
 TEST_CASE("retention keeps the newest versions and every tagged one", "[tracker][retention]") {
   TempDir tmp;
   fs::create_directories(tmp / "origin");
-  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin"), "--keep-versions", "2"});
+  TrackerProcess tracker(tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--keep-versions", "2"});
   tracker.Start();
   std::string token = tracker.MintToken("team-a", "write", "trainer");
   auto shoal = [&](std::vector<std::string> args) {
@@ -159,17 +166,20 @@ TEST_CASE("retention keeps the newest versions and every tagged one", "[tracker]
   CHECK_THAT(ls.out, Catch::Contains("golden"));
 }
 
-TEST_CASE("asks for chunks outside the named version, too many at once, or in another namespace are refused",
-          "[tracker][hostile][fetch]") {
+TEST_CASE(
+    "asks for chunks outside the named version, too many at once, or in another namespace are "
+    "refused",
+    "[tracker][hostile][fetch]") {
   TempDir tmp;
   fs::create_directories(tmp / "origin");
   TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin")});
   tracker.Start();
   std::string writer = tracker.MintToken("team-a", "write", "trainer");
   WriteRandomFile(tmp / "ckpt/w.bin", 5000, 1);
-  auto pub = RunProcess({CliBinary(), "publish", tmp / "ckpt", "--name", "team-a/m", "--tag", "latest", "--no-seed"},
-                        {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + writer,
-                         "SHOAL_ORIGIN=file://" + (tmp / "origin")});
+  auto pub = RunProcess(
+      {CliBinary(), "publish", tmp / "ckpt", "--name", "team-a/m", "--tag", "latest", "--no-seed"},
+      {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + writer,
+       "SHOAL_ORIGIN=file://" + (tmp / "origin")});
   INFO(pub.out << pub.err);
   REQUIRE(pub.exit_code == 0);
 
@@ -191,19 +201,20 @@ TEST_CASE("asks for chunks outside the named version, too many at once, or in an
   ChunkId own = manifest->files[0].ChunkIds()[0];
 
   // The error a need call gets, or "" (and the queued count) on success.
-  auto need = [&](const std::string& ns, std::vector<uint8_t> version_id, size_t chunks, const ChunkId& chunk,
-                  uint32_t* queued = nullptr) {
+  auto need = [&](const std::string& ns, std::vector<uint8_t> version_id, size_t chunks,
+                  const ChunkId& chunk, uint32_t* queued = nullptr) {
     std::string error;
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-      auto req = c.registry.needRequest();
-      req.setNamespace(ns);
-      req.setName("m");
-      req.setVersionId(kj::arrayPtr(version_id.data(), version_id.size()));
-      auto list = req.initChunks(static_cast<unsigned>(chunks));
-      for (unsigned i = 0; i < chunks; ++i) list.set(i, kj::arrayPtr(chunk.data(), ChunkId::kSize));
-      auto r = req.send().wait(c.io.waitScope);
-      if (queued != nullptr) *queued = r.getQueued();
-    })) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                   auto req = c.registry.needRequest();
+                   req.setNamespace(ns);
+                   req.setName("m");
+                   req.setVersionId(kj::arrayPtr(version_id.data(), version_id.size()));
+                   auto list = req.initChunks(static_cast<unsigned>(chunks));
+                   for (unsigned i = 0; i < chunks; ++i)
+                     list.set(i, kj::arrayPtr(chunk.data(), ChunkId::kSize));
+                   auto r = req.send().wait(c.io.waitScope);
+                   if (queued != nullptr) *queued = r.getQueued();
+                 })) {
       error = StatusFromException(*e, "tracker").ToString();
     }
     return error;
@@ -211,9 +222,12 @@ TEST_CASE("asks for chunks outside the named version, too many at once, or in an
   ChunkId foreign;
   foreign.mutable_data()[0] = 0xab;
   CHECK_THAT(need("team-a", version, 1, foreign), Catch::Contains("is not part of team-a/m"));
-  CHECK_THAT(need("team-a", version, (1 << 16) + 1, own), Catch::Contains("ask for at most 65536 at a time"));
-  CHECK_THAT(need("team-a", std::vector<uint8_t>(7, 1), 1, own), Catch::Contains("version id is not 32 bytes"));
-  CHECK_THAT(need("team-a", std::vector<uint8_t>(VersionId::kSize, 0), 1, own), Catch::Contains("not found"));
+  CHECK_THAT(need("team-a", version, (1 << 16) + 1, own),
+             Catch::Contains("ask for at most 65536 at a time"));
+  CHECK_THAT(need("team-a", std::vector<uint8_t>(7, 1), 1, own),
+             Catch::Contains("version id is not 32 bytes"));
+  CHECK_THAT(need("team-a", std::vector<uint8_t>(VersionId::kSize, 0), 1, own),
+             Catch::Contains("not found"));
   CHECK_THAT(need("team-b", version, 1, own), Catch::Contains("permission denied"));
   // The same ask, well formed, is queued (no agent is there to fetch it).
   uint32_t queued = 0;

@@ -1,13 +1,11 @@
 // Oracle test: Shoal's BEP 52 hashing must agree with libtorrent's
 // create_torrent, an independent implementation, on files of awkward sizes.
 #include <catch2/catch.hpp>
-
+#include <filesystem>
+#include <fstream>
 #include <libtorrent/bencode.hpp>
 #include <libtorrent/create_torrent.hpp>
 #include <libtorrent/torrent_info.hpp>
-
-#include <filesystem>
-#include <fstream>
 #include <random>
 
 #include "shoal/piece_hasher.h"
@@ -44,7 +42,8 @@ Oracle LibtorrentHashes(const fs::path& file, int piece_size) {
 
 std::string Raw(const std::vector<ChunkId>& layer) {
   std::string out;
-  for (const ChunkId& c : layer) out.append(reinterpret_cast<const char*>(c.data()), ChunkId::kSize);
+  for (const ChunkId& c : layer)
+    out.append(reinterpret_cast<const char*>(c.data()), ChunkId::kSize);
   return out;
 }
 
@@ -76,7 +75,8 @@ TEST_CASE("pieces roots and piece layers match libtorrent for awkward sizes", "[
     fs::path p = dir / ("f" + std::to_string(i));
     std::string data(cases[i].size, '\0');
     for (char& c : data) c = static_cast<char>(rng());
-    std::ofstream(p, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));
+    std::ofstream(p, std::ios::binary)
+        .write(data.data(), static_cast<std::streamsize>(data.size()));
     paths.push_back(p.string());
   }
 
@@ -107,7 +107,8 @@ TEST_CASE("hashing many files in parallel gives the same hashes as one at a time
     fs::path p = dir / ("f" + std::to_string(i));
     std::string data(rng() % (3u << 20), '\0');
     for (char& c : data) c = static_cast<char>(rng());
-    std::ofstream(p, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));
+    std::ofstream(p, std::ios::binary)
+        .write(data.data(), static_cast<std::streamsize>(data.size()));
     paths.push_back(p.string());
   }
   HashOptions parallel;

@@ -1,6 +1,5 @@
 // Agents that find each other only through a real shoal-tracker's /announce.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -19,7 +18,8 @@ void PublishToTracker(const TestFile& f, const TrackerProcess& tracker, const st
   std::string dir = root + "/ckpt";
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/" + f.entry.path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(f.data.data()), static_cast<std::streamsize>(f.data.size()));
+      .write(reinterpret_cast<const char*>(f.data.data()),
+             static_cast<std::streamsize>(f.data.size()));
   auto pub = RunProcess({CliBinary(), "publish", dir, "--name", "team-a/m", "--piece-size",
                          std::to_string(f.piece_size), "--no-seed"},
                         {"SHOAL_TRACKER=" + tracker.rpc_address(),

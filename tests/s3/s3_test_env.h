@@ -91,14 +91,19 @@ inline const uint8_t* U8(const std::string& s) {
 // radosgw's usage log for the test user: `field` ("bytes_sent" or
 // "bytes_received") summed over `categories` ("get_obj", "put_obj", ...).
 // An independent count of what the origin served or took in.
-inline uint64_t RadosgwUsageBytes(const std::string& field, const std::vector<std::string>& categories) {
+inline uint64_t RadosgwUsageBytes(const std::string& field,
+                                  const std::vector<std::string>& categories) {
   std::string wanted;
   for (const std::string& c : categories) wanted += (wanted.empty() ? "\"" : ",\"") + c + "\"";
-  const std::string cmd = "timeout 30 radosgw-admin -c '" + TestS3()["SHOAL_S3_DIR"] +
-                          "/ceph.conf' usage show --uid=test --show-log-entries=false 2>/dev/null | "
-                          "/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); "
-                          "print(sum(c[\"" + field + "\"] for u in d.get(\"summary\", []) for c in u[\"categories\"] "
-                          "if c[\"category\"] in (" + wanted + ",)))'";
+  const std::string cmd =
+      "timeout 30 radosgw-admin -c '" + TestS3()["SHOAL_S3_DIR"] +
+      "/ceph.conf' usage show --uid=test --show-log-entries=false 2>/dev/null | "
+      "/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); "
+      "print(sum(c[\"" +
+      field +
+      "\"] for u in d.get(\"summary\", []) for c in u[\"categories\"] "
+      "if c[\"category\"] in (" +
+      wanted + ",)))'";
   FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   unsigned long long v = 0;
@@ -110,7 +115,8 @@ inline uint64_t RadosgwUsageBytes(const std::string& field, const std::vector<st
 
 // The same once the log stops moving: it flushes every second, so this waits
 // until two reads 1.5 s apart agree (at most 15 s).
-inline uint64_t SettledRadosgwUsageBytes(const std::string& field, const std::vector<std::string>& categories) {
+inline uint64_t SettledRadosgwUsageBytes(const std::string& field,
+                                         const std::vector<std::string>& categories) {
   uint64_t last = RadosgwUsageBytes(field, categories);
   for (int i = 0; i < 10; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));

@@ -28,9 +28,11 @@ void AgentProcess::Start() {
   std::filesystem::create_directories(dir_);
   std::string ports = dir_ + "/" + name_ + ".ports";
   std::filesystem::remove(ports);
-  std::vector<std::string> argv = {AgentBinary(), "--name", name_, "--cache-dir", cache_dir_,
-                                   "--peer-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
-                                   "--control-socket", socket_, "--port-file", ports};
+  std::vector<std::string> argv = {
+      AgentBinary(), "--name",           name_,         "--cache-dir",
+      cache_dir_,    "--peer-listen",    "127.0.0.1:0", "--http-listen",
+      "127.0.0.1:0", "--control-socket", socket_,       "--port-file",
+      ports};
   argv.insert(argv.end(), args_.begin(), args_.end());
   pid_ = StartProcess(argv, {}, dir_ + "/" + name_ + ".log");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
@@ -62,7 +64,9 @@ void AgentProcess::Stop() {
   pid_ = -1;
 }
 
-double AgentProcess::Metric(const std::string& sample) const { return ScrapeMetric(http_port_, sample); }
+double AgentProcess::Metric(const std::string& sample) const {
+  return ScrapeMetric(http_port_, sample);
+}
 
 std::string AgentProcess::log() const {
   std::ifstream in(dir_ + "/" + name_ + ".log");

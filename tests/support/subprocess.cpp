@@ -17,7 +17,8 @@ extern char** environ;
 
 namespace shoal::testing {
 
-ProcessResult RunProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error("pipe failed");
@@ -108,7 +109,8 @@ bool SameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
   while (fa && fb) {
     fa.read(ba.data(), kBlock);
     fb.read(bb.data(), kBlock);
-    if (fa.gcount() != fb.gcount() || std::memcmp(ba.data(), bb.data(), static_cast<size_t>(fa.gcount())) != 0) {
+    if (fa.gcount() != fb.gcount() ||
+        std::memcmp(ba.data(), bb.data(), static_cast<size_t>(fa.gcount())) != 0) {
       return false;
     }
   }

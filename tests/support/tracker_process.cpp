@@ -31,9 +31,11 @@ void TrackerProcess::Start() {
   std::string port_file = data_dir_ + "/ports";
   std::filesystem::remove(port_file);
   // A restart keeps the ports, as a real tracker's fixed address would.
-  std::vector<std::string> argv = {TrackerBinary(), "serve", "--data-dir", data_dir_, "--rpc-listen",
-                                   "127.0.0.1:" + std::to_string(rpc_port_), "--http-listen",
-                                   "127.0.0.1:" + std::to_string(http_port_), "--port-file", port_file};
+  std::vector<std::string> argv = {TrackerBinary(), "serve",
+                                   "--data-dir",    data_dir_,
+                                   "--rpc-listen",  "127.0.0.1:" + std::to_string(rpc_port_),
+                                   "--http-listen", "127.0.0.1:" + std::to_string(http_port_),
+                                   "--port-file",   port_file};
   argv.insert(argv.end(), args_.begin(), args_.end());
   std::string log_path = data_dir_ + "/tracker.log";
   pid_ = ::fork();
@@ -85,12 +87,14 @@ std::string TrackerProcess::log() const {
 
 std::string TrackerProcess::MintToken(const std::string& ns, const std::string& role,
                                       const std::string& subject, const std::string& ttl) const {
-  ProcessResult r = RunProcess({TrackerBinary(), "token", "create", "--data-dir", data_dir_, "--ns", ns,
-                                "--role", role, "--subject", subject, "--ttl", ttl});
+  ProcessResult r = RunProcess({TrackerBinary(), "token", "create", "--data-dir", data_dir_, "--ns",
+                                ns, "--role", role, "--subject", subject, "--ttl", ttl});
   if (r.exit_code != 0) throw std::runtime_error("token create failed: " + r.err);
   return r.out.substr(0, r.out.find('\n'));
 }
 
-double TrackerProcess::Metric(const std::string& sample) const { return ScrapeMetric(http_port_, sample); }
+double TrackerProcess::Metric(const std::string& sample) const {
+  return ScrapeMetric(http_port_, sample);
+}
 
 }  // namespace shoal::testing

@@ -1,16 +1,16 @@
 // FrameGuard over a real socket pair: real Cap'n Proto messages pass
 // through it whole, however they are split, and oversized or malformed
 // headers are refused before the reader allocates.
-#include <catch2/catch.hpp>
+#include "rpc_frame_guard.h"
 
 #include <capnp/message.h>
 #include <capnp/serialize-async.h>
 #include <capnp/serialize.h>
 #include <kj/async-io.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 
-#include "rpc_frame_guard.h"
 #include "shoal/proto/tracker.capnp.h"
 
 using namespace shoal::tracker;
@@ -31,14 +31,16 @@ struct Pipe {
     writer.write(bytes.data(), bytes.size()).wait(io.waitScope);
   }
   // Starts reading one message through the guard; Subject() finishes it.
-  kj::Promise<kj::Own<capnp::MessageReader>> StartRead() { return capnp::readMessage(*guard).eagerlyEvaluate(nullptr); }
+  kj::Promise<kj::Own<capnp::MessageReader>> StartRead() {
+    return capnp::readMessage(*guard).eagerlyEvaluate(nullptr);
+  }
   // The message's subject, or the error.
   std::string Subject(kj::Promise<kj::Own<capnp::MessageReader>> read) {
     std::string out;
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&] {
-      auto reader = read.wait(io.waitScope);
-      out = reader->getRoot<shoal::proto::Identity>().getSubject().cStr();
-    })) {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                   auto reader = read.wait(io.waitScope);
+                   out = reader->getRoot<shoal::proto::Identity>().getSubject().cStr();
+                 })) {
       out = std::string("error: ") + e->getDescription().cStr();
     }
     return out;
@@ -55,7 +57,8 @@ std::string Message(const std::string& subject, size_t extra_namespaces) {
   auto ns = id.initNamespaces(static_cast<unsigned>(extra_namespaces));
   for (unsigned i = 0; i < extra_namespaces; ++i) ns.set(i, "namespace-" + std::to_string(i));
   auto words = capnp::messageToFlatArray(b);
-  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()), words.asBytes().size());
+  return std::string(reinterpret_cast<const char*>(words.asBytes().begin()),
+                     words.asBytes().size());
 }
 
 std::string Header(std::initializer_list<uint32_t> words) {
@@ -107,4 +110,3 @@ TEST_CASE("frame guard lets a raised limit through", "[rpc]") {
   p.Write(Message("big", 200));
   CHECK(p.ReadSubject() == "big");
 }
-

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "swarm_store.h"
+
+#include <catch2/catch.hpp>
 
 using namespace shoal::tracker;
 
@@ -41,7 +41,8 @@ TEST_CASE("a leecher gets seeders first, its own zone first, and never itself", 
 
 TEST_CASE("numwant caps the reply, and a seeder is not sent other seeders", "[swarm]") {
   SwarmStore s(15000, 15000, kRoomy);
-  for (uint16_t p = 1; p <= 10; ++p) s.Announce(Req("peer" + std::to_string(p), p, p <= 5), 1000 + p);
+  for (uint16_t p = 1; p <= 10; ++p)
+    s.Announce(Req("peer" + std::to_string(p), p, p <= 5), 1000 + p);
   AnnounceRequest asker = Req("me", 99, false);
   asker.numwant = 3;
   CHECK(s.Announce(asker, 2000)->peers.size() == 3);

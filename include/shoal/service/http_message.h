@@ -82,7 +82,7 @@ class HttpFileBody {
 
 // One piece of a body from an HttpBodySource: bytes, or a file region.
 struct HttpBodyPiece {
-  std::string bytes;                          // sent as they are, when `file` is null
+  std::string bytes;                         // sent as they are, when `file` is null
   std::shared_ptr<const HttpFileBody> file;  // sent with sendfile(2)
 };
 

@@ -34,8 +34,8 @@
 namespace shoal {
 
 struct HttpServerOptions {
-  std::string address = "127.0.0.1";              // IPv4 or IPv6 literal to listen on
-  uint16_t port = 0;                              // 0 picks a free port; see port()
+  std::string address = "127.0.0.1";  // IPv4 or IPv6 literal to listen on
+  uint16_t port = 0;                  // 0 picks a free port; see port()
   // If set, listen on this unix socket path instead of address and port: a
   // stale socket there is replaced, the socket is made connectable by every
   // local user (mode 0666: callers authenticate per request), and it is
