@@ -42,6 +42,13 @@ void InfoTail(const std::string& name, uint32_t piece_size, BencodeWriter* out) 
   out->End();
 }
 
+// The smallest power of two of at least 16 KiB that holds `size` bytes.
+uint32_t PieceLengthFor(uint64_t size) {
+  uint64_t length = uint64_t{1} << 14;
+  while (length < size) length <<= 1;
+  return static_cast<uint32_t>(length);
+}
+
 }  // namespace
 
 std::string FileTorrentInfo(const FileEntry& file, uint32_t piece_size) {
@@ -64,9 +71,7 @@ Digest FileTorrentInfoHash(const FileEntry& file, uint32_t piece_size) {
 uint32_t BundlePieceLength(const std::vector<const FileEntry*>& files) {
   uint64_t largest = 0;
   for (const FileEntry* f : files) largest = std::max(largest, f->size);
-  uint64_t length = uint64_t{1} << 14;
-  while (length < largest) length <<= 1;
-  return static_cast<uint32_t>(length);
+  return PieceLengthFor(largest);
 }
 
 std::vector<std::vector<const FileEntry*>> SmallFileBundles(const Manifest& m) {
@@ -75,7 +80,7 @@ std::vector<std::vector<const FileEntry*>> SmallFileBundles(const Manifest& m) {
   std::map<uint32_t, std::set<PiecesRoot>> distinct;
   for (const FileEntry& f : m.files) {
     if (!IsSmallFile(f, m.piece_size)) continue;
-    const uint32_t length = BundlePieceLength({&f});
+    const uint32_t length = PieceLengthFor(f.size);
     classes[length].push_back(&f);
     distinct[length].insert(f.pieces_root);
   }

@@ -66,7 +66,7 @@ class DestinationWriter {
   // Open files at once, at most; past it, files are opened one at a time.
   static constexpr size_t kMaxOpenFiles = 512;
   std::map<uint32_t, int> fds_;                    // open files, by manifest index
-  std::set<uint32_t> finished_;                    // written, synced and closed
+  std::set<uint32_t> finished_;                    // all written: never opened again
   std::vector<PullDestination::WholeFile> whole_;  // queued by WriteWhole
   size_t whole_bytes_ = 0;
   uint64_t bytes_written_ = 0;

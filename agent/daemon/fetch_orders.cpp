@@ -8,8 +8,8 @@
 
 #include "client/tracker_client.h"
 #include "daemon/origin_fetch.h"
-#include "p2p/bundle_metainfo.h"
 #include "p2p/torrent_engine.h"
+#include "shoal/file_torrent_info.h"
 #include "shoal/log.h"
 
 namespace shoal {

@@ -1,6 +1,5 @@
 #include "daemon/pull_tasks.h"
 
-#include <algorithm>
 #include <set>
 
 #include "p2p/bundle_metainfo.h"
@@ -10,9 +9,8 @@ namespace shoal {
 Result<std::vector<PullTask>> PlanPull(const Manifest& m) {
   std::vector<PullTask> tasks;
   std::set<const FileEntry*> in_bundle;
-  const std::vector<std::vector<const FileEntry*>> bundles = SmallFileBundles(m);
-  std::map<const FileEntry*, uint32_t> index_of;
-  for (uint32_t fi = 0; fi < m.files.size(); ++fi) index_of[&m.files[fi]] = fi;
+  const VersionBundles placed = VersionBundles::Of(m);
+  const std::vector<std::vector<const FileEntry*>>& bundles = placed.bundles;
   for (size_t k = 0; k < bundles.size(); ++k) {
     auto meta = BuildBundleMetainfo(bundles[k], m.piece_size);
     if (!meta.ok()) return meta.status();
@@ -22,12 +20,13 @@ Result<std::vector<PullTask>> PlanPull(const Manifest& m) {
     b.chunks = meta->chunks;
     b.chunk_bytes = meta->piece_bytes;
     b.piece_files.resize(b.chunks.size());
-    const std::map<PiecesRoot, uint64_t> piece_of = BundlePieces(bundles[k]);
+    // A bundle lists its files in the manifest's order, so each piece's
+    // files do too.
     for (const FileEntry* f : bundles[k]) {
-      b.piece_files[piece_of.at(f->pieces_root)].push_back(index_of.at(f));
+      const auto index = static_cast<uint32_t>(f - m.files.data());
+      b.piece_files[placed.Find(*f)->piece].push_back(index);
       in_bundle.insert(f);
     }
-    for (auto& files : b.piece_files) std::sort(files.begin(), files.end());  // manifest order
     b.file_count = static_cast<uint32_t>(b.chunks.size());
     b.bytes = meta->file_size;
     b.label = "bundle " + std::to_string(k + 1) + " of " + std::to_string(bundles.size()) + " (" +

@@ -65,8 +65,8 @@ inline bool IsSmallFile(const FileEntry& f, uint32_t piece_size) {
 // Distinct files per bundle, on average at most.
 constexpr size_t kBundleFiles = 1024;
 
-// The bundles of `m`'s small files, each a list of files (identical files
-// share a bundle). A small file alone in its size class (the only distinct
+// The bundles of `m`'s small files, each a list of files in the manifest's
+// order (identical files share a bundle). A small file alone in its size class (the only distinct
 // one) is in none: it moves in its own torrent, as a large file does.
 std::vector<std::vector<const FileEntry*>> SmallFileBundles(const Manifest& m);
 
