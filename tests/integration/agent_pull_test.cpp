@@ -29,7 +29,15 @@ TEST_CASE("agents pulling at once get identical bytes from the seeding publisher
   for (int i = 1; i <= 3; ++i) CHECK(SameTree(ckpt, c.tmp / ("out" + std::to_string(i))));
   CHECK(c.OriginBytes() <= 1.05 * kUnique);
   CHECK(c.OriginBytes() == 0);  // the publisher's agent seeded everything
-  CHECK(c.agents[0]->Metric("shoal_agent_peer_bytes_total{direction=\"out\"}") > 0);
+  // libtorrent adds a connection's bytes to the session's counters on its
+  // one-second tick, and the agent reads them every 500 ms: give the
+  // counter those ticks after pulls that took about a second.
+  double sent = 0;
+  for (int tick = 0; tick < 30 && sent == 0; ++tick) {
+    if (tick > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    sent = c.agents[0]->Metric("shoal_agent_peer_bytes_total{direction=\"out\"}");
+  }
+  CHECK(sent > 0);
   // Materialised files are read-only.
   CHECK((fs::status(c.tmp / "out1/config.json").permissions() & fs::perms::owner_write) ==
         fs::perms::none);
