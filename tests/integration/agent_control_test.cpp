@@ -40,7 +40,8 @@ void OpenUp(const std::string& dir) {
 }
 
 // Runs the CLI as `nobody`, a user that owns nothing here.
-ProcessResult ShoalAsNobody(Cluster& c, const std::string& token, std::vector<std::string> args) {
+ProcessResult ShoalAsNobody(const TestCluster& c, const std::string& token,
+                            std::vector<std::string> args) {
   std::vector<std::string> argv = {"/usr/sbin/runuser",
                                    "-u",
                                    "nobody",
@@ -75,7 +76,7 @@ bool WaitFor(double seconds, Pred pred) {
 
 TEST_CASE("the control socket and the cache are private to the agent by default",
           "[control][security]") {
-  Cluster c(1);
+  PullCluster c(1);
   CHECK(Mode(c.agents[0]->socket()) == 0660);
   CHECK(Mode(c.agents[0]->cache_dir()) == 0700);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 3);
@@ -108,7 +109,7 @@ TEST_CASE("the control socket and the cache are private to the agent by default"
 
 TEST_CASE("a pull replaces a folder only if it is an earlier pull of the same model, or when asked",
           "[control]") {
-  Cluster c(1);
+  PullCluster c(1);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 4);
   c.PublishUnseeded(ckpt, "team-a/m");
   c.PublishUnseeded(MakeCheckpoint(c.tmp / "other", 5), "team-a/other");
@@ -148,7 +149,7 @@ TEST_CASE("a pull replaces a folder only if it is an earlier pull of the same mo
 
 TEST_CASE("a pull by another user cannot replace what that user could not, nor the agent's cache",
           "[control][security]") {
-  Cluster c(1, "1GiB", {}, {"--control-socket-mode", "0666"});
+  PullCluster c(1, "1GiB", {}, {"--control-socket-mode", "0666"});
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 6);
   c.PublishUnseeded(ckpt, "team-a/m");
   OpenUp(c.tmp.path());
@@ -205,7 +206,7 @@ TEST_CASE("a pull by another user cannot replace what that user could not, nor t
 
 TEST_CASE("a version three times the cache pulls through it, each chunk read from the origin once",
           "[control][cache]") {
-  Cluster c(1, "64MiB");
+  PullCluster c(1, "64MiB");
   const std::string ckpt = c.tmp / "big";
   WriteRandomFile(ckpt + "/model-00001.safetensors", 128 * kMiB, 11);
   WriteRandomFile(ckpt + "/model-00002.safetensors", 64 * kMiB, 12);
@@ -226,7 +227,7 @@ TEST_CASE("a version three times the cache pulls through it, each chunk read fro
 
 TEST_CASE("a pull into a full destination fails with one line and leaves no partial files",
           "[control][cache]") {
-  Cluster c(1);
+  PullCluster c(1);
   const std::string ckpt = c.tmp / "ckpt";
   WriteRandomFile(ckpt + "/model.safetensors", 24 * kMiB, 21);
   c.PublishUnseeded(ckpt, "team-a/m");
@@ -249,7 +250,7 @@ TEST_CASE("a pull into a full destination fails with one line and leaves no part
 
 TEST_CASE("a caller that goes away cancels its pull, and its thread and pins are released",
           "[control][cancel]") {
-  Cluster c(2);
+  PullCluster c(2);
   const std::string ckpt = c.tmp / "ckpt";
   for (int i = 0; i < 4; ++i)
     WriteRandomFile(ckpt + "/shard-" + std::to_string(i), 6 * kMiB, 30 + i);
@@ -278,7 +279,7 @@ TEST_CASE("a caller that goes away cancels its pull, and its thread and pins are
 
 TEST_CASE("SIGTERM stops an agent within seconds mid-pull, and it restarts with a consistent cache",
           "[control][cancel]") {
-  Cluster c(2);
+  PullCluster c(2);
   const std::string ckpt = c.tmp / "ckpt";
   for (int i = 0; i < 4; ++i)
     WriteRandomFile(ckpt + "/shard-" + std::to_string(i), 6 * kMiB, 40 + i);
@@ -309,7 +310,7 @@ TEST_CASE("SIGTERM stops an agent within seconds mid-pull, and it restarts with 
 TEST_CASE(
     "a cache on a nearly full disk still pulls a larger version, evicting what was written out",
     "[control][cache]") {
-  Cluster c(0);
+  PullCluster c(0);
   const std::string ckpt = c.tmp / "ckpt";
   WriteRandomFile(ckpt + "/model.safetensors", 96 * kMiB, 51);
   c.PublishUnseeded(ckpt, "team-a/m");

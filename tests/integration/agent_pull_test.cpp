@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 TEST_CASE("agents pulling at once get identical bytes from the seeding publisher, not the origin",
           "[agent]") {
-  Cluster c(4);
+  PullCluster c(4);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 1);
   auto pub = c.Publish(ckpt, "team-a/llama", 0);
   INFO(pub.out << pub.err);
@@ -50,7 +50,7 @@ TEST_CASE("agents pulling at once get identical bytes from the seeding publisher
 }
 
 TEST_CASE("with no peer holding a chunk, the cluster reads it from the origin once", "[agent]") {
-  Cluster c(2);
+  PullCluster c(2);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 11);
   REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
   pid_t first = c.StartPull(0, "team-a/m:latest", c.tmp / "a");
@@ -74,7 +74,7 @@ TEST_CASE("with no peer holding a chunk, the cluster reads it from the origin on
 }
 
 TEST_CASE("a new version that changes one file moves only that file's chunks", "[agent]") {
-  Cluster c(2);
+  PullCluster c(2);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 21);
   REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
   REQUIRE(WaitProcess(c.StartPull(1, "team-a/m:latest", c.tmp / "v1")) == 0);
@@ -89,7 +89,7 @@ TEST_CASE("a new version that changes one file moves only that file's chunks", "
 }
 
 TEST_CASE("a corrupt seeder is caught by the hash check and the pull still completes", "[agent]") {
-  Cluster c(2);
+  PullCluster c(2);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 31);
   REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
   // Damage every chunk file the seeder holds.
@@ -115,7 +115,7 @@ TEST_CASE("a corrupt seeder is caught by the hash check and the pull still compl
 }
 
 TEST_CASE("a dead peer and a dead tracker do not stop a pull", "[agent]") {
-  Cluster c(3);
+  PullCluster c(3);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 41);
   REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
   c.agents[0]->Kill();  // the only seeder dies; the tracker still lists it for a while
@@ -139,7 +139,7 @@ TEST_CASE("a dead peer and a dead tracker do not stop a pull", "[agent]") {
 }
 
 TEST_CASE("a pull with a token for another namespace is refused", "[agent][auth]") {
-  Cluster c(1);
+  PullCluster c(1);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 51);
   REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
   std::string other = c.tracker.MintToken("team-b", "read", "pod-b");
@@ -153,7 +153,7 @@ TEST_CASE("a pull with a token for another namespace is refused", "[agent][auth]
 
 TEST_CASE("a killed agent restarts with its verified chunks and does not fetch them again",
           "[agent]") {
-  Cluster c(1);
+  PullCluster c(1);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 61);
   REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
   REQUIRE(WaitProcess(c.StartPull(0, "team-a/m:latest", c.tmp / "a")) == 0);
@@ -171,7 +171,7 @@ TEST_CASE("a killed agent restarts with its verified chunks and does not fetch t
 
 TEST_CASE("warm has each chunk's owner fetch it, and a later pull reads nothing from the origin",
           "[agent][warm]") {
-  Cluster c(3);
+  PullCluster c(3);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 71);
   c.PublishUnseeded(ckpt, "team-a/m");
   auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest"});
@@ -193,7 +193,7 @@ TEST_CASE(
     "warm --nodes has the named agents take the whole version from the swarm, read once from the "
     "origin",
     "[agent][warm]") {
-  Cluster c(3);
+  PullCluster c(3);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 81);
   c.PublishUnseeded(ckpt, "team-a/m");
   auto bad = c.Shoal(c.writer, {"warm", "team-a/m:latest", "--nodes", "some"});
@@ -222,7 +222,7 @@ TEST_CASE("a chunk whose owner evicted it is fetched again by an owner, not by e
           "[agent][warm]") {
   // Caches of 64 MiB: warming a 192 MiB model onto three owners pushes the
   // first model's chunks out of their caches.
-  Cluster c(3, "64MiB");
+  PullCluster c(3, "64MiB");
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 91);
   REQUIRE(c.Publish(ckpt, "team-a/m", -1).exit_code == 0);
   std::string big = c.tmp / "big";
@@ -264,7 +264,7 @@ TEST_CASE(
     "[agent][warm][replica]") {
   for (int replicas : {1, 2}) {
     DYNAMIC_SECTION("replicas " << replicas) {
-      Cluster c(4, "1GiB", {"--replicas", std::to_string(replicas)});
+      PullCluster c(4, "1GiB", {"--replicas", std::to_string(replicas)});
       std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 101);
       c.PublishUnseeded(ckpt, "team-a/m");
       auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest"});
@@ -324,8 +324,8 @@ TEST_CASE(
 TEST_CASE(
     "an idle cluster re-announces what it seeds rarely, and a restarted tracker hears at once",
     "[agent][announce]") {
-  Cluster c(3, "1GiB", {"--seed-announce-interval", "30s"});  // leechers every 1 s
-  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 61);      // 4 files: 4 torrents
+  PullCluster c(3, "1GiB", {"--seed-announce-interval", "30s"});  // leechers every 1 s
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 61);          // 4 files: 4 torrents
   REQUIRE(c.Publish(ckpt, "team-a/m", 0).exit_code == 0);
   for (int i = 1; i <= 2; ++i) {
     auto pull =

@@ -13,9 +13,7 @@
 
 #include "../s3/s3_test_env.h"
 #include "service/http_test_client.h"
-#include "support/agent_process.h"
-#include "support/subprocess.h"
-#include "support/tracker_process.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 namespace fs = std::filesystem;
@@ -26,63 +24,35 @@ constexpr size_t kMiB = 1 << 20;
 const char kPython[] = "/usr/bin/python3";  // Debian's, with boto3
 const char kAws[] = "/usr/bin/aws";
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // A tracker and two agents on the test bucket (a fresh prefix), with one
 // checkpoint published to the origin only, so every agent starts cold.
 // Agent 0 lets credential-less loopback reads use its own token; agent 1
 // also listens on a unix socket.
-struct ReadCluster {
-  TempDir tmp;
-  shoal::OriginOptions o =
-      shoal_test::TestOptions("read-test-" + std::to_string(std::random_device{}() % 1000000000));
-  std::vector<std::string> s3_flags = {"--origin", o.url,         "--s3-endpoint",
-                                       o.endpoint, "--s3-region", o.region};
-  std::vector<std::string> env = {"AWS_ACCESS_KEY_ID=" + o.access_key,
-                                  "AWS_SECRET_ACCESS_KEY=" + o.secret_key};
-  std::unique_ptr<TrackerProcess> tracker;
-  std::vector<std::unique_ptr<AgentProcess>> agents;
+struct ReadCluster : TestCluster {
   std::string ckpt = tmp / "ckpt";
-  std::string reader, other_reader;
+  std::string other_reader;
 
-  ReadCluster() {
-    for (const std::string& kv : env)
-      ::putenv(const_cast<char*>(kv.c_str()));  // inherited by the children
-    std::vector<std::string> tracker_flags = s3_flags;
-    tracker_flags.insert(tracker_flags.end(), {"--announce-interval", "1s"});
-    tracker = std::make_unique<TrackerProcess>(tmp / "tracker", tracker_flags);
-    tracker->Start();
-    std::string agent_token = tracker->MintToken("*", "read", "agents");
-    reader = tracker->MintToken("team-a", "read", "pod");
-    other_reader = tracker->MintToken("team-b", "read", "pod-b");
-    for (int i = 0; i < 2; ++i) {
-      std::vector<std::string> flags = {
-          "--tracker", tracker->rpc_address(),  "--token", agent_token, "--cache-size",
-          "1GiB",      "--read-origin-wait-ms", "300"};
-      if (i == 0) flags.push_back("--read-anonymous");
-      if (i == 1) flags.insert(flags.end(), {"--http-socket", tmp / "agent1-http.sock"});
-      flags.insert(flags.end(), s3_flags.begin(), s3_flags.end());
-      agents.push_back(
-          std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(i), flags));
-      agents.back()->Start();
-    }
+  ReadCluster() : TestCluster(Options()) {
+    other_reader = tracker.MintToken("team-b", "read", "pod-b");
+    AddAgent({"--read-anonymous"});
+    AddAgent({"--http-socket", tmp / "agent1-http.sock"});
     WriteRandomFile(ckpt + "/model-00001-of-00002.safetensors", 9 * kMiB + 12345, 1);
     WriteRandomFile(ckpt + "/model-00002-of-00002.safetensors", 48 * kMiB, 2);
     WriteRandomFile(ckpt + "/config.json", 900, 3);
     WriteRandomFile(ckpt + "/tokenizer/tokenizer.json", 300000, 4);
     WriteRandomFile(ckpt + "/tokenizer/vocab a+b.txt", 5000, 5);
-    std::vector<std::string> cli_env = env;
-    cli_env.push_back("SHOAL_TRACKER=" + tracker->rpc_address());
-    cli_env.push_back("SHOAL_TOKEN=" + tracker->MintToken("team-a", "write", "trainer"));
-    auto pub = RunProcess(
-        {CliBinary(), "publish", ckpt, "--name", "team-a/llama", "--tag", "latest", "--piece-size",
-         "1048576", "--origin", o.url, "--s3-endpoint", o.endpoint, "--no-seed"},
-        cli_env);
-    INFO(pub.out << pub.err);
-    REQUIRE(pub.exit_code == 0);
+    PublishOk(ckpt, "team-a/llama", -1);
+  }
+
+  static ClusterOptions Options() {
+    shoal::OriginOptions o =
+        shoal_test::TestOptions("read-test-" + std::to_string(std::random_device{}() % 1000000000));
+    ClusterOptions options;
+    options.origin = {o.url, o.endpoint, o.region, o.access_key, o.secret_key};
+    options.cache_size = "1GiB";
+    options.agents_use_origin = true;
+    options.agent_flags = {"--read-origin-wait-ms", "300"};
+    return options;
   }
 
   std::string Url(int agent, const std::string& rest) const {
@@ -92,14 +62,10 @@ struct ReadCluster {
     return Url(agent, "/v1/models/team-a/llama:" + ref + "/files/" + path);
   }
 
-  // curl's status code and body (to a file), with extra arguments.
+  // curl's status code and body, with extra arguments.
   std::pair<int, std::string> Curl(std::vector<std::string> args) const {
-    std::string out = tmp / ("curl-" + std::to_string(counter_++));
-    std::vector<std::string> argv = {"/usr/bin/curl", "-s", "--max-time", "60", "-o", out, "-w",
-                                     "%{http_code}"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    ProcessResult r = RunProcess(argv);
-    return {std::atoi(r.out.c_str()), Slurp(out)};
+    CurlAnswer a = TestCluster::Curl(std::move(args));
+    return {a.status, a.body};
   }
 
   // Runs a boto3 script against agent `agent`'s S3 endpoint. The script

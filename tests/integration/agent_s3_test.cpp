@@ -9,9 +9,7 @@
 #include <thread>
 
 #include "../s3/s3_test_env.h"
-#include "support/agent_process.h"
-#include "support/subprocess.h"
-#include "support/tracker_process.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 namespace fs = std::filesystem;
@@ -25,47 +23,28 @@ uint64_t RgwBytesSent() { return shoal_test::SettledRadosgwUsageBytes("bytes_sen
 
 // A tracker and `n` agents, all with the test bucket (under a fresh prefix)
 // as their origin.
-struct S3AgentCluster {
-  TempDir tmp;
-  shoal::OriginOptions o =
-      shoal_test::TestOptions("agent-test-" + std::to_string(std::random_device{}() % 1000000000));
-  std::vector<std::string> s3_flags = {"--origin", o.url,         "--s3-endpoint",
-                                       o.endpoint, "--s3-region", o.region};
-  std::vector<std::string> env = {"AWS_ACCESS_KEY_ID=" + o.access_key,
-                                  "AWS_SECRET_ACCESS_KEY=" + o.secret_key};
-  std::unique_ptr<TrackerProcess> tracker;
-  std::string agent_token;
-  std::vector<std::unique_ptr<AgentProcess>> agents;
-
-  explicit S3AgentCluster(int n) {
-    for (const std::string& kv : env)
-      ::putenv(const_cast<char*>(kv.c_str()));  // inherited by the children
-    std::vector<std::string> tracker_flags = s3_flags;
-    tracker_flags.insert(tracker_flags.end(), {"--announce-interval", "1s"});
-    tracker = std::make_unique<TrackerProcess>(tmp / "tracker", tracker_flags);
-    tracker->Start();
-    agent_token = tracker->MintToken("*", "read", "agents");
-    for (int i = 0; i < n; ++i) AddAgent();
+struct S3AgentCluster : TestCluster {
+  explicit S3AgentCluster(int n) : TestCluster(Options(n)) {
     // Every agent has seen the whole ring once its heartbeat follows the last join.
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   }
 
-  AgentProcess& AddAgent() {
-    std::vector<std::string> flags = {
-        "--tracker", tracker->rpc_address(), "--token", agent_token, "--origin-fallback-ms",
-        "1000",      "--cache-size",         "1GiB"};
-    flags.insert(flags.end(), s3_flags.begin(), s3_flags.end());
-    agents.push_back(std::make_unique<AgentProcess>(
-        tmp / "agents", "agent" + std::to_string(agents.size()), flags));
-    agents.back()->Start();
-    return *agents.back();
+  static ClusterOptions Options(int n) {
+    shoal::OriginOptions o = shoal_test::TestOptions(
+        "agent-test-" + std::to_string(std::random_device{}() % 1000000000));
+    ClusterOptions options;
+    options.origin = {o.url, o.endpoint, o.region, o.access_key, o.secret_key};
+    options.agents = n;
+    options.cache_size = "1GiB";
+    options.agents_use_origin = true;
+    options.agent_flags = {"--origin-fallback-ms", "1000"};
+    return options;
   }
 
-  pid_t StartPull(size_t i) {
-    std::string dest = tmp / ("out" + std::to_string(i));
-    return StartProcess(
-        {CliBinary(), "pull", "team-a/llama:latest", "--to", dest, "--agent", agents[i]->socket()},
-        {"SHOAL_TOKEN=" + tracker->MintToken("team-a", "read", "pod")}, dest + ".log");
+  using TestCluster::StartPull;
+  // Pulls the checkpoint through agent i into tmp/out<i>.
+  pid_t StartPull(size_t i) const {
+    return StartPull(static_cast<int>(i), "team-a/llama:latest", tmp / ("out" + std::to_string(i)));
   }
 
   // A figure the pull of agent i printed: "in X s" or "after X s".
@@ -77,7 +56,7 @@ struct S3AgentCluster {
   }
 
   // Publishes a checkpoint of about `mib` MiB in several files; returns its bytes.
-  double Publish(const std::string& ckpt, bool seed, size_t mib = 512) {
+  double PublishCheckpoint(const std::string& ckpt, bool seed, size_t mib = 512) {
     const size_t shard = mib * 2 / 5;
     WriteRandomFile(ckpt + "/model-00001-of-00003.safetensors", shard << 20, 1);
     WriteRandomFile(ckpt + "/model-00002-of-00003.safetensors", shard << 20, 2);
@@ -85,52 +64,27 @@ struct S3AgentCluster {
                     3);
     WriteRandomFile(ckpt + "/config.json", 900, 4);
     WriteRandomFile(ckpt + "/tokenizer.json", 3000, 5);
-    std::vector<std::string> cli_env = env;
-    cli_env.push_back("SHOAL_TRACKER=" + tracker->rpc_address());
-    cli_env.push_back("SHOAL_TOKEN=" + tracker->MintToken("team-a", "write", "trainer"));
-    std::vector<std::string> args = {
-        CliBinary(),    "publish",  ckpt,       "--name", "team-a/llama",  "--tag",   "latest",
-        "--piece-size", "16777216", "--origin", o.url,    "--s3-endpoint", o.endpoint};
-    if (seed) {
-      args.insert(args.end(), {"--agent", agents[0]->socket()});
-    } else {
-      args.push_back("--no-seed");
-    }
-    auto pub = RunProcess(args, cli_env);
-    INFO(pub.out << pub.err);
-    REQUIRE(pub.exit_code == 0);
+    PublishOk(ckpt, "team-a/llama", seed ? 0 : -1, "16777216");
     return static_cast<double>(mib << 20) - 4096 + 900 + 3000;
   }
 
   // Starts pulls on agents [first, agents.size()) at once and waits for all.
   void PullAll(size_t first, const std::string& ckpt) {
-    std::string reader = tracker->MintToken("team-a", "read", "pod");
     std::vector<pid_t> pulls;
-    for (size_t i = first; i < agents.size(); ++i) {
-      std::string dest = tmp / ("out" + std::to_string(i));
-      pulls.push_back(StartProcess({CliBinary(), "pull", "team-a/llama:latest", "--to", dest,
-                                    "--agent", agents[i]->socket()},
-                                   {"SHOAL_TOKEN=" + reader}, dest + ".log"));
-    }
+    for (size_t i = first; i < agents.size(); ++i) pulls.push_back(StartPull(i));
     for (pid_t p : pulls) REQUIRE(WaitProcess(p) == 0);
     for (size_t i = first; i < agents.size(); ++i)
       CHECK(SameTree(ckpt, tmp / ("out" + std::to_string(i))));
-  }
-
-  double AgentsOriginBytes() {
-    double total = 0;
-    for (auto& a : agents) total += a->Metric("shoal_agent_origin_bytes_total");
-    return total;
   }
 };
 
 TEST_CASE("four agents pull from an S3 origin that serves each chunk at most once", "[agent][s3]") {
   S3AgentCluster c(4);
   std::string ckpt = c.tmp / "ckpt";
-  double unique = c.Publish(ckpt, /*seed=*/true);
+  double unique = c.PublishCheckpoint(ckpt, /*seed=*/true);
   uint64_t rgw_before = RgwBytesSent();
   c.PullAll(1, ckpt);
-  double agents_origin = c.AgentsOriginBytes();
+  double agents_origin = c.OriginBytes();
   uint64_t rgw_sent = RgwBytesSent() - rgw_before;
   INFO("agents' origin bytes " << agents_origin << ", radosgw GET bytes " << rgw_sent);
   CHECK(agents_origin <= 1.05 * unique);
@@ -142,10 +96,10 @@ TEST_CASE("six agents with nothing cached pull at once and only owners read the 
           "[agent][s3][ring]") {
   S3AgentCluster c(6);
   std::string ckpt = c.tmp / "ckpt";
-  double unique = c.Publish(ckpt, /*seed=*/false);
+  double unique = c.PublishCheckpoint(ckpt, /*seed=*/false);
   uint64_t rgw_before = RgwBytesSent();
   c.PullAll(0, ckpt);
-  double agents_origin = c.AgentsOriginBytes();
+  double agents_origin = c.OriginBytes();
   uint64_t rgw_sent = RgwBytesSent() - rgw_before;
   double owner = 0, takeover = 0;
   for (auto& a : c.agents) {
@@ -175,9 +129,9 @@ TEST_CASE("six agents with nothing cached pull at once and only owners read the 
       "took %.2f s; "
       "tracker: %g owner fetches, %g takeovers, %g orders\n",
       first_min, first_max, done_min,
-      c.tracker->Metric("shoal_tracker_origin_fetches_total{reason=\"owner\"}"),
-      c.tracker->Metric("shoal_tracker_takeovers_total"),
-      c.tracker->Metric("shoal_tracker_fetch_orders_total"));
+      c.tracker.Metric("shoal_tracker_origin_fetches_total{reason=\"owner\"}"),
+      c.tracker.Metric("shoal_tracker_takeovers_total"),
+      c.tracker.Metric("shoal_tracker_fetch_orders_total"));
   CHECK(first_min > 0);
   CHECK(first_min < 0.5 * done_min);
 }
@@ -186,7 +140,7 @@ TEST_CASE("agents join and leave during a pull, and every puller completes with 
           "[agent][s3][ring]") {
   S3AgentCluster c(5);
   std::string ckpt = c.tmp / "ckpt";
-  double unique = c.Publish(ckpt, /*seed=*/false, 256);
+  double unique = c.PublishCheckpoint(ckpt, /*seed=*/false, 256);
   uint64_t rgw_before = RgwBytesSent();
   std::vector<std::pair<size_t, pid_t>> pulls;
   for (size_t i : {0, 1, 2}) pulls.push_back({i, c.StartPull(i)});
@@ -210,7 +164,7 @@ TEST_CASE("agents join and leave during a pull, and every puller completes with 
       "join and leave: origin bytes %llu (%.3f x unique) by radosgw; the leavers had fetched %.0f; "
       "%g takeovers\n",
       static_cast<unsigned long long>(rgw_sent), static_cast<double>(rgw_sent) / unique, departed,
-      c.tracker->Metric("shoal_tracker_takeovers_total"));
+      c.tracker.Metric("shoal_tracker_takeovers_total"));
   // Each chunk once, plus at most once more what left with the two owners:
   // what they had fetched, and the orders they held in flight (2 each, of 16 MiB).
   CHECK(static_cast<double>(rgw_sent) <= unique + departed + 2 * 2 * (16 << 20));
@@ -221,9 +175,9 @@ TEST_CASE(
     "[agent][s3][ring]") {
   S3AgentCluster c(6);
   std::string ckpt = c.tmp / "ckpt";
-  double unique = c.Publish(ckpt, /*seed=*/false, 256);
+  double unique = c.PublishCheckpoint(ckpt, /*seed=*/false, 256);
   uint64_t rgw_before = RgwBytesSent();
-  std::string reader = c.tracker->MintToken("team-a", "read", "pod");
+  std::string reader = c.tracker.MintToken("team-a", "read", "pod");
   std::vector<pid_t> pulls;
   for (size_t i = 0; i < c.agents.size(); ++i) {
     std::string dest = c.tmp / ("out" + std::to_string(i));

@@ -5,18 +5,18 @@
 // none, so they check the daemon's own flags and defaults.
 #include <catch2/catch.hpp>
 
-#include "file_cluster.h"
 #include "support/handshake_probe.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 
 TEST_CASE("shoald closes half-sent and crawling handshakes within its handshake timeout",
           "[agent][peer-port]") {
-  FileCluster c;
+  TestCluster c;
   AgentProcess& agent = c.AddAgent({"--peer-handshake-timeout-s", "5"});
   const std::string ckpt = c.tmp / "ckpt";
   WriteRandomFile(ckpt + "/model.bin", 2 << 20, 9);
-  c.Publish(ckpt, "team-a/m", 0);  // the agent seeds it: its port is busy as in production
+  c.PublishOk(ckpt, "team-a/m", 0);  // the agent seeds it: its port is busy as in production
 
   const std::string unknown(20, '\x42');
   std::vector<Probe> probes = {

@@ -12,8 +12,7 @@
 
 #include "../s3/s3_test_env.h"
 #include "shoal/origin.h"
-#include "support/subprocess.h"
-#include "support/tracker_process.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 namespace fs = std::filesystem;
@@ -25,36 +24,31 @@ std::string UniquePrefix() {
   return "publish-test-" + std::to_string(rng() % 1000000000);
 }
 
-struct S3Cluster {
-  TempDir tmp;
-  std::string prefix = UniquePrefix();
-  shoal::OriginOptions origin = shoal_test::TestOptions(prefix);
-  std::vector<std::string> s3_env = {
-      "SHOAL_ORIGIN=" + origin.url, "SHOAL_S3_ENDPOINT=" + origin.endpoint,
-      "AWS_ACCESS_KEY_ID=" + origin.access_key, "AWS_SECRET_ACCESS_KEY=" + origin.secret_key,
-      "AWS_REGION=" + origin.region};
-  TrackerProcess tracker{tmp / "tracker",
-                         {"--origin", origin.url, "--s3-endpoint", origin.endpoint,
-                          "--s3-access-key", origin.access_key, "--s3-secret-key",
-                          origin.secret_key, "--s3-region", origin.region, "--upload-lease", "3s"}};
-  std::string token;
-
-  S3Cluster() {
-    tracker.Start();
+// A tracker alone on the test bucket (a fresh prefix), and an admin token
+// for team-a.
+struct S3Cluster : TestCluster {
+  explicit S3Cluster(const shoal::OriginOptions& o = shoal_test::TestOptions(UniquePrefix()))
+      : TestCluster(Options(o)), s3(o) {
     token = tracker.MintToken("team-a", "admin", "trainer");
   }
-  std::vector<std::string> Env() const {
-    std::vector<std::string> env = s3_env;
-    env.push_back("SHOAL_TRACKER=" + tracker.rpc_address());
-    env.push_back("SHOAL_TOKEN=" + token);
-    return env;
+
+  static ClusterOptions Options(const shoal::OriginOptions& o) {
+    ClusterOptions options;
+    options.origin = {o.url, o.endpoint, o.region, o.access_key, o.secret_key};
+    options.tracker_flags = {"--s3-access-key", o.access_key,     "--s3-secret-key",
+                             o.secret_key,      "--upload-lease", "3s"};
+    return options;
   }
-  ProcessResult Shoal(std::vector<std::string> args) {
-    args.insert(args.begin(), CliBinary());
-    return RunProcess(args, Env());
-  }
+
+  std::vector<std::string> Env() const { return CliEnv(token); }
+  using TestCluster::Shoal;
+  ProcessResult Shoal(std::vector<std::string> args) const { return Shoal(token, std::move(args)); }
+
+  shoal::OriginOptions s3;
+  std::string token;
+
   size_t ChunksInBucket() {
-    auto o = shoal_test::OpenTestS3(origin);
+    auto o = shoal_test::OpenTestS3(s3);
     size_t n = 0;
     std::string token_;
     do {
@@ -107,7 +101,7 @@ TEST_CASE("publish to S3 stores every chunk once and an unchanged republish send
   auto shown = c.Shoal({"inspect", "team-a/llama:latest"});
   REQUIRE(shown.exit_code == 0);
   CHECK_THAT(shown.out, Catch::Contains("11 files"));
-  auto o = shoal_test::OpenTestS3(c.origin);
+  auto o = shoal_test::OpenTestS3(c.s3);
   auto chunks = o->List("chunks/", "", 1000);
   REQUIRE(chunks.ok());
   REQUIRE(chunks->objects.size() == 51);

@@ -1,106 +1,43 @@
-// A real cluster for agent tests: a tracker, N shoald processes on
-// 127.0.0.1 with a folder origin, and the real shoal CLI.
+// The cluster and checkpoint the pull tests share: a tracker on a folder
+// origin that settles fetch orders quickly, N agents on two racks that
+// fall back to the origin when no peer answers, and a checkpoint shaped
+// like a model's (two shards, a config, a tokenizer).
 #ifndef SHOAL_TESTS_INTEGRATION_PULL_CLUSTER_H_
 #define SHOAL_TESTS_INTEGRATION_PULL_CLUSTER_H_
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "support/agent_process.h"
-#include "support/subprocess.h"
-#include "support/tracker_process.h"
+#include "support/test_cluster.h"
 
 namespace shoal::testing {
 
 constexpr size_t kMiB = 1 << 20;
 
-inline std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+// Agent i is on rack r<i % 2>; `extra_agent_flags` go to every agent.
+struct PullCluster : TestCluster {
+  explicit PullCluster(int n, const std::string& cache_size = "1GiB",
+                       std::vector<std::string> tracker_flags = {},
+                       std::vector<std::string> extra_agent_flags = {})
+      : TestCluster(
+            Options(n, cache_size, std::move(tracker_flags), std::move(extra_agent_flags))) {}
 
-inline std::vector<std::string> TrackerFlags(const std::string& origin,
-                                             std::vector<std::string> extra) {
-  std::vector<std::string> flags = {"--origin", "file://" + origin,   "--announce-interval",
-                                    "1s",       "--fetch-done-grace", "3s"};
-  flags.insert(flags.end(), extra.begin(), extra.end());
-  return flags;
-}
-
-// `extra_agent_flags` go to every agent.
-struct Cluster {
-  TempDir tmp;
-  std::string origin = tmp / "origin";
-  TrackerProcess tracker;
-  std::string agent_token, writer, reader;
-  std::vector<std::unique_ptr<AgentProcess>> agents;
-
-  explicit Cluster(int n, const std::string& cache_size = "1GiB",
-                   std::vector<std::string> tracker_flags = {},
-                   std::vector<std::string> extra_agent_flags = {})
-      : tracker(tmp / "tracker", TrackerFlags(tmp / "origin", std::move(tracker_flags))) {
-    std::filesystem::create_directories(origin);
-    tracker.Start();
-    agent_token = tracker.MintToken("*", "read", "agents");
-    writer = tracker.MintToken("team-a", "write", "trainer");
-    reader = tracker.MintToken("team-a", "read", "pod");
-    for (int i = 0; i < n; ++i) {
-      std::vector<std::string> flags = {"--tracker",
-                                        tracker.rpc_address(),
-                                        "--token",
-                                        agent_token,
-                                        "--origin",
-                                        "file://" + origin,
-                                        "--origin-fallback-ms",
-                                        "700",
-                                        "--cache-size",
-                                        cache_size,
-                                        "--label",
-                                        "rack=r" + std::to_string(i % 2)};
-      flags.insert(flags.end(), extra_agent_flags.begin(), extra_agent_flags.end());
-      agents.push_back(
-          std::make_unique<AgentProcess>(tmp / "agents", "agent" + std::to_string(i), flags));
-      agents.back()->Start();
-    }
-  }
-  ProcessResult Shoal(const std::string& token, std::vector<std::string> args) {
-    args.insert(args.begin(), CliBinary());
-    return RunProcess(args, {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + token,
-                             "SHOAL_ORIGIN=file://" + origin});
-  }
-  ProcessResult Publish(const std::string& dir, const std::string& name, int seeder) {
-    std::vector<std::string> args = {"publish", dir,      "--name",       name,
-                                     "--tag",   "latest", "--piece-size", "1048576"};
-    if (seeder >= 0) {
-      args.push_back("--agent");
-      args.push_back(agents[static_cast<size_t>(seeder)]->socket());
-    } else {
-      args.push_back("--no-seed");
-    }
-    return Shoal(writer, args);
-  }
-  // Publishes `dir` without seeding it, then waits until every agent has
-  // seen the whole ring, so each chunk's owner is settled.
-  void PublishUnseeded(const std::string& dir, const std::string& name) {
-    auto pub = Publish(dir, name, -1);
-    INFO(pub.out << pub.err);
-    REQUIRE(pub.exit_code == 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  }
-  pid_t StartPull(int agent, const std::string& ref, const std::string& dest) {
-    return StartProcess({CliBinary(), "pull", ref, "--to", dest, "--agent",
-                         agents[static_cast<size_t>(agent)]->socket()},
-                        {"SHOAL_TOKEN=" + reader}, dest + ".log");
-  }
-  double OriginBytes() {
-    double total = 0;
-    for (auto& a : agents) total += a->Metric("shoal_agent_origin_bytes_total");
-    return total;
+  static ClusterOptions Options(int n, const std::string& cache_size,
+                                std::vector<std::string> tracker_flags,
+                                std::vector<std::string> extra_agent_flags) {
+    ClusterOptions o;
+    o.tracker_flags = {"--announce-interval", "1s", "--fetch-done-grace", "3s"};
+    o.tracker_flags.insert(o.tracker_flags.end(), tracker_flags.begin(), tracker_flags.end());
+    o.agents = n;
+    o.cache_size = cache_size;
+    o.agents_use_origin = true;
+    o.rack_labels = true;
+    o.agent_flags = {"--origin-fallback-ms", "700"};
+    o.agent_flags.insert(o.agent_flags.end(), extra_agent_flags.begin(), extra_agent_flags.end());
+    return o;
   }
 };
 

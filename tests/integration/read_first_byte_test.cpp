@@ -3,7 +3,7 @@
 // only the origin holds, and curl, on 127.0.0.1.
 #include <catch2/catch.hpp>
 
-#include "file_cluster.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 
@@ -14,14 +14,14 @@ constexpr size_t kMiB = 1 << 20;
 // One agent with no origin and a 2 s first-byte bound. Model "warm" is
 // seeded by that agent; model "cold" is published to the origin only, so
 // no peer and no origin this agent can reach holds its bytes.
-struct NoOrigin : FileCluster {
+struct NoOrigin : TestCluster {
   std::string warm = tmp / "warm", cold = tmp / "cold";
   NoOrigin() {
     AddAgent({"--read-first-byte-timeout-ms", "2000"});
     WriteRandomFile(warm + "/model.bin", 3 * kMiB + 100, 1);
     WriteRandomFile(cold + "/model.bin", 3 * kMiB + 100, 2);
-    Publish(warm, "team-a/warm", 0);
-    Publish(cold, "team-a/cold", -1);
+    PublishOk(warm, "team-a/warm", 0);
+    PublishOk(cold, "team-a/cold", -1);
   }
   std::string Auth() const { return "Authorization: Bearer " + reader; }
 };

@@ -4,9 +4,9 @@
 // from the project's own SigV4 signer, and curl, on 127.0.0.1.
 #include <catch2/catch.hpp>
 
-#include "file_cluster.h"
 #include "shoal/s3_signer.h"
 #include "shoal/uri_encode.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 
@@ -14,7 +14,7 @@ namespace {
 
 // A presigned GET URL for `key` in bucket team-a on `agent`, living
 // `expires` seconds, signed with `token` as access key and secret.
-std::string Presigned(const FileCluster& c, int agent, const std::string& token,
+std::string Presigned(const TestCluster& c, int agent, const std::string& token,
                       const std::string& key, uint32_t expires) {
   const std::string host = "127.0.0.1:" + std::to_string(c.agents[size_t(agent)]->http_port());
   shoal::SigV4Signer signer({token, token, ""}, "us-east-1");
@@ -27,7 +27,7 @@ std::string Presigned(const FileCluster& c, int agent, const std::string& token,
 
 // curl arguments for a GET of `path` with `query` (decoded pairs) on
 // `agent`, signed in the Authorization header with `token` as both keys.
-std::vector<std::string> SignedGet(const FileCluster& c, int agent, const std::string& token,
+std::vector<std::string> SignedGet(const TestCluster& c, int agent, const std::string& token,
                                    const std::string& path,
                                    std::vector<std::pair<std::string, std::string>> query) {
   const std::string host = "127.0.0.1:" + std::to_string(c.agents[size_t(agent)]->http_port());
@@ -48,13 +48,13 @@ std::vector<std::string> SignedGet(const FileCluster& c, int agent, const std::s
   return args;
 }
 
-struct OneModel : FileCluster {
+struct OneModel : TestCluster {
   std::string ckpt = tmp / "ckpt";
   OneModel() {
     AddAgent({"--origin", "file://" + origin});
     WriteRandomFile(ckpt + "/config.json", 900, 3);
     WriteRandomFile(ckpt + "/model.bin", 3 * 1048576 + 17, 4);
-    Publish(ckpt, "team-a/m", 0);
+    PublishOk(ckpt, "team-a/m", 0);
   }
 };
 

@@ -4,18 +4,18 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "file_cluster.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 using Clock = std::chrono::steady_clock;
 
 TEST_CASE("an expired token stops reading at its expiry, not when the read cache lets go",
           "[agent][read][token]") {
-  FileCluster c;
+  TestCluster c;
   c.AddAgent({"--origin", "file://" + c.origin, "--read-cache-ms", "60000"});
   const std::string ckpt = c.tmp / "ckpt";
   WriteRandomFile(ckpt + "/config.json", 900, 3);
-  c.Publish(ckpt, "team-a/m", 0);
+  c.PublishOk(ckpt, "team-a/m", 0);
   const std::string url = c.FileUrl(0, "m", "config.json");
 
   const Clock::time_point minted = Clock::now();

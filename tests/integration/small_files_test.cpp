@@ -42,7 +42,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 TEST_CASE("a version of 10,000 small files pulls in seconds and leaves the cluster quiet",
           "[small-files]") {
-  Cluster c(3);
+  PullCluster c(3);
   const std::string src = c.tmp / "many";
   const double unique = MakeManySmallFiles(src, 10000);
   c.PublishUnseeded(src, "team-a/many");

@@ -8,8 +8,7 @@
 #include <thread>
 
 #include "support/announced_hash.h"
-#include "support/subprocess.h"
-#include "support/tracker_process.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 namespace fs = std::filesystem;
@@ -25,18 +24,14 @@ std::string Announce(const TrackerProcess& tracker,
   return RunProcess({"/usr/bin/curl", "-s", "--max-time", "5", url}).out;
 }
 
-struct AnnounceCluster {
-  TempDir tmp;
-  TrackerProcess tracker;
+// A tracker alone on a folder origin, with `flags`.
+struct AnnounceCluster : TestCluster {
   explicit AnnounceCluster(std::vector<std::string> flags = {})
-      : tracker(tmp / "tracker", WithOrigin(tmp / "origin", std::move(flags))) {
-    fs::create_directories(tmp / "origin");
-    tracker.Start();
-  }
-  static std::vector<std::string> WithOrigin(const std::string& origin,
-                                             std::vector<std::string> flags) {
-    flags.insert(flags.begin(), {"--origin", "file://" + origin});
-    return flags;
+      : TestCluster(Options(std::move(flags))) {}
+  static ClusterOptions Options(std::vector<std::string> flags) {
+    ClusterOptions options;
+    options.tracker_flags = std::move(flags);
+    return options;
   }
 };
 

@@ -5,27 +5,20 @@
 #include <thread>
 
 #include "support/announced_hash.h"
-#include "support/subprocess.h"
-#include "support/tracker_process.h"
+#include "support/test_cluster.h"
 
 using namespace shoal::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Cluster {
-  TempDir tmp;
-  std::string origin_dir = tmp / "origin";
-  TrackerProcess tracker{tmp / "tracker",
-                         {"--origin", "file://" + (tmp / "origin"), "--gc-grace", "0s"}};
-  Cluster() {
-    fs::create_directories(origin_dir);
-    tracker.Start();
-  }
-  ProcessResult Shoal(const std::string& token, std::vector<std::string> args) {
-    args.insert(args.begin(), CliBinary());
-    return RunProcess(args, {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + token,
-                             "SHOAL_ORIGIN=file://" + origin_dir});
+// A tracker alone on a folder origin, collecting garbage without grace.
+struct Cluster : TestCluster {
+  Cluster() : TestCluster(Options()) {}
+  static ClusterOptions Options() {
+    ClusterOptions options;
+    options.tracker_flags = {"--gc-grace", "0s"};
+    return options;
   }
   std::string MakeCheckpoint(const std::string& name, int files, size_t size, unsigned seed) {
     std::string dir = tmp / name;
@@ -36,8 +29,8 @@ struct Cluster {
     return dir;
   }
   size_t OriginChunks() {
-    if (!fs::exists(origin_dir + "/chunks")) return 0;
-    return static_cast<size_t>(std::distance(fs::directory_iterator(origin_dir + "/chunks"), {}));
+    if (!fs::exists(origin + "/chunks")) return 0;
+    return static_cast<size_t>(std::distance(fs::directory_iterator(origin + "/chunks"), {}));
   }
 };
 
