@@ -16,9 +16,7 @@ namespace shoal::tracker {
 namespace {
 
 std::string EncodeSigned(const StoredVersion& v) {
-  capnp::MallocMessageBuilder b;
-  FillSigned(v, b.initRoot<proto::SignedManifest>());
-  return ToBytes(b);
+  return RecordBytes<proto::SignedManifest>(v, FillSigned);
 }
 
 // The stored version in a V| value; its id is the key's.
@@ -30,15 +28,11 @@ StoredVersion DecodeSigned(const VersionId& id, std::string_view bytes) {
 }
 
 std::string EncodeSummary(const VersionInfo& v) {
-  capnp::MallocMessageBuilder b;
-  FillVersionInfo(v, b.initRoot<proto::VersionSummary>());
-  return ToBytes(b);
+  return RecordBytes<proto::VersionSummary>(v, FillVersionInfo);
 }
 
 std::string EncodeTagEvent(const TagChange& c) {
-  capnp::MallocMessageBuilder b;
-  FillTagChange(c, b.initRoot<proto::TagEvent>());
-  return ToBytes(b);
+  return RecordBytes<proto::TagEvent>(c, FillTagChange);
 }
 
 // Reads the record at `it` with `read` (a record_codec.h Read); one that does
@@ -65,9 +59,7 @@ std::vector<std::string> TagsOn(const VersionId& id,
 }
 
 std::string EncodeAudit(const AuditEntry& a) {
-  capnp::MallocMessageBuilder b;
-  FillAuditRecord(a, b.initRoot<proto::AuditRecord>());
-  return ToBytes(b);
+  return RecordBytes<proto::AuditRecord>(a, FillAuditRecord);
 }
 
 AuditEntry DecodeAudit(std::string_view bytes) {
