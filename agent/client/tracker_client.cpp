@@ -16,13 +16,6 @@ namespace {
 // Listings come in pages of this many.
 constexpr uint32_t kPageSize = 500;
 
-// Appends every record of `list` read with `read` (a record_codec.h Read);
-// throws the error of the first that does not read.
-template <typename List, typename Read, typename T>
-void ReadAll(List list, Read read, std::vector<T>* out) {
-  for (auto r : list) out->push_back(ValueOrThrow(read(r)));
-}
-
 }  // namespace
 
 Result<Manifest> VerifySignedManifest(const VersionId& id, const std::string& bytes,
@@ -54,6 +47,19 @@ struct TrackerClient::Impl {
     return Status::OK();
   }
 
+  // The value read from a reply; a malformed reply throws, naming the tracker.
+  template <typename T>
+  T FromReply(Result<T> r) {
+    ThrowIfError(r.status().WithContext("reply from tracker " + peer));
+    return std::move(r).value();
+  }
+
+  // Appends every record of `list` read with `read` (a record_codec.h Read).
+  template <typename List, typename Read, typename T>
+  void ReadAll(List list, Read read, std::vector<T>* out) {
+    for (auto r : list) out->push_back(FromReply(read(r)));
+  }
+
   // Runs `page(after)`, one request that returns the reply's `next` token,
   // from the first page until the tracker says there are no more.
   template <typename Page>
@@ -69,7 +75,7 @@ struct TrackerClient::Impl {
   Result<SignedVersion> FromSigned(proto::SignedManifest::Reader r) {
     SignedVersion v;
     Result<VersionId> id = ParseVersionId(r.getVersionId());
-    if (!id.ok()) return id.status().WithContext("manifest from tracker " + peer);
+    if (!id.ok()) return id.status().WithContext("reply from tracker " + peer);
     v.id = *id;
     v.manifest_bytes = Bytes(r.getManifest());
     v.signature = Bytes(r.getSignature());
@@ -133,8 +139,8 @@ Result<UploadPlan> TrackerClient::PlanUpload(const std::string& ns,
     SetChunkIds(chunks, req.initChunks(static_cast<unsigned>(chunks.size())));
     auto resp = req.send().wait(impl_->io.waitScope);
     auto p = resp.getPlan();
-    plan.upload = ValueOrThrow(ParseChunkIds(p.getUpload()));
-    plan.wait = ValueOrThrow(ParseChunkIds(p.getWait()));
+    plan.upload = impl_->FromReply(ParseChunkIds(p.getUpload()));
+    plan.wait = impl_->FromReply(ParseChunkIds(p.getWait()));
     plan.lease_ms = p.getLeaseMs();
   });
   if (!s.ok()) return s;
@@ -189,7 +195,7 @@ Result<std::vector<ModelInfo>> TrackerClient::ListModels(const std::string& ns) 
     req.setAfter(after);
     req.setLimit(kPageSize);
     auto resp = req.send().wait(impl_->io.waitScope);
-    ReadAll(resp.getModels(), ReadModelInfo, &out);
+    impl_->ReadAll(resp.getModels(), ReadModelInfo, &out);
     return Text(resp.getNext());
   });
   if (!s.ok()) return s;
@@ -206,7 +212,7 @@ Result<std::vector<VersionInfo>> TrackerClient::ListVersions(const std::string& 
     req.setAfter(after);
     req.setLimit(kPageSize);
     auto resp = req.send().wait(impl_->io.waitScope);
-    ReadAll(resp.getVersions(), ReadVersionInfo, &out);
+    impl_->ReadAll(resp.getVersions(), ReadVersionInfo, &out);
     return Text(resp.getNext());
   });
   if (!s.ok()) return s;
@@ -224,7 +230,8 @@ Result<std::optional<VersionId>> TrackerClient::SetTag(const std::string& ns,
     req.setName(name);
     req.setTag(tag);
     req.setVersionId(Raw(id));
-    prev = ValueOrThrow(ParseOptionalVersionId(req.send().wait(impl_->io.waitScope).getPrevious()));
+    prev = impl_->FromReply(
+        ParseOptionalVersionId(req.send().wait(impl_->io.waitScope).getPrevious()));
   });
   if (!s.ok()) return s;
   return prev;
@@ -239,7 +246,7 @@ Result<std::vector<TagChange>> TrackerClient::TagHistory(const std::string& ns,
     req.setNamespace(ns);
     req.setName(name);
     req.setTag(tag);
-    ReadAll(req.send().wait(impl_->io.waitScope).getEvents(), ReadTagChange, &out);
+    impl_->ReadAll(req.send().wait(impl_->io.waitScope).getEvents(), ReadTagChange, &out);
   });
   if (!s.ok()) return s;
   return out;
@@ -308,7 +315,7 @@ Result<NeedReply> TrackerClient::Need(const std::string& ns, const std::string& 
     req.setName(name);
     req.setVersionId(Raw(version));
     SetChunkIds(chunks, req.initChunks(static_cast<unsigned>(chunks.size())));
-    n = ValueOrThrow(ReadNeedReply(req.send().wait(impl_->io.waitScope)));
+    n = impl_->FromReply(ReadNeedReply(req.send().wait(impl_->io.waitScope)));
   });
   if (!s.ok()) return s;
   return n;
