@@ -8,6 +8,8 @@
 
 #include <kj/exception.h>
 
+#include <utility>
+
 #include "shoal/status.h"
 
 namespace shoal {
@@ -18,6 +20,13 @@ kj::Exception ExceptionFromStatus(const Status& s);
 
 // Throws ExceptionFromStatus(s) unless s is OK.
 void ThrowIfError(const Status& s);
+
+// The value of `r`, or throws its Status as ThrowIfError does.
+template <typename T>
+T ValueOrThrow(Result<T> r) {
+  ThrowIfError(r.status());
+  return std::move(r).value();
+}
 
 // Recovers the Status a server threw, or maps a transport failure
 // (disconnected, overloaded) to Unavailable naming `peer`.

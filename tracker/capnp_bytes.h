@@ -19,6 +19,14 @@ inline std::string ToBytes(capnp::MessageBuilder& builder) {
                      words.asBytes().size());
 }
 
+// `record` filled into a fresh `Schema` message by `fill`, as flat bytes.
+template <typename Schema, typename T, typename Fill>
+std::string RecordBytes(const T& record, Fill fill) {
+  capnp::MallocMessageBuilder builder;
+  fill(record, builder.initRoot<Schema>());
+  return ToBytes(builder);
+}
+
 // Holds an aligned copy of flat bytes and reads a message from it.
 // Throws kj::Exception on malformed bytes; the registry only reads what it
 // wrote itself.

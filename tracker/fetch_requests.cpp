@@ -5,6 +5,7 @@
 
 #include "capnp_views.h"
 #include "kj_status.h"
+#include "record_codec.h"
 #include "shoal/log.h"
 #include "tracker_clock.h"
 
@@ -44,10 +45,7 @@ struct WarmState {
 void AnswerNeed(FetchScheduler& fetches, const std::string& ns, const std::string& name,
                 capnp::CallContext<proto::Registry::NeedParams, proto::Registry::NeedResults> c) {
   auto p = c.getParams();
-  if (p.getVersionId().size() != VersionId::kSize) {
-    ThrowIfError(Status::InvalidArgument("a version id is not 32 bytes"));
-  }
-  FetchTarget target{ns, name, VersionId::FromBytes(p.getVersionId().begin())};
+  FetchTarget target{ns, name, ValueOrThrow(ParseVersionId(p.getVersionId()))};
   if (p.getChunks().size() > kMaxNeedChunks) {
     ThrowIfError(Status::InvalidArgument("need names " + std::to_string(p.getChunks().size()) +
                                          " chunks; ask for at most " +
@@ -55,28 +53,14 @@ void AnswerNeed(FetchScheduler& fetches, const std::string& ns, const std::strin
   }
   auto known = fetches.VersionChunks(target);
   ThrowIfError(known.status().WithContext(ns + "/" + name));
-  std::vector<ChunkId> chunks;
-  chunks.reserve(p.getChunks().size());
-  for (auto d : p.getChunks()) {
-    if (d.size() != ChunkId::kSize)
-      ThrowIfError(Status::InvalidArgument("a chunk id is not 32 bytes"));
-    ChunkId id = ChunkId::FromBytes(d.begin());
+  std::vector<ChunkId> chunks = ValueOrThrow(ParseChunkIds(p.getChunks()));
+  for (const ChunkId& id : chunks) {
     if ((*known)->count(id) == 0) {
       ThrowIfError(Status::InvalidArgument("chunk " + id.ShortHex() + " is not part of " + ns +
                                            "/" + name + ":" + target.version.ShortHex()));
     }
-    chunks.push_back(id);
   }
-  NeedReply r = fetches.Need(target, chunks);
-  auto out = c.getResults();
-  out.setQueued(r.queued);
-  out.setPending(r.pending);
-  out.setRecent(r.recent);
-  auto failed = out.initFailed(static_cast<unsigned>(r.failed.size()));
-  for (size_t i = 0; i < r.failed.size(); ++i) {
-    failed[static_cast<unsigned>(i)].setChunk(Raw(r.failed[i].first));
-    failed[static_cast<unsigned>(i)].setError(r.failed[i].second);
-  }
+  FillNeedReply(fetches.Need(target, chunks), c.getResults());
 }
 
 Result<std::vector<std::string>> SelectNodes(AgentDirectory& agents, const AgentOrders& orders,

@@ -61,6 +61,7 @@
 #include "fetch_target.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
+#include "shoal/need_reply.h"
 #include "shoal/status.h"
 #include "tracker_metrics.h"
 #include "version_chunks.h"
@@ -73,13 +74,6 @@ struct FetchPolicy {
   uint32_t fetches_per_agent = 2;       // of those, at most this many on one agent
   int64_t fetch_done_grace_ms = 15000;  // a chunk delivered this recently is not ordered again
   uint32_t replicas = 1;                // owners per chunk; 2..R copy it from the swarm
-};
-
-struct NeedReply {
-  uint32_t queued = 0;   // newly queued
-  uint32_t pending = 0;  // queued or in flight already
-  uint32_t recent = 0;   // delivered within the grace period
-  std::vector<std::pair<ChunkId, std::string>> failed;
 };
 
 // Progress of one warm: every chunk of a version ordered from its owner.

@@ -4,6 +4,7 @@
 #include <capnp/message.h>
 
 #include "agent_directory.h"
+#include "record_codec.h"
 #include "record_fill.h"
 #include "registry_store.h"
 #include "shoal/decimal.h"
@@ -51,14 +52,14 @@ std::string ToJson(Reader r) {
   return codec.encode(r).cStr();
 }
 
-std::string VersionsJson(const HttpApiDeps& d, const std::string& ns, const std::string& name,
-                         const std::vector<VersionInfo>& versions) {
-  auto tags = d.store.TagsOf(ns, name);
+// A JSON array of `records`, each filled into a `Schema` by `fill`.
+template <typename Schema, typename T, typename Fill>
+std::string JsonArray(const std::vector<T>& records, Fill fill) {
   std::string out = "[";
-  for (const VersionInfo& v : versions) {
+  for (const T& r : records) {
     capnp::MallocMessageBuilder b;
-    auto o = b.initRoot<proto::VersionSummary>();
-    FillVersionSummary(v, TagsOn(v.id, tags), o);
+    auto o = b.initRoot<Schema>();
+    fill(r, o);
     if (out.size() > 1) out += ",";
     out += ToJson(o.asReader());
   }
@@ -77,15 +78,7 @@ HttpResponse Models(const HttpApiDeps& d, const HttpRequest& req) {
   std::string next;
   auto models = d.store.ListModels(ns, "", 1000, &next);
   if (!models.ok()) return HttpResponse::FromStatus(models.status());
-  std::string out = "[";
-  for (const ModelInfo& m : *models) {
-    capnp::MallocMessageBuilder b;
-    auto o = b.initRoot<proto::ModelSummary>();
-    FillModelSummary(m, o);
-    if (out.size() > 1) out += ",";
-    out += ToJson(o.asReader());
-  }
-  return HttpResponse::Json(200, out + "]");
+  return HttpResponse::Json(200, JsonArray<proto::ModelSummary>(*models, FillModelInfo));
 }
 
 HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
@@ -103,7 +96,7 @@ HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
     std::string next;
     auto versions = d.store.ListVersions(ns, name, "", 1000, &next);
     if (!versions.ok()) return HttpResponse::FromStatus(versions.status());
-    return HttpResponse::Json(200, VersionsJson(d, ns, name, *versions));
+    return HttpResponse::Json(200, JsonArray<proto::VersionSummary>(*versions, FillVersionInfo));
   }
   if (p.size() == 7 && p[4] == "versions" && p[6] == "manifest") {
     std::optional<VersionId> id = d.store.GetTag(ns, name, p[5]);
@@ -127,15 +120,9 @@ HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
     return r;
   }
   if (p.size() == 7 && p[4] == "tags" && p[6] == "history") {
-    std::string out = "[";
-    for (const TagChange& e : d.store.TagHistory(ns, name, p[5])) {
-      capnp::MallocMessageBuilder b;
-      auto o = b.initRoot<proto::TagEvent>();
-      FillTagEvent(e, o);
-      if (out.size() > 1) out += ",";
-      out += ToJson(o.asReader());
-    }
-    return HttpResponse::Json(200, out + "]");
+    auto events = d.store.TagHistory(ns, name, p[5]);
+    if (!events.ok()) return HttpResponse::FromStatus(events.status());
+    return HttpResponse::Json(200, JsonArray<proto::TagEvent>(*events, FillTagChange));
   }
   return HttpResponse::Error(404, "no such route: " + req.path);
 }
@@ -143,10 +130,7 @@ HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
 HttpResponse Agents(const HttpApiDeps& d, const HttpRequest& req) {
   Status s = Authorize(d, req, "*", Role::kRead);
   if (!s.ok()) return HttpResponse::FromStatus(s);
-  std::string out = "[";
-  for (const AgentRecord& a : d.agents.Members(NowMs())) {
-    capnp::MallocMessageBuilder b;
-    auto o = b.initRoot<proto::AgentListing>();
+  auto fill = [](const AgentRecord& a, proto::AgentListing::Builder o) {
     o.setAgentId(a.id);
     auto info = o.initInfo();
     info.setName(a.name);
@@ -164,10 +148,8 @@ HttpResponse Agents(const HttpApiDeps& d, const HttpRequest& req) {
     st.setBytesToPeers(a.bytes_to_peers);
     st.setTorrents(a.torrents);
     st.setPeers(a.peers);
-    if (out.size() > 1) out += ",";
-    out += ToJson(o.asReader());
-  }
-  return HttpResponse::Json(200, out + "]");
+  };
+  return HttpResponse::Json(200, JsonArray<proto::AgentListing>(d.agents.Members(NowMs()), fill));
 }
 
 HttpResponse Audit(const HttpApiDeps& d, const HttpRequest& req) {
@@ -180,15 +162,8 @@ HttpResponse Audit(const HttpApiDeps& d, const HttpRequest& req) {
     if (!parsed.ok()) return HttpResponse::FromStatus(parsed.status().WithContext("after"));
     after = *parsed;
   }
-  std::string out = "[";
-  for (const AuditEntry& a : d.store.AuditLog(after, 1000)) {
-    capnp::MallocMessageBuilder b;
-    auto o = b.initRoot<proto::AuditRecord>();
-    FillAuditRecord(a, o);
-    if (out.size() > 1) out += ",";
-    out += ToJson(o.asReader());
-  }
-  return HttpResponse::Json(200, out + "]");
+  return HttpResponse::Json(
+      200, JsonArray<proto::AuditRecord>(d.store.AuditLog(after, 1000), FillAuditRecord));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "fetch_requests.h"
 #include "kj_status.h"
 #include "origin_chunks.h"
+#include "record_codec.h"
 #include "record_fill.h"
 #include "registry_store.h"
 #include "shoal/hash256.h"
@@ -29,25 +30,13 @@ namespace {
 constexpr uint32_t kDefaultPage = 100;
 constexpr uint32_t kMaxPage = 1000;
 
-std::vector<ChunkId> ParseChunkIds(capnp::List<capnp::Data>::Reader list) {
+// The chunks a request names: no more than one manifest can hold.
+std::vector<ChunkId> RequestedChunks(capnp::List<capnp::Data>::Reader list) {
   if (list.size() > ManifestLimits::kMaxTotalPieces) {
     ThrowIfError(Status::InvalidArgument("too many chunks in one request (" +
                                          std::to_string(list.size()) + ")"));
   }
-  std::vector<ChunkId> ids;
-  ids.reserve(list.size());
-  for (auto d : list) {
-    if (d.size() != ChunkId::kSize)
-      ThrowIfError(Status::InvalidArgument("a chunk id is not 32 bytes"));
-    ids.push_back(ChunkId::FromBytes(d.begin()));
-  }
-  return ids;
-}
-
-VersionId ParseVersionId(capnp::Data::Reader d) {
-  if (d.size() != VersionId::kSize)
-    ThrowIfError(Status::InvalidArgument("a version id is not 32 bytes"));
-  return VersionId::FromBytes(d.begin());
+  return ValueOrThrow(ParseChunkIds(list));
 }
 
 uint32_t PageLimit(uint32_t asked) { return asked == 0 ? kDefaultPage : std::min(asked, kMaxPage); }
@@ -68,7 +57,7 @@ class RegistryImpl final : public proto::Registry::Server {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace());
     Require(ns, Role::kWrite);
-    std::vector<ChunkId> ids = ParseChunkIds(p.getChunks());
+    std::vector<ChunkId> ids = RequestedChunks(p.getChunks());
     std::vector<ChunkId> upload, wait;
     std::unordered_set<ChunkId> seen;
     int64_t now = NowMs();
@@ -83,10 +72,8 @@ class RegistryImpl final : public proto::Registry::Server {
     d_.metrics.chunks_planned += upload.size();
     d_.metrics.chunks_waited += wait.size();
     auto plan = c.getResults().initPlan();
-    auto u = plan.initUpload(static_cast<unsigned>(upload.size()));
-    for (size_t i = 0; i < upload.size(); ++i) u.set(static_cast<unsigned>(i), Raw(upload[i]));
-    auto w = plan.initWait(static_cast<unsigned>(wait.size()));
-    for (size_t i = 0; i < wait.size(); ++i) w.set(static_cast<unsigned>(i), Raw(wait[i]));
+    SetChunkIds(upload, plan.initUpload(static_cast<unsigned>(upload.size())));
+    SetChunkIds(wait, plan.initWait(static_cast<unsigned>(wait.size())));
     plan.setLeaseMs(static_cast<uint32_t>(d_.options.upload_lease_ms));
     return kj::READY_NOW;
   }
@@ -94,7 +81,7 @@ class RegistryImpl final : public proto::Registry::Server {
   kj::Promise<void> chunksStored(ChunksStoredContext c) override {
     auto p = c.getParams();
     Require(Text(p.getNamespace()), Role::kWrite);
-    auto ids = std::make_shared<std::vector<ChunkId>>(ParseChunkIds(p.getChunks()));
+    auto ids = std::make_shared<std::vector<ChunkId>>(RequestedChunks(p.getChunks()));
     OriginChunks oc = Checks();
     UploadLeases& leases = d_.leases;
     return d_.pool.Run<Status>([oc, &leases, ids] { return RecordStored(oc, leases, *ids); })
@@ -103,8 +90,7 @@ class RegistryImpl final : public proto::Registry::Server {
 
   kj::Promise<void> commit(CommitContext c) override {
     auto p = c.getParams();
-    auto bytes = std::make_shared<std::string>(
-        reinterpret_cast<const char*>(p.getManifest().begin()), p.getManifest().size());
+    auto bytes = std::make_shared<std::string>(Bytes(p.getManifest()));
     Result<Manifest> decoded = DecodeManifest(*bytes);
     if (!decoded.ok()) {
       d_.metrics.publish_rejected++;
@@ -152,8 +138,7 @@ class RegistryImpl final : public proto::Registry::Server {
   kj::Promise<void> resolve(ResolveContext c) override {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace()), name = Text(p.getName()), ref = Text(p.getRef());
-    Require(ns, Role::kRead);
-    ThrowIfError(ValidateName("model name", name));
+    RequireModel(ns, name, Role::kRead);
     d_.metrics.resolves++;
     VersionId id = ResolveRef(ns, name, ref);
     Result<StoredVersion> v = d_.store.GetVersion(ns, name, id);
@@ -175,7 +160,7 @@ class RegistryImpl final : public proto::Registry::Server {
     ThrowIfError(models.status());
     auto out = c.getResults().initModels(static_cast<unsigned>(models->size()));
     for (size_t i = 0; i < models->size(); ++i) {
-      FillModelSummary((*models)[i], out[static_cast<unsigned>(i)]);
+      FillModelInfo((*models)[i], out[static_cast<unsigned>(i)]);
     }
     c.getResults().setNext(next);
     return kj::READY_NOW;
@@ -184,17 +169,14 @@ class RegistryImpl final : public proto::Registry::Server {
   kj::Promise<void> listVersions(ListVersionsContext c) override {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace()), name = Text(p.getName());
-    Require(ns, Role::kRead);
-    ThrowIfError(ValidateName("model name", name));
+    RequireModel(ns, name, Role::kRead);
     std::string next;
     auto versions =
         d_.store.ListVersions(ns, name, Text(p.getAfter()), PageLimit(p.getLimit()), &next);
     ThrowIfError(versions.status());
-    auto tags = d_.store.TagsOf(ns, name);
     auto out = c.getResults().initVersions(static_cast<unsigned>(versions->size()));
     for (size_t i = 0; i < versions->size(); ++i) {
-      const VersionInfo& v = (*versions)[i];
-      FillVersionSummary(v, TagsOn(v.id, tags), out[static_cast<unsigned>(i)]);
+      FillVersionInfo((*versions)[i], out[static_cast<unsigned>(i)]);
     }
     c.getResults().setNext(next);
     return kj::READY_NOW;
@@ -203,10 +185,9 @@ class RegistryImpl final : public proto::Registry::Server {
   kj::Promise<void> setTag(SetTagContext c) override {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace()), name = Text(p.getName()), tag = Text(p.getTag());
-    Require(ns, Role::kWrite);
-    ThrowIfError(ValidateName("model name", name));
+    RequireModel(ns, name, Role::kWrite);
     ThrowIfError(ValidateTag(tag));
-    VersionId id = ParseVersionId(p.getVersionId());
+    VersionId id = ValueOrThrow(ParseVersionId(p.getVersionId()));
     ThrowIfError(d_.store.GetVersion(ns, name, id).status());
     std::optional<VersionId> prev = d_.store.GetTag(ns, name, tag);
     if (prev && *prev == id) return kj::READY_NOW;
@@ -222,22 +203,20 @@ class RegistryImpl final : public proto::Registry::Server {
   kj::Promise<void> tagHistory(TagHistoryContext c) override {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace()), name = Text(p.getName()), tag = Text(p.getTag());
-    Require(ns, Role::kRead);
-    ThrowIfError(ValidateName("model name", name));
+    RequireModel(ns, name, Role::kRead);
     ThrowIfError(ValidateTag(tag));
-    auto events = d_.store.TagHistory(ns, name, tag);
+    std::vector<TagChange> events = ValueOrThrow(d_.store.TagHistory(ns, name, tag));
     auto out = c.getResults().initEvents(static_cast<unsigned>(events.size()));
     for (size_t i = 0; i < events.size(); ++i)
-      FillTagEvent(events[i], out[static_cast<unsigned>(i)]);
+      FillTagChange(events[i], out[static_cast<unsigned>(i)]);
     return kj::READY_NOW;
   }
 
   kj::Promise<void> deleteVersion(DeleteVersionContext c) override {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace()), name = Text(p.getName());
-    Require(ns, Role::kAdmin);
-    ThrowIfError(ValidateName("model name", name));
-    VersionId id = ParseVersionId(p.getVersionId());
+    RequireModel(ns, name, Role::kAdmin);
+    VersionId id = ValueOrThrow(ParseVersionId(p.getVersionId()));
     Result<StoredVersion> doomed = d_.store.GetVersion(ns, name, id);
     ThrowIfError(doomed.status());
     std::string tagged;
@@ -287,8 +266,7 @@ class RegistryImpl final : public proto::Registry::Server {
   kj::Promise<void> warm(WarmContext c) override {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace()), name = Text(p.getName()), ref = Text(p.getRef());
-    Require(ns, Role::kWrite);
-    ThrowIfError(ValidateName("model name", name));
+    RequireModel(ns, name, Role::kWrite);
     VersionId id = ResolveRef(ns, name, ref);
     Result<StoredVersion> v = d_.store.GetVersion(ns, name, id);
     ThrowIfError(v.status());
@@ -301,8 +279,7 @@ class RegistryImpl final : public proto::Registry::Server {
 
   kj::Promise<void> need(NeedContext c) override {
     std::string ns = Text(c.getParams().getNamespace()), name = Text(c.getParams().getName());
-    Require(ns, Role::kRead);
-    ThrowIfError(ValidateName("model name", name));
+    RequireModel(ns, name, Role::kRead);
     AnswerNeed(d_.warm.fetches, ns, name, c);
     return kj::READY_NOW;
   }
@@ -320,6 +297,11 @@ class RegistryImpl final : public proto::Registry::Server {
       ThrowIfError(s);
     }
     if (ns != "*") ThrowIfError(ValidateName("namespace", ns));
+  }
+
+  void RequireModel(const std::string& ns, const std::string& name, Role role) {
+    Require(ns, role);
+    ThrowIfError(ValidateName("model name", name));
   }
 
   AuditEntry MakeAudit(std::string action, std::string target, std::string detail) const {
@@ -355,12 +337,9 @@ class RegistryImpl final : public proto::Registry::Server {
     std::string next;
     auto versions = d_.store.ListVersions(ns, name, "", kMaxPage, &next);
     if (!versions.ok() || versions->size() <= keep) return;
-    auto tags = d_.store.TagsOf(ns, name);
     for (size_t i = keep; i < versions->size(); ++i) {
+      if (!(*versions)[i].tags.empty()) continue;
       const VersionId& id = (*versions)[i].id;
-      bool tagged =
-          std::any_of(tags.begin(), tags.end(), [&](const auto& t) { return t.second == id; });
-      if (tagged) continue;
       AuditEntry a = MakeAudit("retention", ns + "/" + name + ":" + id.ToHex(),
                                "keep_versions=" + std::to_string(keep));
       Result<StoredVersion> doomed = d_.store.GetVersion(ns, name, id);

@@ -3,12 +3,11 @@
 #include <leveldb/db.h>
 #include <leveldb/write_batch.h>
 
-#include <cinttypes>
-#include <cstdio>
-
 #include "capnp_bytes.h"
 #include "capnp_views.h"
+#include "record_codec.h"
 #include "record_fill.h"
+#include "registry_layout.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/manifest.capnp.h"
 #include "shoal/proto/tracker.capnp.h"
@@ -16,100 +15,51 @@
 namespace shoal::tracker {
 namespace {
 
-std::string Seq(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016" PRIx64, v);
-  return buf;
-}
-
-std::string ModelKey(const std::string& ns, const std::string& name) {
-  return "M|" + ns + "|" + name;
-}
-std::string VersionKey(const std::string& ns, const std::string& name, const VersionId& id) {
-  return "V|" + ns + "|" + name + "|" + id.ToHex();
-}
-std::string SummaryKey(const std::string& ns, const std::string& name, int64_t ms,
-                       const VersionId& id) {
-  return "S|" + ns + "|" + name + "|" + Seq(static_cast<uint64_t>(ms)) + "|" + id.ToHex();
-}
-std::string TagKey(const std::string& ns, const std::string& name, const std::string& tag) {
-  return "T|" + ns + "|" + name + "|" + tag;
-}
-std::string HistoryPrefix(const std::string& ns, const std::string& name, const std::string& tag) {
-  return "H|" + ns + "|" + name + "|" + tag + "|";
-}
-std::string ChunkKey(const ChunkId& id) { return "C|" + id.ToHex(); }
-
-bool StartsWith(const leveldb::Slice& s, const std::string& prefix) {
-  return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
-}
-
-Status FromLevelDb(const leveldb::Status& s, const std::string& what) {
-  if (s.ok()) return Status::OK();
-  if (s.IsNotFound()) return Status::NotFound(what);
-  if (s.IsCorruption()) return Status::Corruption(what + ": " + s.ToString());
-  return Status::IOError(what + ": " + s.ToString());
-}
-
 std::string EncodeSigned(const StoredVersion& v) {
-  capnp::MallocMessageBuilder b;
-  auto r = b.initRoot<proto::SignedManifest>();
-  r.setVersionId(Raw(v.id));
-  r.setManifest(Raw(v.manifest_bytes));
-  r.setSignature(Raw(v.signature));
-  r.setSignerKeyId(v.signer_key_id);
-  return ToBytes(b);
+  return RecordBytes<proto::SignedManifest>(v, FillSigned);
+}
+
+// The stored version in a V| value; its id is the key's.
+StoredVersion DecodeSigned(const VersionId& id, std::string_view bytes) {
+  BytesReader br(bytes);
+  auto r = br.root<proto::SignedManifest>();
+  return StoredVersion{id, Bytes(r.getManifest()), Bytes(r.getSignature()),
+                       Text(r.getSignerKeyId()), 0};
 }
 
 std::string EncodeSummary(const VersionInfo& v) {
-  capnp::MallocMessageBuilder b;
-  FillVersionSummary(v, {}, b.initRoot<proto::VersionSummary>());
-  return ToBytes(b);
-}
-
-VersionInfo DecodeSummary(std::string_view bytes) {
-  BytesReader br(bytes);
-  auto r = br.root<proto::VersionSummary>();
-  VersionInfo v;
-  v.ns = r.getNamespace();
-  v.name = r.getName();
-  v.id = VersionId::FromBytes(r.getVersionId().begin());
-  v.created_by = r.getCreatedBy();
-  v.created_at_ms = r.getCreatedAtMs();
-  if (r.getParentVersion().size() == VersionId::kSize) {
-    v.parent = VersionId::FromBytes(r.getParentVersion().begin());
-  }
-  v.total_bytes = r.getTotalBytes();
-  v.file_count = r.getFileCount();
-  return v;
+  return RecordBytes<proto::VersionSummary>(v, FillVersionInfo);
 }
 
 std::string EncodeTagEvent(const TagChange& c) {
-  capnp::MallocMessageBuilder b;
-  FillTagEvent(c, b.initRoot<proto::TagEvent>());
-  return ToBytes(b);
+  return RecordBytes<proto::TagEvent>(c, FillTagChange);
 }
 
-TagChange DecodeTagEvent(std::string_view bytes) {
-  BytesReader br(bytes);
-  auto r = br.root<proto::TagEvent>();
-  TagChange c;
-  c.ns = r.getNamespace();
-  c.name = r.getName();
-  c.tag = r.getTag();
-  if (r.getFromVersion().size() == VersionId::kSize)
-    c.from = VersionId::FromBytes(r.getFromVersion().begin());
-  if (r.getToVersion().size() == VersionId::kSize)
-    c.to = VersionId::FromBytes(r.getToVersion().begin());
-  c.by = r.getBy();
-  c.at_ms = r.getAtMs();
-  return c;
+// Reads the record at `it` with `read` (a record_codec.h Read); one that does
+// not read back is Corruption naming its key.
+template <typename Schema, typename Read>
+auto DecodeRecord(const leveldb::Iterator& it, Read read) {
+  BytesReader br(std::string_view(it.value().data(), it.value().size()));
+  auto record = read(br.root<Schema>());
+  if (!record.ok()) {
+    return decltype(record)(Status::Corruption("registry record " + it.key().ToString() + ": " +
+                                               record.status().message()));
+  }
+  return record;
+}
+
+// The tags among `all` (tag, version) that point at `id`.
+std::vector<std::string> TagsOn(const VersionId& id,
+                                const std::vector<std::pair<std::string, VersionId>>& all) {
+  std::vector<std::string> out;
+  for (const auto& [tag, target] : all) {
+    if (target == id) out.push_back(tag);
+  }
+  return out;
 }
 
 std::string EncodeAudit(const AuditEntry& a) {
-  capnp::MallocMessageBuilder b;
-  FillAuditRecord(a, b.initRoot<proto::AuditRecord>());
-  return ToBytes(b);
+  return RecordBytes<proto::AuditRecord>(a, FillAuditRecord);
 }
 
 AuditEntry DecodeAudit(std::string_view bytes) {
@@ -161,14 +111,6 @@ Result<std::unique_ptr<RegistryStore>> RegistryStore::Open(const std::string& di
 
 uint64_t RegistryStore::NextAuditSeq() { return next_audit_seq_++; }
 
-namespace {
-leveldb::WriteOptions Synced() {
-  leveldb::WriteOptions w;
-  w.sync = true;
-  return w;
-}
-}  // namespace
-
 Result<bool> RegistryStore::CommitVersion(const Manifest& m, const StoredVersion& v,
                                           const std::vector<std::string>& tags,
                                           const AuditEntry& audit) {
@@ -185,7 +127,8 @@ Result<bool> RegistryStore::CommitVersion(const Manifest& m, const StoredVersion
                      m.created_at_ms,
                      m.parent,
                      m.TotalBytes(),
-                     static_cast<uint32_t>(m.files.size())};
+                     static_cast<uint32_t>(m.files.size()),
+                     {}};
     batch.Put(ModelKey(m.ns, m.name), "");
     batch.Put(VersionKey(m.ns, m.name, v.id), EncodeSigned(v));
     batch.Put(SummaryKey(m.ns, m.name, m.created_at_ms, v.id), EncodeSummary(info));
@@ -218,16 +161,7 @@ Result<StoredVersion> RegistryStore::GetVersion(const std::string& ns, const std
                             " does not exist");
   }
   SHOAL_RETURN_IF_ERROR(FromLevelDb(s, "read version"));
-  BytesReader br(bytes);
-  auto r = br.root<proto::SignedManifest>();
-  StoredVersion v;
-  v.id = id;
-  v.manifest_bytes.assign(reinterpret_cast<const char*>(r.getManifest().begin()),
-                          r.getManifest().size());
-  v.signature.assign(reinterpret_cast<const char*>(r.getSignature().begin()),
-                     r.getSignature().size());
-  v.signer_key_id = r.getSignerKeyId();
-  return v;
+  return DecodeSigned(id, bytes);
 }
 
 Result<VersionId> RegistryStore::ResolveVersionPrefix(const std::string& ns,
@@ -259,6 +193,7 @@ Result<std::vector<VersionInfo>> RegistryStore::ListVersions(const std::string& 
                                                              uint32_t limit, std::string* next) {
   std::vector<VersionInfo> out;
   next->clear();
+  const auto tags = TagsOf(ns, name);
   std::string prefix = "S|" + ns + "|" + name + "|";
   std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
   it->Seek(after.empty() ? prefix + "\xff" : prefix + after);
@@ -274,7 +209,10 @@ Result<std::vector<VersionInfo>> RegistryStore::ListVersions(const std::string& 
                                 out.back().id.ToHex();
       break;
     }
-    out.push_back(DecodeSummary(std::string_view(it->value().data(), it->value().size())));
+    Result<VersionInfo> v = DecodeRecord<proto::VersionSummary>(*it, ReadVersionInfo);
+    if (!v.ok()) return v.status();
+    v->tags = TagsOn(v->id, tags);
+    out.push_back(std::move(v).value());
   }
   return out;
 }
@@ -299,7 +237,11 @@ Result<std::vector<ModelInfo>> RegistryStore::ListModels(const std::string& ns,
     }
     std::string unused;
     auto versions = ListVersions(m.ns, m.name, "", 1, &unused);
-    if (versions.ok() && !versions->empty()) m.latest = versions->front();
+    if (!versions.ok()) return versions.status();
+    if (!versions->empty()) {
+      m.latest = versions->front().id;
+      m.latest_at_ms = versions->front().created_at_ms;
+    }
     std::string sp = "S|" + m.ns + "|" + m.name + "|";
     std::unique_ptr<leveldb::Iterator> vi(db_->NewIterator(leveldb::ReadOptions()));
     for (vi->Seek(sp); vi->Valid() && StartsWith(vi->key(), sp); vi->Next()) ++m.version_count;
@@ -368,60 +310,26 @@ Status RegistryStore::SetTag(const TagChange& change, const AuditEntry& audit) {
   return FromLevelDb(db_->Write(Synced(), &batch), "write registry");
 }
 
-std::vector<TagChange> RegistryStore::TagHistory(const std::string& ns, const std::string& name,
-                                                 const std::string& tag) {
+Result<std::vector<TagChange>> RegistryStore::TagHistory(const std::string& ns,
+                                                         const std::string& name,
+                                                         const std::string& tag) {
   std::vector<TagChange> out;
   std::string prefix = HistoryPrefix(ns, name, tag);
   std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
   for (it->Seek(prefix); it->Valid() && StartsWith(it->key(), prefix); it->Next()) {
-    out.push_back(DecodeTagEvent(std::string_view(it->value().data(), it->value().size())));
+    Result<TagChange> c = DecodeRecord<proto::TagEvent>(*it, ReadTagChange);
+    if (!c.ok()) return c.status();
+    out.push_back(std::move(c).value());
   }
   return out;
-}
-
-bool RegistryStore::HasChunk(const ChunkId& id) {
-  std::string v;
-  return db_->Get(leveldb::ReadOptions(), ChunkKey(id), &v).ok();
-}
-
-Status RegistryStore::AddChunks(const std::vector<std::pair<ChunkId, uint64_t>>& chunks,
-                                int64_t now_ms) {
-  leveldb::WriteBatch batch;
-  for (const auto& [id, size] : chunks) {
-    char value[16];
-    std::memcpy(value, &size, 8);
-    std::memcpy(value + 8, &now_ms, 8);
-    batch.Put(ChunkKey(id), leveldb::Slice(value, sizeof(value)));
-  }
-  return FromLevelDb(db_->Write(Synced(), &batch), "write chunk index");
-}
-
-Status RegistryStore::RemoveChunks(const std::vector<ChunkId>& ids) {
-  leveldb::WriteBatch batch;
-  for (const ChunkId& id : ids) batch.Delete(ChunkKey(id));
-  return FromLevelDb(db_->Write(Synced(), &batch), "write chunk index");
-}
-
-void RegistryStore::ForEachChunk(const std::function<void(const ChunkId&, uint64_t, int64_t)>& fn) {
-  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
-  for (it->Seek("C|"); it->Valid() && StartsWith(it->key(), "C|"); it->Next()) {
-    auto id = ChunkId::ParseHex(it->key().ToString().substr(2));
-    if (!id.ok() || it->value().size() != 16) continue;
-    uint64_t size;
-    int64_t at;
-    std::memcpy(&size, it->value().data(), 8);
-    std::memcpy(&at, it->value().data() + 8, 8);
-    fn(*id, size, at);
-  }
 }
 
 Status RegistryStore::ForEachManifest(const std::function<void(const Manifest&)>& fn) {
   std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
   for (it->Seek("V|"); it->Valid() && StartsWith(it->key(), "V|"); it->Next()) {
-    BytesReader br(std::string_view(it->value().data(), it->value().size()));
-    auto r = br.root<proto::SignedManifest>();
-    Result<Manifest> m = DecodeManifest(std::string_view(
-        reinterpret_cast<const char*>(r.getManifest().begin()), r.getManifest().size()));
+    StoredVersion v =
+        DecodeSigned(VersionId(), std::string_view(it->value().data(), it->value().size()));
+    Result<Manifest> m = DecodeManifest(v.manifest_bytes);
     if (!m.ok()) return m.status().WithContext("stored version " + it->key().ToString());
     fn(*m);
   }

@@ -28,6 +28,7 @@
 
 #include "shoal/chunk_id.h"
 #include "shoal/manifest.h"
+#include "shoal/registry_records.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
 
@@ -45,34 +46,10 @@ struct StoredVersion {
   int64_t created_at_ms = 0;
 };
 
-struct VersionInfo {
-  std::string ns, name;
-  VersionId id;
-  std::string created_by;
-  int64_t created_at_ms = 0;
-  std::optional<VersionId> parent;
-  uint64_t total_bytes = 0;
-  uint32_t file_count = 0;
-};
-
-struct TagChange {
-  std::string ns, name, tag;
-  std::optional<VersionId> from, to;
-  std::string by;
-  int64_t at_ms = 0;
-};
-
 struct AuditEntry {
   uint64_t seq = 0;
   int64_t at_ms = 0;
   std::string subject, token_id, action, target, detail;
-};
-
-struct ModelInfo {
-  std::string ns, name;
-  uint32_t version_count = 0;
-  std::optional<VersionInfo> latest;
-  std::vector<std::pair<std::string, VersionId>> tags;
 };
 
 class RegistryStore {
@@ -94,7 +71,8 @@ class RegistryStore {
   // A full ID or a unique hex prefix of at least 8 digits.
   Result<VersionId> ResolveVersionPrefix(const std::string& ns, const std::string& name,
                                          const std::string& prefix);
-  // Versions newest first; `after` is the `next` token of the previous page.
+  // Versions newest first, each with the tags on it now; `after` is the
+  // `next` token of the previous page.
   Result<std::vector<VersionInfo>> ListVersions(const std::string& ns, const std::string& name,
                                                 const std::string& after, uint32_t limit,
                                                 std::string* next);
@@ -111,8 +89,9 @@ class RegistryStore {
   std::vector<std::pair<std::string, VersionId>> TagsOf(const std::string& ns,
                                                         const std::string& name);
   Status SetTag(const TagChange& change, const AuditEntry& audit);
-  std::vector<TagChange> TagHistory(const std::string& ns, const std::string& name,
-                                    const std::string& tag);
+  // Every move of the tag, oldest first.
+  Result<std::vector<TagChange>> TagHistory(const std::string& ns, const std::string& name,
+                                            const std::string& tag);
 
   // The chunk index: what the origin is known to hold.
   bool HasChunk(const ChunkId& id);

@@ -34,7 +34,7 @@ Status RunLs(const LsArgs& a) {
   if (slash == std::string::npos) {
     auto models = (*t)->ListModels(a.target);
     if (!models.ok()) return models.status();
-    for (const ModelListing& m : *models) {
+    for (const ModelInfo& m : *models) {
       std::string tags;
       for (const auto& [tag, id] : m.tags) tags += " " + tag + "=" + id.ShortHex();
       std::printf("%s/%s  %u versions  latest %s  %s%s\n", m.ns.c_str(), m.name.c_str(),
@@ -50,7 +50,7 @@ Status RunLs(const LsArgs& a) {
   if (!versions.ok()) return versions.status();
   std::printf("%-64s  %-20s  %10s  %5s  %-12s %s\n", "VERSION", "CREATED", "SIZE", "FILES", "BY",
               "TAGS");
-  for (const VersionListing& v : *versions) {
+  for (const VersionInfo& v : *versions) {
     std::string tags;
     for (const std::string& tag : v.tags) tags += (tags.empty() ? "" : ",") + tag;
     std::printf("%s  %-20s  %10s  %5u  %-12s %s\n", v.id.ToHex().c_str(),
@@ -75,7 +75,7 @@ Status RunTag(const TagArgs& a) {
   if (a.history) {
     auto events = (*t)->TagHistory(ref->ns(), ref->name(), a.tag);
     if (!events.ok()) return events.status();
-    for (const TagEventListing& e : *events) {
+    for (const TagChange& e : *events) {
       std::printf("%s  %-12s %s -> %s\n", FormatTime(e.at_ms).c_str(), e.by.c_str(),
                   e.from ? e.from->ShortHex().c_str() : "(none)",
                   e.to ? e.to->ShortHex().c_str() : "(removed)");

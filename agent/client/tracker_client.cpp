@@ -5,6 +5,7 @@
 
 #include "capnp_views.h"
 #include "kj_status.h"
+#include "record_codec.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/proto/tracker.capnp.h"
@@ -12,23 +13,8 @@
 namespace shoal {
 namespace {
 
-std::string Str(capnp::Data::Reader d) {
-  return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
-}
-std::optional<VersionId> OptId(capnp::Data::Reader d) {
-  if (d.size() != VersionId::kSize) return std::nullopt;
-  return VersionId::FromBytes(d.begin());
-}
-void SetIds(capnp::List<capnp::Data>::Builder out, const std::vector<ChunkId>& ids) {
-  for (size_t i = 0; i < ids.size(); ++i) out.set(static_cast<unsigned>(i), Raw(ids[i]));
-}
-std::vector<ChunkId> GetIds(capnp::List<capnp::Data>::Reader in) {
-  std::vector<ChunkId> out;
-  for (auto d : in) {
-    if (d.size() == ChunkId::kSize) out.push_back(ChunkId::FromBytes(d.begin()));
-  }
-  return out;
-}
+// Listings come in pages of this many.
+constexpr uint32_t kPageSize = 500;
 
 }  // namespace
 
@@ -61,14 +47,38 @@ struct TrackerClient::Impl {
     return Status::OK();
   }
 
+  // The value read from a reply; a malformed reply throws, naming the tracker.
+  template <typename T>
+  T FromReply(Result<T> r) {
+    ThrowIfError(r.status().WithContext("reply from tracker " + peer));
+    return std::move(r).value();
+  }
+
+  // Appends every record of `list` read with `read` (a record_codec.h Read).
+  template <typename List, typename Read, typename T>
+  void ReadAll(List list, Read read, std::vector<T>* out) {
+    for (auto r : list) out->push_back(FromReply(read(r)));
+  }
+
+  // Runs `page(after)`, one request that returns the reply's `next` token,
+  // from the first page until the tracker says there are no more.
+  template <typename Page>
+  Status CallPages(Page&& page) {
+    return Call([&] {
+      std::string after;
+      do {
+        after = page(after);
+      } while (!after.empty());
+    });
+  }
+
   Result<SignedVersion> FromSigned(proto::SignedManifest::Reader r) {
     SignedVersion v;
-    if (r.getVersionId().size() != VersionId::kSize) {
-      return Status::Corruption("tracker sent a version id that is not 32 bytes");
-    }
-    v.id = VersionId::FromBytes(r.getVersionId().begin());
-    v.manifest_bytes = Str(r.getManifest());
-    v.signature = Str(r.getSignature());
+    Result<VersionId> id = ParseVersionId(r.getVersionId());
+    if (!id.ok()) return id.status().WithContext("reply from tracker " + peer);
+    v.id = *id;
+    v.manifest_bytes = Bytes(r.getManifest());
+    v.signature = Bytes(r.getSignature());
     v.signer_key_id = r.getSignerKeyId();
     Result<Manifest> m = VerifySignedManifest(v.id, v.manifest_bytes, v.signature, public_key);
     if (!m.ok()) return m.status().WithContext("manifest from tracker " + peer);
@@ -100,7 +110,7 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
     c.rpc = kj::heap<capnp::TwoPartyClient>(*c.stream);
     auto gateway = c.rpc->bootstrap().castAs<proto::Gateway>();
     auto key = gateway.publicKeyRequest().send().wait(c.io.waitScope);
-    c.public_key = Str(key.getKey());
+    c.public_key = Bytes(key.getKey());
     auto req = gateway.authenticateRequest();
     req.setToken(token);
     auto resp = req.send().wait(c.io.waitScope);
@@ -126,11 +136,11 @@ Result<UploadPlan> TrackerClient::PlanUpload(const std::string& ns,
   Status s = impl_->Call([&] {
     auto req = impl_->registry.planUploadRequest();
     req.setNamespace(ns);
-    SetIds(req.initChunks(static_cast<unsigned>(chunks.size())), chunks);
+    SetChunkIds(chunks, req.initChunks(static_cast<unsigned>(chunks.size())));
     auto resp = req.send().wait(impl_->io.waitScope);
     auto p = resp.getPlan();
-    plan.upload = GetIds(p.getUpload());
-    plan.wait = GetIds(p.getWait());
+    plan.upload = impl_->FromReply(ParseChunkIds(p.getUpload()));
+    plan.wait = impl_->FromReply(ParseChunkIds(p.getWait()));
     plan.lease_ms = p.getLeaseMs();
   });
   if (!s.ok()) return s;
@@ -141,7 +151,7 @@ Status TrackerClient::ChunksStored(const std::string& ns, const std::vector<Chun
   return impl_->Call([&] {
     auto req = impl_->registry.chunksStoredRequest();
     req.setNamespace(ns);
-    SetIds(req.initChunks(static_cast<unsigned>(chunks.size())), chunks);
+    SetChunkIds(chunks, req.initChunks(static_cast<unsigned>(chunks.size())));
     req.send().wait(impl_->io.waitScope);
   });
 }
@@ -177,60 +187,33 @@ Result<SignedVersion> TrackerClient::Resolve(const std::string& ns, const std::s
   return out;
 }
 
-Result<std::vector<ModelListing>> TrackerClient::ListModels(const std::string& ns) {
-  std::vector<ModelListing> out;
-  std::string after;
-  Status s = impl_->Call([&] {
-    do {
-      auto req = impl_->registry.listModelsRequest();
-      req.setNamespace(ns);
-      req.setAfter(after);
-      req.setLimit(500);
-      auto resp = req.send().wait(impl_->io.waitScope);
-      for (auto m : resp.getModels()) {
-        ModelListing l;
-        l.ns = m.getNamespace();
-        l.name = m.getName();
-        l.version_count = m.getVersionCount();
-        l.latest = OptId(m.getLatestVersion());
-        l.latest_at_ms = m.getLatestAtMs();
-        for (auto t : m.getTags()) {
-          if (auto id = OptId(t.getVersionId())) l.tags.emplace_back(t.getTag(), *id);
-        }
-        out.push_back(std::move(l));
-      }
-      after = resp.getNext();
-    } while (!after.empty());
+Result<std::vector<ModelInfo>> TrackerClient::ListModels(const std::string& ns) {
+  std::vector<ModelInfo> out;
+  Status s = impl_->CallPages([&](const std::string& after) {
+    auto req = impl_->registry.listModelsRequest();
+    req.setNamespace(ns);
+    req.setAfter(after);
+    req.setLimit(kPageSize);
+    auto resp = req.send().wait(impl_->io.waitScope);
+    impl_->ReadAll(resp.getModels(), ReadModelInfo, &out);
+    return Text(resp.getNext());
   });
   if (!s.ok()) return s;
   return out;
 }
 
-Result<std::vector<VersionListing>> TrackerClient::ListVersions(const std::string& ns,
-                                                                const std::string& name) {
-  std::vector<VersionListing> out;
-  std::string after;
-  Status s = impl_->Call([&] {
-    do {
-      auto req = impl_->registry.listVersionsRequest();
-      req.setNamespace(ns);
-      req.setName(name);
-      req.setAfter(after);
-      req.setLimit(500);
-      auto resp = req.send().wait(impl_->io.waitScope);
-      for (auto v : resp.getVersions()) {
-        VersionListing l;
-        if (auto id = OptId(v.getVersionId())) l.id = *id;
-        l.created_by = v.getCreatedBy();
-        l.created_at_ms = v.getCreatedAtMs();
-        l.parent = OptId(v.getParentVersion());
-        l.total_bytes = v.getTotalBytes();
-        l.file_count = v.getFileCount();
-        for (auto t : v.getTags()) l.tags.emplace_back(t);
-        out.push_back(std::move(l));
-      }
-      after = resp.getNext();
-    } while (!after.empty());
+Result<std::vector<VersionInfo>> TrackerClient::ListVersions(const std::string& ns,
+                                                             const std::string& name) {
+  std::vector<VersionInfo> out;
+  Status s = impl_->CallPages([&](const std::string& after) {
+    auto req = impl_->registry.listVersionsRequest();
+    req.setNamespace(ns);
+    req.setName(name);
+    req.setAfter(after);
+    req.setLimit(kPageSize);
+    auto resp = req.send().wait(impl_->io.waitScope);
+    impl_->ReadAll(resp.getVersions(), ReadVersionInfo, &out);
+    return Text(resp.getNext());
   });
   if (!s.ok()) return s;
   return out;
@@ -247,25 +230,23 @@ Result<std::optional<VersionId>> TrackerClient::SetTag(const std::string& ns,
     req.setName(name);
     req.setTag(tag);
     req.setVersionId(Raw(id));
-    prev = OptId(req.send().wait(impl_->io.waitScope).getPrevious());
+    prev = impl_->FromReply(
+        ParseOptionalVersionId(req.send().wait(impl_->io.waitScope).getPrevious()));
   });
   if (!s.ok()) return s;
   return prev;
 }
 
-Result<std::vector<TagEventListing>> TrackerClient::TagHistory(const std::string& ns,
-                                                               const std::string& name,
-                                                               const std::string& tag) {
-  std::vector<TagEventListing> out;
+Result<std::vector<TagChange>> TrackerClient::TagHistory(const std::string& ns,
+                                                         const std::string& name,
+                                                         const std::string& tag) {
+  std::vector<TagChange> out;
   Status s = impl_->Call([&] {
     auto req = impl_->registry.tagHistoryRequest();
     req.setNamespace(ns);
     req.setName(name);
     req.setTag(tag);
-    auto resp = req.send().wait(impl_->io.waitScope);
-    for (auto e : resp.getEvents()) {
-      out.push_back({OptId(e.getFromVersion()), OptId(e.getToVersion()), e.getBy(), e.getAtMs()});
-    }
+    impl_->ReadAll(req.send().wait(impl_->io.waitScope).getEvents(), ReadTagChange, &out);
   });
   if (!s.ok()) return s;
   return out;
@@ -324,24 +305,17 @@ Result<WarmSummary> TrackerClient::Warm(const std::string& ns, const std::string
   return w;
 }
 
-Result<NeedSummary> TrackerClient::Need(const std::string& ns, const std::string& name,
-                                        const VersionId& version,
-                                        const std::vector<ChunkId>& chunks) {
-  NeedSummary n;
+Result<NeedReply> TrackerClient::Need(const std::string& ns, const std::string& name,
+                                      const VersionId& version,
+                                      const std::vector<ChunkId>& chunks) {
+  NeedReply n;
   Status s = impl_->Call([&] {
     auto req = impl_->registry.needRequest();
     req.setNamespace(ns);
     req.setName(name);
     req.setVersionId(Raw(version));
-    SetIds(req.initChunks(static_cast<unsigned>(chunks.size())), chunks);
-    auto r = req.send().wait(impl_->io.waitScope);
-    n.queued = r.getQueued();
-    n.pending = r.getPending();
-    n.recent = r.getRecent();
-    for (auto f : r.getFailed()) {
-      if (f.getChunk().size() != ChunkId::kSize) continue;
-      n.failed.push_back({ChunkId::FromBytes(f.getChunk().begin()), Text(f.getError())});
-    }
+    SetChunkIds(chunks, req.initChunks(static_cast<unsigned>(chunks.size())));
+    n = impl_->FromReply(ReadNeedReply(req.send().wait(impl_->io.waitScope)));
   });
   if (!s.ok()) return s;
   return n;

@@ -18,6 +18,8 @@
 
 #include "shoal/chunk_id.h"
 #include "shoal/manifest.h"
+#include "shoal/need_reply.h"
+#include "shoal/registry_records.h"
 #include "shoal/status.h"
 #include "shoal/token.h"
 #include "shoal/version_id.h"
@@ -46,30 +48,6 @@ struct Identity {
   int64_t expires_at_ms = 0;
 };
 
-struct VersionListing {
-  VersionId id;
-  std::string created_by;
-  int64_t created_at_ms = 0;
-  std::optional<VersionId> parent;
-  uint64_t total_bytes = 0;
-  uint32_t file_count = 0;
-  std::vector<std::string> tags;
-};
-
-struct ModelListing {
-  std::string ns, name;
-  uint32_t version_count = 0;
-  std::optional<VersionId> latest;
-  int64_t latest_at_ms = 0;
-  std::vector<std::pair<std::string, VersionId>> tags;
-};
-
-struct TagEventListing {
-  std::optional<VersionId> from, to;
-  std::string by;
-  int64_t at_ms = 0;
-};
-
 struct WarmSummary {
   uint32_t owners = 0, chunks = 0, fetched = 0, failed = 0;
   uint64_t bytes = 0;
@@ -84,11 +62,6 @@ struct WarmProgress {
 // this: the tracker answers "recent" for a chunk it delivered lately, and
 // fetches again one its holders may have evicted since.
 constexpr int64_t kNeedAskAgainMs = 3000;
-
-struct NeedSummary {
-  uint32_t queued = 0, pending = 0, recent = 0;
-  std::vector<std::pair<ChunkId, std::string>> failed;  // chunks no owner could fetch, and why
-};
 
 struct GcSummary {
   uint64_t referenced = 0, unreferenced = 0, young = 0, swept = 0, swept_bytes = 0;
@@ -115,12 +88,14 @@ class TrackerClient {
   // Resolves a tag or version (prefix) and checks the signature.
   Result<SignedVersion> Resolve(const std::string& ns, const std::string& name,
                                 const std::string& ref);
-  Result<std::vector<ModelListing>> ListModels(const std::string& ns);
-  Result<std::vector<VersionListing>> ListVersions(const std::string& ns, const std::string& name);
+  // Every page of models (of every namespace if `ns` is empty), and of
+  // ns/name's versions newest first. IDs of the wrong size are an error.
+  Result<std::vector<ModelInfo>> ListModels(const std::string& ns);
+  Result<std::vector<VersionInfo>> ListVersions(const std::string& ns, const std::string& name);
   Result<std::optional<VersionId>> SetTag(const std::string& ns, const std::string& name,
                                           const std::string& tag, const VersionId& id);
-  Result<std::vector<TagEventListing>> TagHistory(const std::string& ns, const std::string& name,
-                                                  const std::string& tag);
+  Result<std::vector<TagChange>> TagHistory(const std::string& ns, const std::string& name,
+                                            const std::string& tag);
   Status DeleteVersion(const std::string& ns, const std::string& name, const VersionId& id,
                        bool force);
   Result<GcSummary> Gc(bool dry_run, int64_t grace_ms);
@@ -132,8 +107,8 @@ class TrackerClient {
                            std::function<void(const WarmProgress&)> progress = nullptr);
   // Asks the tracker to have owners fetch these chunks of a version from
   // the origin (chunks no peer offered). Returns at once.
-  Result<NeedSummary> Need(const std::string& ns, const std::string& name, const VersionId& version,
-                           const std::vector<ChunkId>& chunks);
+  Result<NeedReply> Need(const std::string& ns, const std::string& name, const VersionId& version,
+                         const std::vector<ChunkId>& chunks);
 
  private:
   struct Impl;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "capnp_views.h"
 #include "kj_status.h"
 #include "shoal/log.h"
 
@@ -9,19 +10,15 @@ namespace shoal {
 namespace {
 
 VersionId OrderVersion(capnp::Data::Reader d) {
-  if (d.size() != VersionId::kSize)
-    ThrowIfError(Status::InvalidArgument("order: version id is not 32 bytes"));
-  return VersionId::FromBytes(d.begin());
+  Result<VersionId> id = ParseVersionId(d);
+  ThrowIfError(id.status().WithContext("order"));
+  return *id;
 }
 
 std::vector<ChunkId> OrderChunks(capnp::List<capnp::Data>::Reader list) {
-  std::vector<ChunkId> chunks;
-  for (auto d : list) {
-    if (d.size() != ChunkId::kSize)
-      ThrowIfError(Status::InvalidArgument("order: a chunk id is not 32 bytes"));
-    chunks.push_back(ChunkId::FromBytes(d.begin()));
-  }
-  return chunks;
+  Result<std::vector<ChunkId>> chunks = ParseChunkIds(list);
+  ThrowIfError(chunks.status().WithContext("order"));
+  return std::move(chunks).value();
 }
 
 class AgentControlImpl final : public proto::AgentControl::Server {

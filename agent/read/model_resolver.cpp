@@ -103,7 +103,7 @@ TagsResolution ModelResolver::ListTags(const std::string& token, const std::stri
   auto models = (*client)->ListModels(ns);
   if (!models.ok()) return {nullptr, ReadErrorFrom(models.status())};
   auto listing = std::make_shared<TagListing>();
-  for (const ModelListing& m : *models) {
+  for (const ModelInfo& m : *models) {
     for (const auto& [tag, version] : m.tags) listing->tags.emplace_back(m.name, tag);
   }
   std::sort(listing->tags.begin(), listing->tags.end());

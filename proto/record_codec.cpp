@@ -1,0 +1,120 @@
+#include "record_codec.h"
+
+#include "capnp_views.h"
+
+namespace shoal {
+
+void FillVersionInfo(const VersionInfo& v, proto::VersionSummary::Builder out) {
+  out.setNamespace(v.ns);
+  out.setName(v.name);
+  out.setVersionId(Raw(v.id));
+  out.setCreatedBy(v.created_by);
+  out.setCreatedAtMs(v.created_at_ms);
+  if (v.parent) out.setParentVersion(Raw(*v.parent));
+  out.setTotalBytes(v.total_bytes);
+  out.setFileCount(v.file_count);
+  auto tags = out.initTags(static_cast<unsigned>(v.tags.size()));
+  for (size_t i = 0; i < v.tags.size(); ++i) tags.set(static_cast<unsigned>(i), v.tags[i]);
+}
+
+Result<VersionInfo> ReadVersionInfo(proto::VersionSummary::Reader in) {
+  VersionInfo v;
+  v.ns = Text(in.getNamespace());
+  v.name = Text(in.getName());
+  Result<VersionId> id = ParseVersionId(in.getVersionId());
+  if (!id.ok()) return id.status();
+  v.id = *id;
+  v.created_by = Text(in.getCreatedBy());
+  v.created_at_ms = in.getCreatedAtMs();
+  Result<std::optional<VersionId>> parent = ParseOptionalVersionId(in.getParentVersion());
+  if (!parent.ok()) return parent.status().WithContext("parent");
+  v.parent = *parent;
+  v.total_bytes = in.getTotalBytes();
+  v.file_count = in.getFileCount();
+  for (auto t : in.getTags()) v.tags.push_back(Text(t));
+  return v;
+}
+
+void FillModelInfo(const ModelInfo& m, proto::ModelSummary::Builder out) {
+  out.setNamespace(m.ns);
+  out.setName(m.name);
+  out.setVersionCount(m.version_count);
+  if (m.latest) {
+    out.setLatestVersion(Raw(*m.latest));
+    out.setLatestAtMs(m.latest_at_ms);
+  }
+  auto tags = out.initTags(static_cast<unsigned>(m.tags.size()));
+  for (size_t i = 0; i < m.tags.size(); ++i) {
+    tags[static_cast<unsigned>(i)].setTag(m.tags[i].first);
+    tags[static_cast<unsigned>(i)].setVersionId(Raw(m.tags[i].second));
+  }
+}
+
+Result<ModelInfo> ReadModelInfo(proto::ModelSummary::Reader in) {
+  ModelInfo m;
+  m.ns = Text(in.getNamespace());
+  m.name = Text(in.getName());
+  m.version_count = in.getVersionCount();
+  Result<std::optional<VersionId>> latest = ParseOptionalVersionId(in.getLatestVersion());
+  if (!latest.ok()) return latest.status().WithContext("latest version");
+  m.latest = *latest;
+  m.latest_at_ms = in.getLatestAtMs();
+  for (auto t : in.getTags()) {
+    Result<VersionId> id = ParseVersionId(t.getVersionId());
+    if (!id.ok()) return id.status().WithContext("tag " + Text(t.getTag()));
+    m.tags.emplace_back(Text(t.getTag()), *id);
+  }
+  return m;
+}
+
+void FillTagChange(const TagChange& c, proto::TagEvent::Builder out) {
+  out.setNamespace(c.ns);
+  out.setName(c.name);
+  out.setTag(c.tag);
+  if (c.from) out.setFromVersion(Raw(*c.from));
+  if (c.to) out.setToVersion(Raw(*c.to));
+  out.setBy(c.by);
+  out.setAtMs(c.at_ms);
+}
+
+Result<TagChange> ReadTagChange(proto::TagEvent::Reader in) {
+  TagChange c;
+  c.ns = Text(in.getNamespace());
+  c.name = Text(in.getName());
+  c.tag = Text(in.getTag());
+  Result<std::optional<VersionId>> from = ParseOptionalVersionId(in.getFromVersion());
+  if (!from.ok()) return from.status().WithContext("tag " + c.tag + " moved from");
+  Result<std::optional<VersionId>> to = ParseOptionalVersionId(in.getToVersion());
+  if (!to.ok()) return to.status().WithContext("tag " + c.tag + " moved to");
+  c.from = *from;
+  c.to = *to;
+  c.by = Text(in.getBy());
+  c.at_ms = in.getAtMs();
+  return c;
+}
+
+void FillNeedReply(const NeedReply& r, proto::Registry::NeedResults::Builder out) {
+  out.setQueued(r.queued);
+  out.setPending(r.pending);
+  out.setRecent(r.recent);
+  auto failed = out.initFailed(static_cast<unsigned>(r.failed.size()));
+  for (size_t i = 0; i < r.failed.size(); ++i) {
+    failed[static_cast<unsigned>(i)].setChunk(Raw(r.failed[i].first));
+    failed[static_cast<unsigned>(i)].setError(r.failed[i].second);
+  }
+}
+
+Result<NeedReply> ReadNeedReply(proto::Registry::NeedResults::Reader in) {
+  NeedReply r;
+  r.queued = in.getQueued();
+  r.pending = in.getPending();
+  r.recent = in.getRecent();
+  for (auto f : in.getFailed()) {
+    Result<ChunkId> chunk = ParseChunkId(f.getChunk());
+    if (!chunk.ok()) return chunk.status().WithContext("failed chunk");
+    r.failed.emplace_back(*chunk, Text(f.getError()));
+  }
+  return r;
+}
+
+}  // namespace shoal
