@@ -66,7 +66,8 @@ class Agent {
   void WaitForStop(kj::Promise<void> control);
   void Stop();
 
-  // Constant after construction.
+  // Built in this order, destroyed in reverse. Each part is given only the
+  // parts declared before it.
   const AgentOptions options_;
   std::shared_ptr<EvictionRelay> relay_;  // evictions reach the engine while attached
   std::unique_ptr<ChunkStore> store_;
@@ -78,9 +79,10 @@ class Agent {
   std::atomic<bool> stopping_{false};  // set on SIGTERM: every job ends at its next poll
   PullContext pulls_;                  // the template of every pull; no announce URL
   JobThreads control_jobs_;            // pulls and seeds from the control socket
-  // Declared before link_: the link's threads run the orders, and are
-  // joined before the orders go. The orders ask link_ for the announce URL
-  // only while one runs, which is after construction.
+  // The one exception to the order above: the orders ask link_ for the
+  // announce URL, but only while an order runs, and orders arrive through
+  // link_ once it runs. Declared before link_, whose threads run the orders
+  // and are joined before the orders go.
   FetchOrders orders_;
   TrackerLink link_;
   std::unique_ptr<MetricsRegistry> metrics_;
