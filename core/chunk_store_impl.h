@@ -82,6 +82,7 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
     int64_t file_ctime_ns = 0;  // ChunkEntry::file_ctime_ns when pinned
   };
   enum class VerifyMode { kFirstRead, kAlways };
+  struct Reconcile;  // Init's steps (store_reconcile.cpp)
 
   // Pins the chunk; counts a hit or a miss. The file is not opened yet.
   Result<OpenChunk> PinChunk(const ChunkId& id, VerifyMode mode);

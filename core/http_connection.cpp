@@ -158,10 +158,12 @@ struct HttpConnection::Impl {
     return TransportError("TLS handshake with", o.ec, timeouts.connect_ms, info);
   }
 
+  // Writes the request. A write that fails after some bytes went out on
+  // plain HTTP is left in *write_error, not returned: the server may have
+  // answered before reading the body.
   template <typename Stream>
-  Status DoExchange(Stream& stream, const OriginHttpRequest& request, ByteSink* sink,
-                    OriginHttpResponse* response, ExchangeInfo* info) {
-    const auto io_timeout = std::chrono::milliseconds(timeouts.io_ms);
+  Status SendRequest(Stream& stream, const OriginHttpRequest& request, ExchangeInfo* info,
+                     error_code* write_error) {
     http::request<http::buffer_body> req;
     req.method(http::string_to_verb(request.method));
     req.target(request.target);
@@ -170,14 +172,12 @@ struct HttpConnection::Impl {
     req.body().data = const_cast<uint8_t*>(request.body);
     req.body().size = request.body_len;
     req.body().more = false;
-    const bool is_head = request.method == "HEAD";
     if (request.body_len > 0 || request.method == "PUT" || request.method == "POST") {
       req.content_length(request.body_len);
     }
     http::request_serializer<http::buffer_body> sr{req};
-    error_code write_error;
     while (!sr.is_done()) {
-      lowest().expires_after(io_timeout);
+      lowest().expires_after(std::chrono::milliseconds(timeouts.io_ms));
       Outcome o = Run([&](Recorder h) { http::async_write_some(stream, sr, h); });
       if (o.bytes > 0) info->sent_any = true;
       if (!o.ec) continue;
@@ -188,14 +188,17 @@ struct HttpConnection::Impl {
       if (o.ec == beast::error::timeout || !info->sent_any || endpoint.tls) {
         return TransportError("send to", o.ec, timeouts.io_ms, info);
       }
-      write_error = o.ec;
+      *write_error = o.ec;
       break;
     }
+    return Status::OK();
+  }
 
-    http::response_parser<http::buffer_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    if (is_head) parser.skip(true);
-    lowest().expires_after(io_timeout);
+  // Reads the status line and headers into *response.
+  template <typename Stream>
+  Status ReadHead(Stream& stream, http::response_parser<http::buffer_body>& parser,
+                  error_code write_error, OriginHttpResponse* response, ExchangeInfo* info) {
+    lowest().expires_after(std::chrono::milliseconds(timeouts.io_ms));
     Outcome o = Run([&](Recorder h) { http::async_read_header(stream, buffer, parser, h); });
     if (o.ec && write_error) return TransportError("send to", write_error, timeouts.io_ms, info);
     if (o.ec) return TransportError("read response from", o.ec, timeouts.io_ms, info);
@@ -206,16 +209,23 @@ struct HttpConnection::Impl {
       response->headers.emplace_back(Lower(field.name_string()),
                                      std::string(field.value().data(), field.value().size()));
     }
+    return Status::OK();
+  }
+
+  // Reads the body: a 2xx one into `sink` if given, else (and any error
+  // body) into response->body, up to a limit.
+  template <typename Stream>
+  Status ReadBody(Stream& stream, http::response_parser<http::buffer_body>& parser, ByteSink* sink,
+                  OriginHttpResponse* response, ExchangeInfo* info) {
     response->body.clear();
     const bool ok_status = response->status / 100 == 2;
     const bool to_sink = sink != nullptr && ok_status;
     const size_t keep_limit = ok_status ? kMaxPlainBody : kMaxErrorBody;
-
     while (!parser.is_done()) {
       parser.get().body().data = chunk.data();
       parser.get().body().size = chunk.size();
-      lowest().expires_after(io_timeout);
-      o = Run([&](Recorder h) { http::async_read(stream, buffer, parser, h); });
+      lowest().expires_after(std::chrono::milliseconds(timeouts.io_ms));
+      Outcome o = Run([&](Recorder h) { http::async_read(stream, buffer, parser, h); });
       if (o.ec == http::error::need_buffer) o.ec = {};
       const size_t n = chunk.size() - parser.get().body().size;
       if (n > 0) {
@@ -242,6 +252,19 @@ struct HttpConnection::Impl {
         return TransportError("read body from", o.ec, timeouts.io_ms, info);
       }
     }
+    return Status::OK();
+  }
+
+  template <typename Stream>
+  Status DoExchange(Stream& stream, const OriginHttpRequest& request, ByteSink* sink,
+                    OriginHttpResponse* response, ExchangeInfo* info) {
+    error_code write_error;
+    SHOAL_RETURN_IF_ERROR(SendRequest(stream, request, info, &write_error));
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    if (request.method == "HEAD") parser.skip(true);
+    SHOAL_RETURN_IF_ERROR(ReadHead(stream, parser, write_error, response, info));
+    SHOAL_RETURN_IF_ERROR(ReadBody(stream, parser, sink, response, info));
     keep_alive = parser.keep_alive() && !write_error;
     return Status::OK();
   }

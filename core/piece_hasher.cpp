@@ -159,54 +159,66 @@ std::vector<ChunkId> FileChunkIds(const FileHashes& file) {
   return file.piece_layer;
 }
 
-Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
-                                          const HashOptions& options,
-                                          const HashProgress& progress) {
-  SHOAL_RETURN_IF_ERROR(options.Validate());
-  const uint32_t piece_size = options.piece_size;
+namespace {
 
-  std::vector<FileState> files(paths.size());
-  std::vector<Task> tasks;
-  uint64_t bytes_total = 0;
+// Stats every file and cuts it into tasks of consecutive pieces.
+Status PlanTasks(const std::vector<std::string>& paths, uint32_t piece_size,
+                 std::vector<FileState>* files, std::vector<Task>* tasks, uint64_t* bytes_total) {
+  files->resize(paths.size());
   // Tasks of at least 16 MiB keep per-task overhead small at small piece sizes.
   const uint64_t pieces_per_task = std::max<uint64_t>(1, (16u << 20) / piece_size);
   for (size_t i = 0; i < paths.size(); ++i) {
     struct stat st;
     if (::stat(paths[i].c_str(), &st) != 0) return Status::FromErrno("stat " + paths[i], errno);
     if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(paths[i] + " is not a regular file");
-    files[i].path = paths[i];
-    files[i].size = static_cast<uint64_t>(st.st_size);
-    bytes_total += files[i].size;
-    uint64_t pieces = (files[i].size + piece_size - 1) / piece_size;
-    files[i].piece_roots.resize(pieces);
+    FileState& f = (*files)[i];
+    f.path = paths[i];
+    f.size = static_cast<uint64_t>(st.st_size);
+    *bytes_total += f.size;
+    uint64_t pieces = (f.size + piece_size - 1) / piece_size;
+    f.piece_roots.resize(pieces);
     for (uint64_t p = 0; p < pieces; p += pieces_per_task) {
-      tasks.push_back({i, p, std::min(pieces_per_task, pieces - p)});
+      tasks->push_back({i, p, std::min(pieces_per_task, pieces - p)});
     }
   }
+  return Status::OK();
+}
 
-  int threads = options.threads > 0
-                    ? options.threads
-                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(
-      std::min<size_t>(static_cast<size_t>(threads), std::max<size_t>(1, tasks.size())));
+// The tasks, and what the threads that take them share.
+class HashRun {
+ public:
+  HashRun(std::vector<FileState>& files, const std::vector<Task>& tasks, const HashOptions& options,
+          const HashProgress& progress, uint64_t bytes_total)
+      : files_(files),
+        tasks_(tasks),
+        options_(options),
+        progress_(progress),
+        bytes_total_(bytes_total) {}
 
-  std::atomic<size_t> next_task{0};
-  std::atomic<bool> failed{false};
-  std::mutex mu;
-  Status first_error;       // protected by mu
-  uint64_t bytes_done = 0;  // protected by mu
+  // Hashes every task on `threads` threads (this one included); the first
+  // error stops them all.
+  Status Run(int threads) {
+    std::vector<std::thread> pool;
+    for (int i = 1; i < threads; ++i) pool.emplace_back([this] { Work(); });
+    Work();
+    for (std::thread& th : pool) th.join();
+    return first_error_;
+  }
 
-  auto worker = [&] {
-    std::vector<uint8_t> buf(options.read_size);
+ private:
+  // One thread: takes tasks until none is left or one has failed.
+  void Work() {
+    const uint32_t piece_size = options_.piece_size;
+    std::vector<uint8_t> buf(options_.read_size);
     Sha256 sha;
     Fd fd;
     size_t open_file = SIZE_MAX;
     for (;;) {
-      if (failed.load(std::memory_order_relaxed)) return;
-      size_t t = next_task.fetch_add(1);
-      if (t >= tasks.size()) return;
-      const Task& task = tasks[t];
-      FileState& file = files[task.file];
+      if (failed_.load(std::memory_order_relaxed)) return;
+      size_t t = next_task_.fetch_add(1);
+      if (t >= tasks_.size()) return;
+      const Task& task = tasks_[t];
+      FileState& file = files_[task.file];
       Status s;
       if (open_file != task.file) {
         fd.Reset(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -218,27 +230,59 @@ Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
         }
       }
       if (s.ok()) s = HashTask(task, file, fd.get(), piece_size, file.size <= piece_size, buf, sha);
-      std::lock_guard<std::mutex> lock(mu);
-      if (!s.ok()) {
-        if (first_error.ok()) first_error = s;
-        failed = true;
-        return;
-      }
-      uint64_t start = task.first_piece * piece_size;
-      bytes_done += std::min<uint64_t>(task.piece_count * piece_size, file.size - start);
-      if (progress) progress(bytes_done, bytes_total);
+      if (!Done(task, file, s)) return;
     }
-  };
+  }
 
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (std::thread& th : pool) th.join();
-  if (!first_error.ok()) return first_error;
+  // Records a finished task; false if it (or an earlier one) failed.
+  bool Done(const Task& task, const FileState& file, const Status& s) {
+    const uint32_t piece_size = options_.piece_size;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!s.ok()) {
+      if (first_error_.ok()) first_error_ = s;
+      failed_ = true;
+      return false;
+    }
+    uint64_t start = task.first_piece * piece_size;
+    bytes_done_ += std::min<uint64_t>(task.piece_count * piece_size, file.size - start);
+    if (progress_) progress_(bytes_done_, bytes_total_);
+    return true;
+  }
+
+  std::vector<FileState>& files_;
+  const std::vector<Task>& tasks_;
+  const HashOptions& options_;
+  const HashProgress& progress_;
+  const uint64_t bytes_total_;
+  std::atomic<size_t> next_task_{0};
+  std::atomic<bool> failed_{false};
+  std::mutex mu_;
+  Status first_error_;       // protected by mu_
+  uint64_t bytes_done_ = 0;  // protected by mu_
+};
+
+}  // namespace
+
+Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
+                                          const HashOptions& options,
+                                          const HashProgress& progress) {
+  SHOAL_RETURN_IF_ERROR(options.Validate());
+  std::vector<FileState> files;
+  std::vector<Task> tasks;
+  uint64_t bytes_total = 0;
+  SHOAL_RETURN_IF_ERROR(PlanTasks(paths, options.piece_size, &files, &tasks, &bytes_total));
+  int threads = options.threads > 0
+                    ? options.threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(
+      std::min<size_t>(static_cast<size_t>(threads), std::max<size_t>(1, tasks.size())));
+  HashRun run(files, tasks, options, progress, bytes_total);
+  SHOAL_RETURN_IF_ERROR(run.Run(threads));
 
   std::vector<FileHashes> out;
   out.reserve(files.size());
-  for (FileState& f : files) out.push_back(Finish(f.size, std::move(f.piece_roots), piece_size));
+  for (FileState& f : files)
+    out.push_back(Finish(f.size, std::move(f.piece_roots), options.piece_size));
   return out;
 }
 

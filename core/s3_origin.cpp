@@ -31,27 +31,21 @@ class S3OriginImpl final : public S3Origin {
   Status Get(const std::string& key, uint64_t offset, uint64_t length, ByteSink& sink) override {
     SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kGet));
     if (length == 0) return Status::OK();
-    S3Call call;
-    call.op = OriginOp::kGet;
-    call.method = "GET";
-    call.key = prefix_ + key;
+    S3Call call = ObjectCall(OriginOp::kGet, "GET", key);
     call.sink = &sink;
     call.offset = offset;
     call.length = length == kToEnd ? UINT64_MAX : length;
     OriginHttpResponse resp;
-    return Count(OriginOp::kGet, client_.Execute(call, &resp));
+    return Send(call, &resp);
   }
 
   Status Put(const std::string& key, const uint8_t* data, size_t len) override {
     SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kPut));
-    S3Call call;
-    call.op = OriginOp::kPut;
-    call.method = "PUT";
-    call.key = prefix_ + key;
+    S3Call call = ObjectCall(OriginOp::kPut, "PUT", key);
     call.body = data;
     call.body_len = len;
     OriginHttpResponse resp;
-    return Count(OriginOp::kPut, client_.Execute(call, &resp));
+    return Send(call, &resp);
   }
 
   Status PutStream(const std::string& key, ByteSource& source) override {
@@ -74,13 +68,9 @@ class S3OriginImpl final : public S3Origin {
 
   Result<ObjectInfo> Head(const std::string& key) override {
     SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kHead));
-    S3Call call;
-    call.op = OriginOp::kHead;
-    call.method = "HEAD";
-    call.key = prefix_ + key;
+    S3Call call = ObjectCall(OriginOp::kHead, "HEAD", key);
     OriginHttpResponse resp;
-    Status s = Count(OriginOp::kHead, client_.Execute(call, &resp));
-    if (!s.ok()) return s;
+    SHOAL_RETURN_IF_ERROR(Send(call, &resp));
     const std::string len = resp.Header("content-length");
     char* end = nullptr;
     unsigned long long size = std::strtoull(len.c_str(), &end, 10);
@@ -106,8 +96,7 @@ class S3OriginImpl final : public S3Origin {
                   {"encoding-type", "url"}};
     if (!token.empty()) call.query.emplace_back("continuation-token", token);
     OriginHttpResponse resp;
-    Status s = Count(OriginOp::kList, client_.Execute(call, &resp));
-    if (!s.ok()) return s;
+    SHOAL_RETURN_IF_ERROR(Send(call, &resp));
     Result<ListPage> page = ParseListObjectsV2(resp.body, prefix_);
     if (!page.ok()) {
       return Count(OriginOp::kList,
@@ -118,13 +107,10 @@ class S3OriginImpl final : public S3Origin {
 
   Status Delete(const std::string& key) override {
     SHOAL_RETURN_IF_ERROR(Check(key, OriginOp::kDelete));
-    S3Call call;
-    call.op = OriginOp::kDelete;
-    call.method = "DELETE";
-    call.key = prefix_ + key;
+    S3Call call = ObjectCall(OriginOp::kDelete, "DELETE", key);
     OriginHttpResponse resp;
     // S3 answers 204 for a missing key too; a NotFound here is the bucket.
-    return Count(OriginOp::kDelete, client_.Execute(call, &resp));
+    return Send(call, &resp);
   }
 
   Result<std::string> PresignGet(const std::string& key, uint32_t expires_seconds) override {
@@ -145,6 +131,18 @@ class S3OriginImpl final : public S3Origin {
                                                "' must be 1 to 1024 bytes with the prefix"));
     }
     return Status::OK();
+  }
+  // A call on one object under the prefix.
+  S3Call ObjectCall(OriginOp op, std::string method, const std::string& key) const {
+    S3Call call;
+    call.op = op;
+    call.method = std::move(method);
+    call.key = prefix_ + key;
+    return call;
+  }
+  // Executes `call`, counting a failure as an error of call.op.
+  Status Send(const S3Call& call, OriginHttpResponse* resp) {
+    return Count(call.op, client_.Execute(call, resp));
   }
   Status Count(OriginOp op, Status s) {
     if (!s.ok()) client_.counters().AddError(op);

@@ -19,6 +19,127 @@
 
 namespace shoal {
 
+// One reconciliation's state, and its steps (numbered as above).
+struct ChunkStoreImpl::Reconcile {
+  struct Loaded {
+    ChunkId id;
+    IndexRecord record;
+    bool verified;
+    int64_t ctime_ns = 0;  // when verified: the file's change time then
+  };
+
+  explicit Reconcile(ChunkStoreImpl& store) : s(store) {}
+
+  ChunkStoreImpl& s;
+  std::vector<FoundChunk> files;      // sorted by id
+  std::vector<bool> matched;          // files[i] has a good index record
+  std::vector<Loaded> loaded;         // chunks to enter the table
+  std::vector<ChunkId> drop_records;  // index records to delete
+
+  Status ScanFiles() {
+    SHOAL_RETURN_IF_ERROR(s.layout_.ScanChunks(&files, &s.counters_.open_garbage_removed));
+    std::sort(files.begin(), files.end(),
+              [](const FoundChunk& a, const FoundChunk& b) { return a.id < b.id; });
+    matched.assign(files.size(), false);
+    return Status::OK();
+  }
+
+  void DropFile(const ChunkId& id) {
+    ::unlink(s.layout_.ChunkPath(id).c_str());
+    ++s.counters_.corrupt_dropped;
+  }
+
+  // Steps 2 and 3: each index record against its file.
+  Status MatchRecords() {
+    return s.index_->ForEach([&](const ChunkId& id, const Result<IndexRecord>& r) {
+      auto it =
+          std::lower_bound(files.begin(), files.end(), id,
+                           [](const FoundChunk& f, const ChunkId& key) { return f.id < key; });
+      bool has_file = it != files.end() && it->id == id;
+      if (!r.ok()) {
+        drop_records.push_back(id);  // a file, if any, is re-verified below
+        return;
+      }
+      if (!has_file) {
+        drop_records.push_back(id);
+        ++s.counters_.open_missing_dropped;
+        return;
+      }
+      matched[static_cast<size_t>(it - files.begin())] = true;
+      if (it->size != r->size) {
+        drop_records.push_back(id);
+        DropFile(id);
+        return;
+      }
+      loaded.push_back({id, *r, s.options_.verify_on_open});
+    });
+  }
+
+  // Step 5: hash every indexed file.
+  void VerifyIndexed() {
+    auto bad = std::remove_if(loaded.begin(), loaded.end(), [&](Loaded& c) {
+      std::string path = s.layout_.ChunkPath(c.id);
+      c.ctime_ns = PathChangeTimeNs(path);
+      Status st = VerifyChunkPath(path, c.id, c.record.size);
+      if (st.ok()) return false;
+      drop_records.push_back(c.id);
+      DropFile(c.id);
+      return true;
+    });
+    loaded.erase(bad, loaded.end());
+  }
+
+  // Step 4: hash the files no good record matched; index the good ones.
+  void AddUnindexed() {
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (matched[i]) continue;
+      const FoundChunk& f = files[i];
+      int64_t ctime_ns = PathChangeTimeNs(s.layout_.ChunkPath(f.id));
+      Status st = f.size == 0 || f.size > kMaxPieceSize
+                      ? Status::Corruption("bad size")
+                      : VerifyChunkPath(s.layout_.ChunkPath(f.id), f.id, f.size);
+      if (!st.ok()) {
+        DropFile(f.id);
+        continue;
+      }
+      IndexRecord r;
+      r.size = f.size;
+      r.last_access_ms = f.mtime_ms;
+      if (!s.index_->Put(f.id, r).ok()) ++s.counters_.index_errors;
+      loaded.push_back({f.id, r, true, ctime_ns});
+      ++s.counters_.open_unindexed_added;
+    }
+  }
+
+  void DeleteDroppedRecords() {
+    for (const ChunkId& id : drop_records) {
+      if (!s.index_->Delete(id).ok()) ++s.counters_.index_errors;
+    }
+  }
+
+  // Enters the loaded chunks in LRU order (oldest access first), then
+  // trims to the capacity, which may have been lowered.
+  void FillTable() {
+    std::sort(loaded.begin(), loaded.end(), [](const Loaded& a, const Loaded& b) {
+      return a.record.last_access_ms < b.record.last_access_ms;
+    });
+    std::vector<Removed> removed;
+    {
+      std::lock_guard<std::mutex> l(s.mu_);
+      for (const Loaded& c : loaded) {
+        ChunkEntry* e = s.table_.Insert(c.id, c.record.size, c.record.last_access_ms,
+                                        c.record.owned, c.verified);
+        e->file_ctime_ns = c.ctime_ns;
+        s.used_bytes_ += c.record.size;
+        if (c.record.owned) ++s.owned_chunks_;
+      }
+      s.last_access_flush_ms_ = NowMs();
+      s.TrimLocked(0, &removed);
+    }
+    s.FinishRemovals(removed);
+  }
+};
+
 Status ChunkStoreImpl::Init() {
   SHOAL_RETURN_IF_ERROR(layout_.CreateFolders());
   SHOAL_RETURN_IF_ERROR(layout_.ClearTemp(&counters_.open_temp_removed));
@@ -26,99 +147,13 @@ Status ChunkStoreImpl::Init() {
   if (!index.ok()) return index.status();
   index_ = std::move(*index);
 
-  std::vector<FoundChunk> files;
-  SHOAL_RETURN_IF_ERROR(layout_.ScanChunks(&files, &counters_.open_garbage_removed));
-  std::sort(files.begin(), files.end(),
-            [](const FoundChunk& a, const FoundChunk& b) { return a.id < b.id; });
-  std::vector<bool> matched(files.size(), false);
-
-  struct Loaded {
-    ChunkId id;
-    IndexRecord record;
-    bool verified;
-    int64_t ctime_ns = 0;  // when verified: the file's change time then
-  };
-  std::vector<Loaded> loaded;
-  std::vector<ChunkId> drop_records;
-  auto drop_file = [&](const ChunkId& id) {
-    ::unlink(layout_.ChunkPath(id).c_str());
-    ++counters_.corrupt_dropped;
-  };
-  SHOAL_RETURN_IF_ERROR(index_->ForEach([&](const ChunkId& id, const Result<IndexRecord>& r) {
-    auto it = std::lower_bound(files.begin(), files.end(), id,
-                               [](const FoundChunk& f, const ChunkId& key) { return f.id < key; });
-    bool has_file = it != files.end() && it->id == id;
-    if (!r.ok()) {
-      drop_records.push_back(id);  // a file, if any, is re-verified below
-      return;
-    }
-    if (!has_file) {
-      drop_records.push_back(id);
-      ++counters_.open_missing_dropped;
-      return;
-    }
-    matched[static_cast<size_t>(it - files.begin())] = true;
-    if (it->size != r->size) {
-      drop_records.push_back(id);
-      drop_file(id);
-      return;
-    }
-    loaded.push_back({id, *r, options_.verify_on_open});
-  }));
-
-  if (options_.verify_on_open) {
-    auto bad = std::remove_if(loaded.begin(), loaded.end(), [&](Loaded& c) {
-      std::string path = layout_.ChunkPath(c.id);
-      c.ctime_ns = PathChangeTimeNs(path);
-      Status s = VerifyChunkPath(path, c.id, c.record.size);
-      if (s.ok()) return false;
-      drop_records.push_back(c.id);
-      drop_file(c.id);
-      return true;
-    });
-    loaded.erase(bad, loaded.end());
-  }
-
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (matched[i]) continue;
-    const FoundChunk& f = files[i];
-    int64_t ctime_ns = PathChangeTimeNs(layout_.ChunkPath(f.id));
-    Status s = f.size == 0 || f.size > kMaxPieceSize
-                   ? Status::Corruption("bad size")
-                   : VerifyChunkPath(layout_.ChunkPath(f.id), f.id, f.size);
-    if (!s.ok()) {
-      drop_file(f.id);
-      continue;
-    }
-    IndexRecord r;
-    r.size = f.size;
-    r.last_access_ms = f.mtime_ms;
-    if (!index_->Put(f.id, r).ok()) ++counters_.index_errors;
-    loaded.push_back({f.id, r, true, ctime_ns});
-    ++counters_.open_unindexed_added;
-  }
-  for (const ChunkId& id : drop_records) {
-    if (!index_->Delete(id).ok()) ++counters_.index_errors;
-  }
-
-  // Rebuild LRU order: oldest access first.
-  std::sort(loaded.begin(), loaded.end(), [](const Loaded& a, const Loaded& b) {
-    return a.record.last_access_ms < b.record.last_access_ms;
-  });
-  std::vector<Removed> removed;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const Loaded& c : loaded) {
-      ChunkEntry* e =
-          table_.Insert(c.id, c.record.size, c.record.last_access_ms, c.record.owned, c.verified);
-      e->file_ctime_ns = c.ctime_ns;
-      used_bytes_ += c.record.size;
-      if (c.record.owned) ++owned_chunks_;
-    }
-    last_access_flush_ms_ = NowMs();
-    TrimLocked(0, &removed);  // the capacity may have been lowered
-  }
-  FinishRemovals(removed);
+  Reconcile r(*this);
+  SHOAL_RETURN_IF_ERROR(r.ScanFiles());
+  SHOAL_RETURN_IF_ERROR(r.MatchRecords());
+  if (options_.verify_on_open) r.VerifyIndexed();
+  r.AddUnindexed();
+  r.DeleteDroppedRecords();
+  r.FillTable();
   return Status::OK();
 }
 

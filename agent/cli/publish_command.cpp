@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -117,9 +118,7 @@ class StoredReporter {
   std::vector<ChunkId> pending_;  // protected by mu_
 };
 
-Status RunPublish(PublishArgs& a) {
-  Result<ModelRef> ref = ModelRef::Parse(a.name);
-  if (!ref.ok()) return ref.status().WithContext("--name");
+Status CheckPublishArgs(const PublishArgs& a) {
   struct stat st;
   if (::stat(a.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::InvalidArgument("'" + a.dir +
@@ -129,18 +128,19 @@ Status RunPublish(PublishArgs& a) {
     return Status::InvalidArgument(
         "no origin; pass --origin file:///path or s3://bucket, or set SHOAL_ORIGIN");
   }
-  auto tracker = ConnectTracker(a.client);
-  if (!tracker.ok()) return tracker.status();
-  TrackerClient& t = **tracker;
-  auto origin = OpenOrigin(a.origin);
-  if (!origin.ok()) return origin.status().WithContext("open origin " + a.origin.url);
+  return Status::OK();
+}
 
+// Hashes the folder into a manifest of `ref`, reusing the hashes of files
+// unchanged since the last publish unless --no-hash-cache.
+Result<Manifest> HashFolder(const PublishArgs& a, const ModelRef& ref,
+                            const std::string& created_by) {
   BuildOptions opts;
   opts.hash.piece_size = a.piece_size;
   opts.follow_symlinks = a.follow_symlinks;
-  opts.ns = ref->ns();
-  opts.name = ref->name();
-  opts.created_by = t.identity().subject;
+  opts.ns = ref.ns();
+  opts.name = ref.name();
+  opts.created_by = created_by;
   std::unique_ptr<HashCache> cache;
   if (!a.no_hash_cache) {
     auto opened = HashCache::Open(HashCache::DefaultDir());
@@ -152,14 +152,13 @@ Status RunPublish(PublishArgs& a) {
                    opened.status().ToString().c_str());
     }
   }
-  Result<Manifest> built = Status::Unavailable("not built");
-  {
-    ProgressBar bar("hashing  ", 0);
-    built =
-        BuildManifest(a.dir, opts, [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
-  }
-  if (!built.ok()) return built.status();
-  Manifest& m = *built;
+  ProgressBar bar("hashing  ", 0);
+  return BuildManifest(a.dir, opts,
+                       [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
+}
+
+// Adds the --label pairs and the parent: --parent, else what `latest` points at.
+Status AddLabelsAndParent(const PublishArgs& a, TrackerClient& t, Manifest& m) {
   for (const std::string& kv : a.labels) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos)
@@ -173,15 +172,51 @@ Status RunPublish(PublishArgs& a) {
   } else if (auto latest = t.Resolve(m.ns, m.name, "latest"); latest.ok()) {
     m.parent = latest->id;
   }
-  Result<std::string> bytes = EncodeManifest(m);
-  if (!bytes.ok()) return bytes.status();
+  return Status::OK();
+}
 
-  auto sources = LocateChunks(m, a.dir);
-  std::vector<ChunkId> all;
-  all.reserve(sources.size());
-  for (const auto& [id, src] : sources) all.push_back(id);
+// One round of uploads: `ids` go to the origin on worker threads while this
+// thread reports each stored batch to the tracker.
+Status UploadRound(TrackerClient& t, Origin& origin, const std::string& ns,
+                   const std::vector<ChunkId>& ids,
+                   const std::unordered_map<ChunkId, ChunkSource>& sources, int parallelism,
+                   UploadStats* stats, const std::function<void()>& progress) {
+  StoredReporter reporter;
+  Status upload_status;
+  std::thread uploader([&] {
+    upload_status = UploadChunks(origin, ids, sources, parallelism, stats,
+                                 [&](const ChunkId& id) { reporter.Add(id); });
+    reporter.Add(ChunkId());  // wake the reporter
+  });
+  size_t reported = 0;
+  Status report_status;
+  while (reported < ids.size() && report_status.ok()) {
+    std::vector<ChunkId> batch = reporter.Take(std::chrono::milliseconds(300));
+    bool finished = false;
+    std::vector<ChunkId> real;
+    for (const ChunkId& id : batch) {
+      if (id.IsZero())
+        finished = true;
+      else
+        real.push_back(id);
+    }
+    if (!real.empty()) {
+      report_status = t.ChunksStored(ns, real);
+      reported += real.size();
+    }
+    progress();
+    if (finished) break;
+  }
+  uploader.join();
+  if (!upload_status.ok()) return upload_status.WithContext("upload to " + origin.Describe());
+  return report_status;
+}
 
-  UploadStats stats;
+// Uploads every chunk of `all` the tracker says the origin lacks, round
+// after round, until none is missing or being uploaded by another publish.
+Status UploadMissing(const PublishArgs& a, TrackerClient& t, Origin& origin, const Manifest& m,
+                     std::unordered_map<ChunkId, ChunkSource>& sources,
+                     const std::vector<ChunkId>& all, UploadStats* stats) {
   ProgressBar bar("uploading", 0);
   uint64_t planned_bytes = 0;
   for (int round = 0;; ++round) {
@@ -194,68 +229,76 @@ Status RunPublish(PublishArgs& a) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;
     }
-    StoredReporter reporter;
-    Status upload_status;
-    std::thread uploader([&] {
-      upload_status = UploadChunks(**origin, plan->upload, sources, a.parallelism, &stats,
-                                   [&](const ChunkId& id) { reporter.Add(id); });
-      reporter.Add(ChunkId());  // wake the reporter
-    });
-    size_t reported = 0;
-    Status report_status;
-    while (reported < plan->upload.size() && report_status.ok()) {
-      std::vector<ChunkId> batch = reporter.Take(std::chrono::milliseconds(300));
-      bool finished = false;
-      std::vector<ChunkId> real;
-      for (const ChunkId& id : batch) {
-        if (id.IsZero())
-          finished = true;
-        else
-          real.push_back(id);
-      }
-      if (!real.empty()) {
-        report_status = t.ChunksStored(m.ns, real);
-        reported += real.size();
-      }
-      bar.Update(stats.done_bytes, planned_bytes);
-      if (finished) break;
-    }
-    uploader.join();
-    if (!upload_status.ok()) return upload_status.WithContext("upload to " + (*origin)->Describe());
-    if (!report_status.ok()) return report_status;
+    SHOAL_RETURN_IF_ERROR(UploadRound(t, origin, m.ns, plan->upload, sources, a.parallelism, stats,
+                                      [&] { bar.Update(stats->done_bytes, planned_bytes); }));
   }
   bar.Finish();
+  return Status::OK();
+}
 
-  auto committed = t.Commit(*bytes, a.tags);
-  if (!committed.ok()) return committed.status();
+void PrintPublished(const PublishArgs& a, const Manifest& m, const SignedVersion& committed,
+                    const UploadStats& stats, size_t unique_chunks) {
   std::string tags;
   for (const std::string& tag : a.tags) tags += " " + tag;
-  std::printf("published %s/%s:%s%s\n", m.ns.c_str(), m.name.c_str(), committed->id.ToHex().c_str(),
-              committed->created ? "" : " (already existed)");
+  std::printf("published %s/%s:%s%s\n", m.ns.c_str(), m.name.c_str(), committed.id.ToHex().c_str(),
+              committed.created ? "" : " (already existed)");
   std::printf(
       "  %zu files, %s; uploaded %llu chunks (%s), %llu already in the origin, %zu unique chunks\n",
       m.files.size(), FormatBytes(m.TotalBytes()).c_str(),
       static_cast<unsigned long long>(stats.uploaded_chunks.load()),
       FormatBytes(stats.uploaded_bytes).c_str(),
-      static_cast<unsigned long long>(all.size() - stats.uploaded_chunks.load()), all.size());
+      static_cast<unsigned long long>(unique_chunks - stats.uploaded_chunks.load()), unique_chunks);
   if (!tags.empty()) std::printf("  tags:%s\n", tags.c_str());
+}
+
+// Hands the published files to this node's agent to seed, if one listens.
+void SeedIfAgent(const PublishArgs& a, const std::string& ref) {
+  struct stat sock;
+  if (::stat(a.agent_socket.c_str(), &sock) != 0) {
+    std::printf("  not seeding: no agent at %s (pass --agent, or --no-seed)\n",
+                a.agent_socket.c_str());
+    return;
+  }
+  uint64_t seeded = 0;
+  Status s = SeedThroughAgent(a.agent_socket, ref, a.client.token, a.dir, &seeded);
+  if (s.ok()) {
+    std::printf("  seeding from this node's agent (%llu chunks cached)\n",
+                static_cast<unsigned long long>(seeded));
+  } else {
+    std::printf("  not seeding: %s\n", s.ToString().c_str());
+  }
+}
+
+Status RunPublish(PublishArgs& a) {
+  Result<ModelRef> ref = ModelRef::Parse(a.name);
+  if (!ref.ok()) return ref.status().WithContext("--name");
+  SHOAL_RETURN_IF_ERROR(CheckPublishArgs(a));
+  auto tracker = ConnectTracker(a.client);
+  if (!tracker.ok()) return tracker.status();
+  TrackerClient& t = **tracker;
+  auto origin = OpenOrigin(a.origin);
+  if (!origin.ok()) return origin.status().WithContext("open origin " + a.origin.url);
+
+  Result<Manifest> built = HashFolder(a, *ref, t.identity().subject);
+  if (!built.ok()) return built.status();
+  Manifest& m = *built;
+  SHOAL_RETURN_IF_ERROR(AddLabelsAndParent(a, t, m));
+  Result<std::string> bytes = EncodeManifest(m);
+  if (!bytes.ok()) return bytes.status();
+
+  auto sources = LocateChunks(m, a.dir);
+  std::vector<ChunkId> all;
+  all.reserve(sources.size());
+  for (const auto& [id, src] : sources) all.push_back(id);
+  UploadStats stats;
+  SHOAL_RETURN_IF_ERROR(UploadMissing(a, t, **origin, m, sources, all, &stats));
+
+  auto committed = t.Commit(*bytes, a.tags);
+  if (!committed.ok()) return committed.status();
+  PrintPublished(a, m, *committed, stats, all.size());
   if (!a.no_seed) {
     tracker->reset();  // one kj event loop per thread: close the tracker's first
-    struct stat sock;
-    if (::stat(a.agent_socket.c_str(), &sock) != 0) {
-      std::printf("  not seeding: no agent at %s (pass --agent, or --no-seed)\n",
-                  a.agent_socket.c_str());
-    } else {
-      uint64_t seeded = 0;
-      Status s = SeedThroughAgent(a.agent_socket, m.ns + "/" + m.name + ":" + committed->id.ToHex(),
-                                  a.client.token, a.dir, &seeded);
-      if (s.ok()) {
-        std::printf("  seeding from this node's agent (%llu chunks cached)\n",
-                    static_cast<unsigned long long>(seeded));
-      } else {
-        std::printf("  not seeding: %s\n", s.ToString().c_str());
-      }
-    }
+    SeedIfAgent(a, m.ns + "/" + m.name + ":" + committed->id.ToHex());
   }
   OriginCounters oc = (*origin)->counters();
   std::printf("  origin: %llu PUT requests, %llu bytes sent; %llu HEAD requests\n",

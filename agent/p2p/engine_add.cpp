@@ -12,46 +12,18 @@
 
 namespace shoal {
 
-Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta,
-                                               const std::string& label,
-                                               const std::string& announce_url, AddMode mode) {
+namespace {
+
+// The torrent `meta` describes, loaded by libtorrent and checked against
+// the engine's own info-hash and piece count; not yet in the session.
+Result<std::shared_ptr<FileTorrent>> LoadTorrent(const TorrentMetainfo& meta,
+                                                 const std::string& label,
+                                                 const std::string& announce_url,
+                                                 TorrentEngine::AddMode mode) {
   const FileTorrentId id = meta.id;
-  std::lock_guard<std::mutex> add(add_mu_);
-  if (auto existing = Find(id)) {
-    lt::torrent_handle h;
-    bool start_download = false, add_tracker = !announce_url.empty();
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      for (const auto& u : existing->trackers) {
-        if (u == announce_url) add_tracker = false;
-      }
-      if (add_tracker) existing->trackers.push_back(announce_url);
-      if (mode == AddMode::kDownload && (!existing->download || !existing->skip.empty())) {
-        existing->download = true;
-        existing->skip.clear();  // a new pull wants every piece again
-        start_download = true;
-      }
-      h = existing->handle;
-    }
-    if (start_download) {
-      SHOAL_RETURN_IF_ERROR(CallLibtorrent("download every piece", [&] {
-        std::vector<lt::download_priority_t> all(existing->layout->num_pieces(),
-                                                 lt::default_priority);
-        h.prioritize_pieces(all);
-        return Status::OK();
-      }));
-    }
-    if (add_tracker) {
-      SHOAL_RETURN_IF_ERROR(CallLibtorrent("add tracker", [&] {
-        h.add_tracker(lt::announce_entry(announce_url));
-        return Status::OK();
-      }));
-    }
-    return id;
-  }
   auto t = std::make_shared<FileTorrent>();
   t->id = id;
-  t->download = mode == AddMode::kDownload;
+  t->download = mode == TorrentEngine::AddMode::kDownload;
   lt::error_code ec;
   auto info = std::make_shared<lt::torrent_info>(
       lt::span<const char>(meta.torrent.data(), static_cast<std::ptrdiff_t>(meta.torrent.size())),
@@ -72,6 +44,57 @@ Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta,
   layout->piece_bytes = meta.piece_bytes;
   t->layout = layout;
   if (!announce_url.empty()) t->trackers.push_back(announce_url);
+  return t;
+}
+
+}  // namespace
+
+Status TorrentEngine::Impl::Rejoin(FileTorrent& existing, const std::string& announce_url,
+                                   AddMode mode) {
+  lt::torrent_handle h;
+  bool start_download = false, add_tracker = !announce_url.empty();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& u : existing.trackers) {
+      if (u == announce_url) add_tracker = false;
+    }
+    if (add_tracker) existing.trackers.push_back(announce_url);
+    if (mode == AddMode::kDownload && (!existing.download || !existing.skip.empty())) {
+      existing.download = true;
+      existing.skip.clear();  // a new pull wants every piece again
+      start_download = true;
+    }
+    h = existing.handle;
+  }
+  if (start_download) {
+    SHOAL_RETURN_IF_ERROR(CallLibtorrent("download every piece", [&] {
+      std::vector<lt::download_priority_t> all(existing.layout->num_pieces(), lt::default_priority);
+      h.prioritize_pieces(all);
+      return Status::OK();
+    }));
+  }
+  if (add_tracker) {
+    SHOAL_RETURN_IF_ERROR(CallLibtorrent("add tracker", [&] {
+      h.add_tracker(lt::announce_entry(announce_url));
+      return Status::OK();
+    }));
+  }
+  return Status::OK();
+}
+
+Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta,
+                                               const std::string& label,
+                                               const std::string& announce_url, AddMode mode) {
+  const FileTorrentId id = meta.id;
+  std::lock_guard<std::mutex> add(add_mu_);
+  if (auto existing = Find(id)) {
+    SHOAL_RETURN_IF_ERROR(Rejoin(*existing, announce_url, mode));
+    return id;
+  }
+  auto loaded = LoadTorrent(meta, label, announce_url, mode);
+  if (!loaded.ok()) return loaded.status();
+  std::shared_ptr<FileTorrent> t = *loaded;
+  std::shared_ptr<const TorrentLayout> layout = t->layout;
 
   {
     std::lock_guard<std::mutex> l(mu_);

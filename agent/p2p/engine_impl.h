@@ -63,6 +63,9 @@ class TorrentEngine::Impl {
   // names it in errors and logs. engine_add.cpp.
   Result<FileTorrentId> Add(const TorrentMetainfo& meta, const std::string& label,
                             const std::string& announce_url, AddMode mode);
+  // For Add, of a torrent the engine has: adds the tracker if new, and
+  // wants every piece again if `mode` downloads.
+  Status Rejoin(FileTorrent& existing, const std::string& announce_url, AddMode mode);
   // Why Find returned null: Unavailable once stopped, else NotFound.
   Status Missing(const FileTorrentId& id);
 

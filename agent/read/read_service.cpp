@@ -27,6 +27,43 @@ bool IsLoopback(const std::string& remote) {
   return host == "::1";
 }
 
+// What a RangeSource reads: `file` of `model`, and the small-file bundle
+// it sits in, if any.
+std::shared_ptr<ReadFile> ReadFileOf(const std::shared_ptr<const ResolvedModel>& model,
+                                     const FileEntry& file) {
+  auto read = std::make_shared<ReadFile>();
+  read->ns = model->ns;
+  read->name = model->name;
+  read->version = model->version;
+  read->file = file;
+  read->piece_size = model->manifest.piece_size;
+  read->chunks = file.ChunkIds();
+  if (const VersionBundles::Place* at = model->bundles.Find(file)) {
+    // Shares the model's lifetime, whose manifest the pointers point into.
+    read->bundle = std::shared_ptr<const std::vector<const FileEntry*>>(
+        model, &model->bundles.bundles[at->bundle]);
+    read->bundle_index = at->bundle;
+    read->bundle_piece = at->piece;
+  }
+  return read;
+}
+
+// Counts bytes handed to the reader in `served`, and observes the time to
+// the first of them in the call's histogram.
+std::function<void(uint64_t)> ServedMeter(const ReadCall& call, Counter* served) {
+  struct FirstByte {
+    std::atomic<bool> seen{false};
+  };
+  auto first = std::make_shared<FirstByte>();
+  Histogram* ttfb = call.ttfb;
+  Clock::time_point start = call.start;
+  return [first, ttfb, served, start](uint64_t n) {
+    if (!first->seen.exchange(true))
+      ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
+    served->Increment(n);
+  };
+}
+
 }  // namespace
 
 const char* ReadApiName(ReadApi api) { return api == ReadApi::kPlain ? "plain" : "s3"; }
@@ -181,33 +218,9 @@ void ReadService::AnswerFile(std::shared_ptr<ReadCall> call,
   } else {
     bytes = ByteRange{0, file.size - 1};
   }
-  auto read = std::make_shared<ReadFile>();
-  read->ns = model->ns;
-  read->name = model->name;
-  read->version = model->version;
-  read->file = file;
-  read->piece_size = model->manifest.piece_size;
-  read->chunks = file.ChunkIds();
-  if (const VersionBundles::Place* at = model->bundles.Find(file)) {
-    // Shares the model's lifetime, whose manifest the pointers point into.
-    read->bundle = std::shared_ptr<const std::vector<const FileEntry*>>(
-        model, &model->bundles.bundles[at->bundle]);
-    read->bundle_index = at->bundle;
-    read->bundle_piece = at->piece;
-  }
-  struct FirstByte {
-    std::atomic<bool> seen{false};
-  };
-  auto first = std::make_shared<FirstByte>();
-  Histogram* ttfb = call->ttfb;
-  Counter* served = bytes_[static_cast<int>(call->api)];
-  Clock::time_point start = call->start;
+  std::shared_ptr<ReadFile> read = ReadFileOf(model, file);
   auto source = std::make_shared<RangeSource>(
-      fetcher_, store_, read, bytes, [first, ttfb, served, start](uint64_t n) {
-        if (!first->seen.exchange(true))
-          ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
-        served->Increment(n);
-      });
+      fetcher_, store_, read, bytes, ServedMeter(*call, bytes_[static_cast<int>(call->api)]));
   r.source = source;
   r.stream_length = static_cast<int64_t>(bytes.length());
   if (call->method == "HEAD") return call->Finish(std::move(r));
@@ -215,23 +228,28 @@ void ReadService::AnswerFile(std::shared_ptr<ReadCall> call,
   // of them in hand, or fail before it.
   auto response = std::make_shared<HttpResponse>(std::move(r));
   const std::string path = file.path;
+  source->Prime(std::chrono::milliseconds(options_.first_byte_timeout_ms),
+                [this, call, response, path](Status s) {
+                  if (s.ok()) return call->Finish(std::move(*response));
+                  FailFirstBytes(call, path, s);
+                });
+}
+
+void ReadService::FailFirstBytes(const std::shared_ptr<ReadCall>& call, const std::string& path,
+                                 const Status& s) {
   const int64_t within_ms = options_.first_byte_timeout_ms;
-  source->Prime(
-      std::chrono::milliseconds(within_ms), [this, call, response, path, within_ms](Status s) {
-        if (s.ok()) return call->Finish(std::move(*response));
-        const int64_t retry_s = std::max<int64_t>(1, std::min<int64_t>(within_ms / 1000, 30));
-        ReadError e{s.code() == Status::Code::kCorruption ? ReadFailure::kInternal
-                                                          : ReadFailure::kUnavailable,
-                    "the first bytes of '" + path + "' could not be had: " + s.message() +
-                        "; retry later, or check that a peer or the origin holds the model"};
-        if (e.failure == ReadFailure::kUnavailable)
-          e.headers.emplace_back("Retry-After", std::to_string(retry_s));
-        metrics_
-            .counter("shoal_agent_read_first_byte_failures_total",
-                     "Reads refused before their header because their first chunk could not be had")
-            .Increment();
-        Fail(call, std::move(e));
-      });
+  const int64_t retry_s = std::max<int64_t>(1, std::min<int64_t>(within_ms / 1000, 30));
+  ReadError e{
+      s.code() == Status::Code::kCorruption ? ReadFailure::kInternal : ReadFailure::kUnavailable,
+      "the first bytes of '" + path + "' could not be had: " + s.message() +
+          "; retry later, or check that a peer or the origin holds the model"};
+  if (e.failure == ReadFailure::kUnavailable)
+    e.headers.emplace_back("Retry-After", std::to_string(retry_s));
+  metrics_
+      .counter("shoal_agent_read_first_byte_failures_total",
+               "Reads refused before their header because their first chunk could not be had")
+      .Increment();
+  Fail(call, std::move(e));
 }
 
 }  // namespace shoal

@@ -99,6 +99,10 @@ class ReadService {
   // The answer for one file: 200, 206 or 416 with its headers and body.
   void AnswerFile(std::shared_ptr<ReadCall> call, const std::shared_ptr<const ResolvedModel>& model,
                   const FileEntry& file);
+  // Refuses a read whose first bytes could not be had (`s`) within
+  // first_byte_timeout_ms: 503 with Retry-After, or 500 for bad data.
+  void FailFirstBytes(const std::shared_ptr<ReadCall>& call, const std::string& path,
+                      const Status& s);
   void Fail(const std::shared_ptr<ReadCall>& call, ReadError error);
   // The token for a request with no credentials, or "".
   std::string AnonymousToken(const HttpRequest& request) const;

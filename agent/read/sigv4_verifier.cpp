@@ -66,7 +66,9 @@ std::optional<Pairs> RawQuery(const std::string& target) {
 // What the signature claims: who, when, in which scope, over which headers.
 struct Claim {
   std::string access_key, date, region, service, signed_headers, signature;
+  std::string payload_hash;  // as signed: the body's SHA-256 hex, or UNSIGNED-PAYLOAD
   std::time_t time = -1;
+  std::time_t expires_at = -1;  // presigned URLs only
 };
 
 // "AK/20130524/us-east-1/s3/aws4_request"; the access key is everything
@@ -116,6 +118,107 @@ std::time_t ParseAmzDate(const std::string& text) {
   return timegm(&tm);
 }
 
+namespace {
+
+// Reads the claim of an Authorization header; a failure, or nothing if well formed.
+std::optional<SigV4Check> HeaderClaim(const HttpRequest& request, const std::string& auth,
+                                      Claim* c) {
+  if (auth.compare(0, sizeof(kAlgorithm) - 1, kAlgorithm) != 0) {
+    return Fail(Outcome::kMalformed, "the Authorization header is not " + std::string(kAlgorithm));
+  }
+  std::map<std::string, std::string> fields;
+  for (const std::string& part : Split(auth.substr(sizeof(kAlgorithm) - 1), ',')) {
+    std::string p = Trim(part);
+    size_t eq = p.find('=');
+    if (eq != std::string::npos) fields[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  c->date = request.headers.Get("x-amz-date").value_or("");
+  c->signed_headers = fields["SignedHeaders"];
+  c->signature = fields["Signature"];
+  if (!ParseCredential(fields["Credential"], c) || c->signed_headers.empty() ||
+      c->signature.empty()) {
+    return Fail(Outcome::kMalformed,
+                "the Authorization header needs Credential=KEY/DATE/REGION/SERVICE/aws4_request, "
+                "SignedHeaders and Signature, with the date of x-amz-date");
+  }
+  std::optional<std::string> content = request.headers.Get("x-amz-content-sha256");
+  c->payload_hash =
+      content ? *content : Sha256::Of(request.body.data(), request.body.size()).ToHex();
+  return std::nullopt;
+}
+
+// Reads the claim of a presigned URL's query; a failure, or nothing if well formed.
+std::optional<SigV4Check> PresignedClaim(const Pairs& query, const std::string& signature,
+                                         Claim* c) {
+  if (Find(query, "X-Amz-Algorithm").value_or("") != kAlgorithm) {
+    return Fail(Outcome::kMalformed, "X-Amz-Algorithm must be " + std::string(kAlgorithm));
+  }
+  c->date = Find(query, "X-Amz-Date").value_or("");
+  c->signed_headers = Find(query, "X-Amz-SignedHeaders").value_or("");
+  c->signature = signature;
+  std::optional<std::string> expires = Find(query, "X-Amz-Expires");
+  if (!ParseCredential(Find(query, "X-Amz-Credential").value_or(""), c) ||
+      c->signed_headers.empty() || !expires) {
+    return Fail(Outcome::kBadQuery,
+                "the presigned URL needs X-Amz-Credential, X-Amz-Date, "
+                "X-Amz-Expires and X-Amz-SignedHeaders");
+  }
+  Result<uint64_t> seconds = ParseDecimalParam("X-Amz-Expires", *expires, 1, kMaxPresignedSeconds);
+  if (!seconds.ok()) {
+    return Fail(Outcome::kBadQuery,
+                seconds.status().message() + " seconds: a presigned URL lives at most 7 days");
+  }
+  c->expires_at = ParseAmzDate(c->date) + static_cast<std::time_t>(*seconds);
+  c->payload_hash = kUnsignedPayload;
+  return std::nullopt;
+}
+
+// Sets c->time from c->date and checks it against `now`: within the clock
+// skew, or for a presigned URL, not expired and not in the future.
+std::optional<SigV4Check> CheckTime(Claim* c, bool presigned, std::time_t now) {
+  c->time = ParseAmzDate(c->date);
+  if (c->time < 0)
+    return Fail(presigned ? Outcome::kBadQuery : Outcome::kMalformed,
+                "x-amz-date '" + c->date.substr(0, 40) + "' is not YYYYMMDDTHHMMSSZ");
+  if (c->expires_at >= 0) {
+    if (now > c->expires_at)
+      return Fail(Outcome::kExpired, "the presigned URL has expired", c->access_key);
+    if (c->time > now + kMaxClockSkewSeconds)
+      return Fail(Outcome::kExpired, "the presigned URL is dated in the future", c->access_key);
+  } else if (c->time > now + kMaxClockSkewSeconds || c->time < now - kMaxClockSkewSeconds) {
+    return Fail(Outcome::kExpired,
+                "the request's time differs from the agent's by more than 15 minutes",
+                c->access_key);
+  }
+  return std::nullopt;
+}
+
+// The request as the client signed it: every query pair but the signature,
+// and the headers the claim names; a failure if one is missing.
+std::optional<SigV4Check> SignedForm(const HttpRequest& request, const Pairs& query, const Claim& c,
+                                     SignableRequest* s) {
+  s->method = request.method;
+  s->path = UriEncodePath(request.path);
+  for (auto& [k, v] : query) {
+    if (k != "X-Amz-Signature") s->query.emplace_back(k, v);
+  }
+  for (const std::string& name : Split(c.signed_headers, ';')) {
+    bool found = false;
+    for (const auto& [k, v] : request.headers) {
+      if (strcasecmp(k.c_str(), name.c_str()) == 0) {
+        s->headers.emplace_back(name, v);
+        found = true;
+      }
+    }
+    if (!found)
+      return Fail(Outcome::kMalformed, "signed header '" + name + "' is not in the request");
+  }
+  s->payload_sha256 = c.payload_hash;
+  return std::nullopt;
+}
+
+}  // namespace
+
 SigV4Check VerifySigV4(const HttpRequest& request,
                        const std::function<std::string(const std::string& access_key)>& secret_for,
                        std::time_t now) {
@@ -126,87 +229,13 @@ SigV4Check VerifySigV4(const HttpRequest& request,
   if (!auth && !presigned) return Fail(Outcome::kAnonymous, "the request is not signed");
 
   Claim c;
-  std::string payload_hash;
-  std::time_t expires_at = -1;
-  if (auth) {
-    if (auth->compare(0, sizeof(kAlgorithm) - 1, kAlgorithm) != 0) {
-      return Fail(Outcome::kMalformed,
-                  "the Authorization header is not " + std::string(kAlgorithm));
-    }
-    std::map<std::string, std::string> fields;
-    for (const std::string& part : Split(auth->substr(sizeof(kAlgorithm) - 1), ',')) {
-      std::string p = Trim(part);
-      size_t eq = p.find('=');
-      if (eq != std::string::npos) fields[p.substr(0, eq)] = p.substr(eq + 1);
-    }
-    c.date = request.headers.Get("x-amz-date").value_or("");
-    c.signed_headers = fields["SignedHeaders"];
-    c.signature = fields["Signature"];
-    if (!ParseCredential(fields["Credential"], &c) || c.signed_headers.empty() ||
-        c.signature.empty()) {
-      return Fail(Outcome::kMalformed,
-                  "the Authorization header needs Credential=KEY/DATE/REGION/SERVICE/aws4_request, "
-                  "SignedHeaders and Signature, with the date of x-amz-date");
-    }
-    std::optional<std::string> content = request.headers.Get("x-amz-content-sha256");
-    payload_hash =
-        content ? *content : Sha256::Of(request.body.data(), request.body.size()).ToHex();
-  } else {
-    if (Find(*query, "X-Amz-Algorithm").value_or("") != kAlgorithm) {
-      return Fail(Outcome::kMalformed, "X-Amz-Algorithm must be " + std::string(kAlgorithm));
-    }
-    c.date = Find(*query, "X-Amz-Date").value_or("");
-    c.signed_headers = Find(*query, "X-Amz-SignedHeaders").value_or("");
-    c.signature = *presigned;
-    std::optional<std::string> expires = Find(*query, "X-Amz-Expires");
-    if (!ParseCredential(Find(*query, "X-Amz-Credential").value_or(""), &c) ||
-        c.signed_headers.empty() || !expires) {
-      return Fail(Outcome::kBadQuery,
-                  "the presigned URL needs X-Amz-Credential, X-Amz-Date, "
-                  "X-Amz-Expires and X-Amz-SignedHeaders");
-    }
-    Result<uint64_t> seconds =
-        ParseDecimalParam("X-Amz-Expires", *expires, 1, kMaxPresignedSeconds);
-    if (!seconds.ok()) {
-      return Fail(Outcome::kBadQuery,
-                  seconds.status().message() + " seconds: a presigned URL lives at most 7 days");
-    }
-    expires_at = ParseAmzDate(c.date) + static_cast<std::time_t>(*seconds);
-    payload_hash = kUnsignedPayload;
-  }
-  c.time = ParseAmzDate(c.date);
-  if (c.time < 0)
-    return Fail(auth ? Outcome::kMalformed : Outcome::kBadQuery,
-                "x-amz-date '" + c.date.substr(0, 40) + "' is not YYYYMMDDTHHMMSSZ");
-  if (expires_at >= 0) {
-    if (now > expires_at)
-      return Fail(Outcome::kExpired, "the presigned URL has expired", c.access_key);
-    if (c.time > now + kMaxClockSkewSeconds)
-      return Fail(Outcome::kExpired, "the presigned URL is dated in the future", c.access_key);
-  } else if (c.time > now + kMaxClockSkewSeconds || c.time < now - kMaxClockSkewSeconds) {
-    return Fail(Outcome::kExpired,
-                "the request's time differs from the agent's by more than 15 minutes",
-                c.access_key);
-  }
-
+  std::optional<SigV4Check> failed =
+      auth ? HeaderClaim(request, *auth, &c) : PresignedClaim(*query, *presigned, &c);
+  if (!failed) failed = CheckTime(&c, !auth, now);
   SignableRequest s;
-  s.method = request.method;
-  s.path = UriEncodePath(request.path);
-  for (auto& [k, v] : *query) {
-    if (k != "X-Amz-Signature") s.query.emplace_back(k, v);
-  }
-  for (const std::string& name : Split(c.signed_headers, ';')) {
-    bool found = false;
-    for (const auto& [k, v] : request.headers) {
-      if (strcasecmp(k.c_str(), name.c_str()) == 0) {
-        s.headers.emplace_back(name, v);
-        found = true;
-      }
-    }
-    if (!found)
-      return Fail(Outcome::kMalformed, "signed header '" + name + "' is not in the request");
-  }
-  s.payload_sha256 = payload_hash;
+  if (!failed) failed = SignedForm(request, *query, c, &s);
+  if (failed) return *failed;
+
   SigV4Signer signer(S3Credentials{c.access_key, secret_for(c.access_key), ""}, c.region,
                      c.service);
   std::string expected =

@@ -110,7 +110,7 @@ def check(src):
 
 
 PLANTS = {
-    "an undocumented metric": ("agent/daemon/shoald_main.cpp",
+    "an undocumented metric": ("agent/daemon/agent_metrics.cpp",
                                'w.AddGauge("shoal_agent_planted_gauge", "planted", 1);\n'),
     "an undocumented route": ("tracker/http_api.cpp",
                               'void Planted(HttpServer& s) { s.Handle("GET", "/v1/planted-route", nullptr); }\n'),

@@ -1,0 +1,236 @@
+#include "daemon/agent.h"
+
+#include <kj/async-unix.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "daemon/agent_metrics.h"
+#include "daemon/local_control.h"
+#include "daemon/read_origin.h"
+#include "kj_status.h"
+#include "shoal/host_port.h"
+#include "shoal/log.h"
+#include "shoal/service/standard_routes.h"
+#include "shoal/store_options.h"
+
+namespace shoal {
+namespace {
+
+Result<std::unique_ptr<Origin>> OpenOriginIfSet(const OriginOptions& o) {
+  if (o.url.empty()) return std::unique_ptr<Origin>();
+  auto opened = OpenOrigin(o);
+  if (!opened.ok()) return opened.status().WithContext("open origin " + o.url);
+  return std::move(opened).value();
+}
+
+EngineOptions EngineOptionsOf(const AgentOptions& o) {
+  EngineOptions eo;
+  eo.listen = o.peer_listen;
+  eo.disk_threads = o.disk_threads;
+  eo.handshake_timeout_s = o.peer_handshake_timeout_s;
+  eo.peer_timeout_s = o.peer_timeout_s;
+  eo.message_stall_s = o.peer_message_stall_s;
+  return eo;
+}
+
+ReadServiceOptions ReadOptionsOf(const AgentOptions& o) {
+  ReadServiceOptions ro;
+  ro.tracker = o.tracker;
+  ro.agent_token = o.token;
+  ro.anonymous_loopback = o.read_anonymous;
+  ro.cache_ms = o.read_cache_ms;
+  ro.fetch.origin_wait_ms = o.read_origin_wait_ms;
+  ro.fetch.read_ahead_pieces = o.read_ahead_pieces;
+  ro.first_byte_timeout_ms = o.read_first_byte_timeout_ms;
+  ro.fetch.origin_parallelism = o.origin_parallelism;
+  return ro;
+}
+
+std::unique_ptr<HttpServer> UnixSocketServer(HttpServerOptions options, const std::string& path) {
+  if (path.empty()) return nullptr;
+  options.unix_socket = path;
+  return std::make_unique<HttpServer>(options);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Agent>> Agent::Open(const AgentOptions& o) {
+  // Evictions reach the engine once it exists, and stop before it goes.
+  auto relay = std::make_shared<EvictionRelay>();
+  StoreOptions so;
+  so.dir = o.cache_dir;
+  so.capacity_bytes = o.cache_bytes;
+  so.sync = o.cache_sync;
+  so.on_evict = relay->Listener();
+  auto store = ChunkStore::Open(so);
+  if (!store.ok()) return store.status();
+  auto origin = OpenOriginIfSet(o.origin);
+  if (!origin.ok()) return origin.status();
+  auto engine = TorrentEngine::Start(EngineOptionsOf(o), **store);
+  if (!engine.ok()) return engine.status();
+  relay->Attach(engine->get());
+  HttpServerOptions ho;
+  SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &ho.address, &ho.port));
+  ho.threads = o.http_threads;
+  return std::unique_ptr<Agent>(new Agent(o, std::move(relay), std::move(store).value(),
+                                          std::move(origin).value(), std::move(engine).value(),
+                                          ho));
+}
+
+Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
+             std::unique_ptr<ChunkStore> store, std::unique_ptr<Origin> origin,
+             std::unique_ptr<TorrentEngine> engine, const HttpServerOptions& http)
+    : options_(options),
+      relay_(std::move(relay)),
+      store_(std::move(store)),
+      origin_(std::move(origin)),
+      engine_(std::move(engine)),
+      io_(kj::setupAsyncIo()),
+      pulls_{options_, *store_, *engine_, origin_.get(), "", counters_, nullptr, "", &stopping_},
+      orders_(pulls_, [this] { return link_.announce_url(); }),
+      link_(io_, options_, engine_->listen_port(), TrackerOrders()),
+      metrics_(NewAgentMetrics(*store_, *engine_, counters_, origin_.get(), link_, control_jobs_)),
+      http_(http),
+      reads_(
+          ReadOptionsOf(options_), *store_, *engine_, origin_.get(),
+          [this] { return link_.announce_url(); }, *metrics_),
+      http_unix_(UnixSocketServer(http, options_.http_socket)) {
+  auto health = [this] { return Health(); };
+  AddStandardRoutes(http_, *metrics_, health);
+  reads_.fetcher().set_request_origin(OwnerPacedOrigin(options_, *store_));
+  reads_.AddRoutes(http_);
+  if (http_unix_) {
+    AddStandardRoutes(*http_unix_, *metrics_, health);
+    reads_.AddRoutes(*http_unix_);
+  }
+}
+
+AgentStatsSnapshot Agent::Stats() {
+  StoreStats s = store_->Stats();
+  EngineStats e = engine_->Stats();
+  AgentStatsSnapshot a;
+  a.cached_bytes = s.used_bytes;
+  a.cached_chunks = s.chunks;
+  a.bytes_from_peers = e.bytes_down;
+  a.bytes_from_origin = counters_.bytes_from_origin;
+  a.bytes_to_peers = e.bytes_up;
+  a.torrents = static_cast<uint32_t>(e.torrents);
+  a.peers = static_cast<uint32_t>(e.peers);
+  return a;
+}
+
+Status Agent::Health() const {
+  if (!link_.registered())
+    return Status::Unavailable("not registered with tracker " + options_.tracker);
+  return Status::OK();
+}
+
+ControlHandlers Agent::TrackerOrders() {
+  ControlHandlers handlers;
+  handlers.stats = [this] { return Stats(); };
+  handlers.fetch = [this](const std::string& ns, const std::string& name, const VersionId& version,
+                          const std::vector<ChunkId>& chunks,
+                          bool takeover) -> Result<FetchOrderResult> {
+    auto r = orders_.Run(ns, name, version, chunks, takeover);
+    if (!r.ok()) return r.status();
+    return FetchOrderResult{static_cast<uint32_t>(r->chunks), r->bytes};
+  };
+  handlers.replicate = [this](const std::string& ns, const std::string& name,
+                              const VersionId& version,
+                              const std::vector<ChunkId>& chunks) -> Result<uint64_t> {
+    constexpr int64_t kReplicaWaitMs = 60000;
+    return orders_.Replicate(ns, name, version, chunks, kReplicaWaitMs);
+  };
+  handlers.prefetch = [this](const std::string& ns, const std::string& name,
+                             const VersionId& version) -> Result<PrefetchResult> {
+    PullContext job = pulls_;
+    job.announce_url = link_.announce_url();
+    job.ring = [this] { return link_.ring(); };
+    job.self_id = link_.agent_id();
+    PullRequest req;
+    req.ref = ns + "/" + name + ":" + version.ToHex();
+    req.token = pulls_.options.token;
+    auto r = RunPull(job, req, nullptr);
+    if (!r.ok()) return r.status();
+    return PrefetchResult{r->total_bytes, r->bytes_from_peers, r->bytes_from_origin};
+  };
+  handlers.registered_again = [this] { engine_->ReannounceAll(); };
+  return handlers;
+}
+
+Status Agent::Run() {
+  SHOAL_RETURN_IF_ERROR(http_.Start().WithContext("listen on " + options_.http_listen));
+  if (http_unix_) {
+    SHOAL_RETURN_IF_ERROR(http_unix_->Start().WithContext("listen on " + options_.http_socket));
+  }
+  kj::Promise<void> control = nullptr;
+  SHOAL_RETURN_IF_ERROR(ServeControl(&control));
+  WritePortFile();
+  LogStart();
+  auto tracker = link_.Run().eagerlyEvaluate([](kj::Exception&& e) {
+    Log(LogLevel::kError, "tracker.link_failed",
+        {{"error", std::string(e.getDescription().cStr())}});
+  });
+  WaitForStop(kj::mv(control));
+  Stop();
+  return Status::OK();
+}
+
+Status Agent::ServeControl(kj::Promise<void>* served) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                 *served = ServeLocalControl(
+                     io_, options_.control_socket,
+                     LocalControlDeps{pulls_, link_, [this] { return Stats(); }, control_jobs_});
+               })) {
+    return StatusFromException(*e, "control socket")
+        .WithContext("listen on " + options_.control_socket);
+  }
+  return Status::OK();
+}
+
+void Agent::WritePortFile() {
+  if (options_.port_file.empty()) return;
+  std::string tmp = options_.port_file + ".tmp";
+  std::ofstream(tmp) << engine_->listen_port() << " " << http_.port() << "\n";
+  std::filesystem::rename(tmp, options_.port_file);
+}
+
+void Agent::LogStart() {
+  Log(LogLevel::kInfo, "agent.start",
+      {{"peer_port", static_cast<int64_t>(engine_->listen_port())},
+       {"http_port", static_cast<int64_t>(http_.port())},
+       {"http_socket", options_.http_socket},
+       {"cache_dir", options_.cache_dir},
+       {"cache_bytes", options_.cache_bytes},
+       {"control", options_.control_socket},
+       {"origin", origin_ ? origin_->Describe() : std::string("(none)")}});
+}
+
+void Agent::WaitForStop(kj::Promise<void> control) {
+  auto served = control.then([] { return 0; });
+  auto signal = io_.unixEventPort.onSignal(SIGTERM)
+                    .exclusiveJoin(io_.unixEventPort.onSignal(SIGINT))
+                    .then([](siginfo_t) { return 0; });
+  served.exclusiveJoin(kj::mv(signal)).wait(io_.waitScope);
+}
+
+void Agent::Stop() {
+  Log(LogLevel::kInfo, "agent.stop", {{"jobs", static_cast<int64_t>(control_jobs_.Running())}});
+  // Every job polls `stopping_`; the event loop keeps turning meanwhile, so
+  // a job waiting on its caller through the loop is answered, not stuck.
+  stopping_ = true;
+  auto& timer = io_.provider->getTimer();
+  for (int i = 0; i < 500 && control_jobs_.Running() > 0; ++i)
+    timer.afterDelay(10 * kj::MILLISECONDS).wait(io_.waitScope);
+  reads_.Stop();  // its waiting reads hold HTTP connections
+  http_.Stop();
+  if (http_unix_) http_unix_->Stop();
+  relay_->Detach();
+  engine_->Stop();
+  ::unlink(options_.control_socket.c_str());
+}
+
+}  // namespace shoal

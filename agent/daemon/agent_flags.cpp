@@ -1,0 +1,124 @@
+#include "daemon/agent_flags.h"
+
+namespace shoal {
+namespace {
+
+// Who this node is, where its tracker is, its cache and its peer port.
+void AddNodeFlags(CLI::App& app, AgentFlags& f) {
+  AgentOptions& o = f.options;
+  app.add_option("--name", o.name, "node name; default: the host name");
+  app.add_option("--zone", o.zone, "zone label; same-zone peers are preferred");
+  app.add_option("--tracker", o.tracker, "tracker RPC host:port")
+      ->envname("SHOAL_TRACKER")
+      ->capture_default_str();
+  app.add_option("--token", o.token,
+                 "agent token (shoal-tracker token create --ns '*' --role read)")
+      ->envname("SHOAL_AGENT_TOKEN");
+  app.add_option("--cache-dir", o.cache_dir, "chunk cache folder")->capture_default_str();
+  app.add_option("--cache-size", f.cache_size, "cache budget, e.g. 200GiB")->capture_default_str();
+  app.add_option("--peer-listen", o.peer_listen, "BitTorrent listen address")
+      ->capture_default_str();
+}
+
+// The HTTP routes (reads, /metrics, /healthz) and how reads wait.
+void AddHttpFlags(CLI::App& app, AgentOptions& o) {
+  app.add_option("--http-listen", o.http_listen,
+                 "address for reads (plain and S3), /metrics and /healthz")
+      ->capture_default_str();
+  app.add_option("--http-threads", o.http_threads, "HTTP I/O threads")->capture_default_str();
+  app.add_option(
+      "--http-socket", o.http_socket,
+      "also serve reads, /metrics and /healthz on this unix socket (mode 0666), for pods");
+  app.add_flag("--read-anonymous", o.read_anonymous,
+               "let reads without credentials from loopback use the agent's --token");
+  app.add_option("--read-cache-ms", o.read_cache_ms, "reuse a (token, model) resolution this long")
+      ->capture_default_str();
+  app.add_option("--read-origin-wait-ms", o.read_origin_wait_ms,
+                 "a read's piece that no peer offers waits this long before the origin (none if "
+                 "the swarm is empty)")
+      ->capture_default_str();
+  app.add_option("--read-ahead-pieces", o.read_ahead_pieces,
+                 "pieces past a reader's position to fetch too")
+      ->capture_default_str();
+  app.add_option("--read-first-byte-timeout-ms", o.read_first_byte_timeout_ms,
+                 "a read whose first chunk cannot be had this long fails with 503 and Retry-After, "
+                 "before any header")
+      ->capture_default_str();
+}
+
+// The cache's durability and the local control socket's pulls.
+void AddLocalFlags(CLI::App& app, AgentOptions& o) {
+  app.add_option(
+         "--cache-sync", o.cache_sync,
+         "fsync each chunk of 1 MiB or more before it is visible; false trades durability (chunks "
+         "are hashed again after a restart) for latency")
+      ->capture_default_str();
+  app.add_option("--control-socket", o.control_socket, "unix socket for the local CLI")
+      ->capture_default_str();
+  app.add_option("--control-socket-mode", o.control_socket_mode,
+                 "permission bits of the control socket, octal; who may connect may pull and seed "
+                 "with a token")
+      ->capture_default_str();
+  app.add_option("--control-socket-group", o.control_socket_group,
+                 "group of the control socket (default: the agent's own)");
+  app.add_option("--stall-timeout-ms", o.stall_timeout_ms,
+                 "a pull or warm that gains no byte this long fails")
+      ->capture_default_str();
+  app.add_option("--port-file", o.port_file, "write 'peer_port http_port' here once listening");
+}
+
+void AddOriginFlags(CLI::App& app, AgentOptions& o) {
+  app.add_option("--origin", o.origin.url,
+                 "file:///path or s3://bucket/prefix, for chunks no peer has")
+      ->envname("SHOAL_ORIGIN");
+  app.add_option("--s3-endpoint", o.origin.endpoint, "S3 endpoint URL")
+      ->envname("SHOAL_S3_ENDPOINT");
+  app.add_option("--s3-region", o.origin.region, "S3 signing region");
+  app.add_option("--origin-fallback-ms", o.origin_fallback_ms,
+                 "wait this long for a peer before the origin")
+      ->capture_default_str();
+  app.add_option("--origin-parallelism", o.origin_parallelism, "origin GETs in flight per pull")
+      ->capture_default_str();
+}
+
+// The transfer engine's disk threads and peer connection timeouts.
+void AddPeerFlags(CLI::App& app, AgentOptions& o) {
+  app.add_option("--disk-threads", o.disk_threads, "disk I/O threads")->capture_default_str();
+  app.add_option(
+         "--peer-handshake-timeout-s", o.peer_handshake_timeout_s,
+         "close a peer connection that has not finished its BitTorrent handshake this many seconds "
+         "after connecting (after naming a torrent)")
+      ->capture_default_str();
+  app.add_option(
+         "--peer-timeout-s", o.peer_timeout_s,
+         "close a peer connection that receives nothing this many seconds (keep-alives every half)")
+      ->capture_default_str();
+  app.add_option("--peer-message-stall-s", o.peer_message_stall_s,
+                 "close a peer connection that spends this many seconds in all mid-message while "
+                 "under 1 KiB of payload moves")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void AddAgentFlags(CLI::App& app, AgentFlags& f) {
+  app.set_config("--config", "", "read options from this TOML/INI file");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "shoald: error: " + std::string(e.what()) + "\n";
+  });
+  app.add_flag("--print-config", f.print_config,
+               "print the effective configuration as a config file and exit")
+      ->configurable(false);
+  AddNodeFlags(app, f);
+  AddHttpFlags(app, f.options);
+  AddLocalFlags(app, f.options);
+  AddOriginFlags(app, f.options);
+  AddPeerFlags(app, f.options);
+  AgentOptions& o = f.options;
+  app.add_option("--label", o.labels,
+                 "label this agent for `shoal warm --nodes`, as key=value; repeatable");
+  app.add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
+}
+
+}  // namespace shoal

@@ -1,0 +1,30 @@
+// What an HTTP session reads from and writes to the wire, field by field: a
+// Beast request into an HttpRequest, its target into a path and query
+// parameters, and which response headers are safe to write. Private to
+// shoal_service.
+#ifndef SHOAL_SERVICE_HTTP_WIRE_H_
+#define SHOAL_SERVICE_HTTP_WIRE_H_
+
+#include <boost/beast/http.hpp>
+#include <string>
+#include <string_view>
+
+#include "shoal/service/http_message.h"
+
+namespace shoal {
+
+// The request as handlers see it, from `remote` ("ip:port" or "unix"); the
+// body is moved out of `msg`. The path and query are not parsed yet.
+HttpRequest RequestFrom(boost::beast::http::request<boost::beast::http::string_body>& msg,
+                        const std::string& remote);
+
+// Splits a request target into the decoded path and query parameters;
+// false if it does not start with '/' or has a malformed %-escape.
+bool ParseTarget(std::string_view target, HttpRequest* req);
+
+// A header name is an RFC 7230 token; a value has no CR, LF or NUL.
+bool IsHeaderSafe(std::string_view name, std::string_view value);
+
+}  // namespace shoal
+
+#endif  // SHOAL_SERVICE_HTTP_WIRE_H_
