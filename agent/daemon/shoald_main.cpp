@@ -26,10 +26,10 @@
 #include "shoal/host_port.h"
 #include "shoal/log.h"
 #include "shoal/origin.h"
-#include "shoal/service/effective_config.h"
-#include "shoal/service/http_server.h"
-#include "shoal/service/metrics.h"
-#include "shoal/service/standard_routes.h"
+#include "shoal/server/effective_config.h"
+#include "shoal/server/http_server.h"
+#include "shoal/server/metrics.h"
+#include "shoal/server/standard_routes.h"
 #include "shoal/store_options.h"
 
 namespace shoal {
