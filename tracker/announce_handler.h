@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "shoal/service/http_message.h"
+#include "shoal/server/http_message.h"
 
 namespace shoal {
 class TokenAuthority;

@@ -11,7 +11,7 @@
 #include "shoal/manifest_codec.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/proto/tracker.capnp.h"
-#include "shoal/service/standard_routes.h"
+#include "shoal/server/standard_routes.h"
 #include "shoal/token.h"
 #include "tracker_clock.h"
 #include "tracker_metrics.h"

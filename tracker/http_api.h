@@ -14,8 +14,8 @@
 #define SHOAL_TRACKER_HTTP_API_H_
 
 #include "announce_handler.h"
-#include "shoal/service/http_server.h"
-#include "shoal/service/metrics.h"
+#include "shoal/server/http_server.h"
+#include "shoal/server/metrics.h"
 
 namespace shoal {
 class ManifestSigner;

@@ -3,7 +3,7 @@
 #ifndef SHOAL_TRACKER_TRACKER_COLLECTORS_H_
 #define SHOAL_TRACKER_TRACKER_COLLECTORS_H_
 
-#include "shoal/service/metrics.h"
+#include "shoal/server/metrics.h"
 
 namespace shoal {
 class Origin;

@@ -21,7 +21,7 @@
 #include "shoal/log.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
-#include "shoal/service/effective_config.h"
+#include "shoal/server/effective_config.h"
 #include "shoal/token.h"
 #include "tracker_collectors.h"
 #include "tracker_context.h"

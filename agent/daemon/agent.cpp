@@ -13,7 +13,7 @@
 #include "kj_status.h"
 #include "shoal/host_port.h"
 #include "shoal/log.h"
-#include "shoal/service/standard_routes.h"
+#include "shoal/server/standard_routes.h"
 #include "shoal/store_options.h"
 
 namespace shoal {

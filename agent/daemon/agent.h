@@ -23,8 +23,8 @@
 #include "read/read_service.h"
 #include "shoal/chunk_store.h"
 #include "shoal/origin.h"
-#include "shoal/service/http_server.h"
-#include "shoal/service/metrics.h"
+#include "shoal/server/http_server.h"
+#include "shoal/server/metrics.h"
 #include "shoal/status.h"
 
 namespace shoal {

@@ -12,7 +12,7 @@
 #include "p2p/torrent_engine.h"
 #include "shoal/chunk_store.h"
 #include "shoal/origin.h"
-#include "shoal/service/metrics.h"
+#include "shoal/server/metrics.h"
 
 namespace shoal {
 

@@ -7,10 +7,10 @@
 #include <unordered_map>
 
 #include "client/tracker_client.h"
-#include "daemon/origin_fetch.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/log.h"
+#include "shoal/origin_fetch.h"
 
 namespace shoal {
 

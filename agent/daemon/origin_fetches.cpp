@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "daemon/origin_fetch.h"
+#include "shoal/origin_fetch.h"
 
 namespace shoal {
 

@@ -7,7 +7,6 @@
 
 #include "client/tracker_client.h"
 #include "daemon/destination_writer.h"
-#include "daemon/origin_fetch.h"
 #include "daemon/origin_fetches.h"
 #include "daemon/origin_turn.h"
 #include "daemon/pull_tasks.h"
@@ -15,6 +14,7 @@
 #include "shoal/byte_size.h"
 #include "shoal/log.h"
 #include "shoal/model_ref.h"
+#include "shoal/origin_fetch.h"
 #include "shoal/pin_handle.h"
 
 namespace shoal {

@@ -12,7 +12,7 @@
 #include "daemon/agent_flags.h"
 #include "shoal/byte_size.h"
 #include "shoal/log.h"
-#include "shoal/service/effective_config.h"
+#include "shoal/server/effective_config.h"
 
 namespace shoal {
 namespace {

@@ -16,7 +16,7 @@
 #include "read/byte_range.h"
 #include "read/read_fetcher.h"
 #include "shoal/chunk_store.h"
-#include "shoal/service/http_message.h"
+#include "shoal/server/http_message.h"
 
 namespace shoal {
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "shoal/service/http_server.h"
-#include "shoal/service/metrics.h"
+#include "shoal/server/http_server.h"
+#include "shoal/server/metrics.h"
 
 namespace shoal {
 

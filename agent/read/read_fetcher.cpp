@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <iterator>
 
-#include "daemon/origin_fetch.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/log.h"
+#include "shoal/origin_fetch.h"
 
 namespace shoal {
 namespace {

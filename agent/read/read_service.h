@@ -41,8 +41,8 @@
 #include "read/work_queue.h"
 #include "shoal/chunk_store.h"
 #include "shoal/origin.h"
-#include "shoal/service/http_server.h"
-#include "shoal/service/metrics.h"
+#include "shoal/server/http_server.h"
+#include "shoal/server/metrics.h"
 
 namespace shoal {
 

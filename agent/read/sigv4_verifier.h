@@ -13,7 +13,7 @@
 #include <functional>
 #include <string>
 
-#include "shoal/service/http_message.h"
+#include "shoal/server/http_message.h"
 
 namespace shoal {
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "../s3/s3_test_env.h"
-#include "service/http_test_client.h"
+#include "server/http_test_client.h"
 #include "support/test_cluster.h"
 
 using namespace shoal::testing;

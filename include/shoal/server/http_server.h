@@ -18,8 +18,8 @@
 // (HandleAsync) returns at once and answers later, from any thread, through
 // its responder; a body that trickles in goes out through an HttpBodySource.
 // File bodies are sent with sendfile(2).
-#ifndef SHOAL_SERVICE_HTTP_SERVER_H_
-#define SHOAL_SERVICE_HTTP_SERVER_H_
+#ifndef SHOAL_SERVER_HTTP_SERVER_H_
+#define SHOAL_SERVER_HTTP_SERVER_H_
 
 #include <chrono>
 #include <cstddef>
@@ -28,7 +28,7 @@
 #include <memory>
 #include <string>
 
-#include "shoal/service/http_message.h"
+#include "shoal/server/http_message.h"
 #include "shoal/status.h"
 
 namespace shoal {
@@ -96,4 +96,4 @@ class HttpServer {
 
 }  // namespace shoal
 
-#endif  // SHOAL_SERVICE_HTTP_SERVER_H_
+#endif  // SHOAL_SERVER_HTTP_SERVER_H_

@@ -1,4 +1,4 @@
-#include "shoal/service/standard_routes.h"
+#include "shoal/server/standard_routes.h"
 
 namespace shoal {
 

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "shoal/service/http_server.h"
+#include "shoal/server/http_server.h"
 
 using namespace shoal;
 

@@ -1,11 +1,11 @@
 // The routes every Shoal daemon serves.
-#ifndef SHOAL_SERVICE_STANDARD_ROUTES_H_
-#define SHOAL_SERVICE_STANDARD_ROUTES_H_
+#ifndef SHOAL_SERVER_STANDARD_ROUTES_H_
+#define SHOAL_SERVER_STANDARD_ROUTES_H_
 
 #include <functional>
 
-#include "shoal/service/http_server.h"
-#include "shoal/service/metrics.h"
+#include "shoal/server/http_server.h"
+#include "shoal/server/metrics.h"
 #include "shoal/status.h"
 
 namespace shoal {
@@ -18,4 +18,4 @@ void AddStandardRoutes(HttpServer& server, MetricsRegistry& metrics,
 
 }  // namespace shoal
 
-#endif  // SHOAL_SERVICE_STANDARD_ROUTES_H_
+#endif  // SHOAL_SERVER_STANDARD_ROUTES_H_

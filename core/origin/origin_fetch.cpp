@@ -1,4 +1,4 @@
-#include "daemon/origin_fetch.h"
+#include "shoal/origin_fetch.h"
 
 #include "shoal/chunk_writer.h"
 

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "http_test_client.h"
-#include "shoal/service/http_server.h"
+#include "shoal/server/http_server.h"
 
 using namespace shoal;
 using shoal::testing::Fetch;

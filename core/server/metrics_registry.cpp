@@ -2,7 +2,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "shoal/service/metrics.h"
+#include "shoal/server/metrics.h"
 
 namespace shoal {
 namespace {

@@ -19,8 +19,8 @@
 // An option that is unset and has no default is written commented out, so
 // the printed file never overrides that option's environment variable.
 // Secrets are never printed, whether set or not.
-#ifndef SHOAL_SERVICE_EFFECTIVE_CONFIG_H_
-#define SHOAL_SERVICE_EFFECTIVE_CONFIG_H_
+#ifndef SHOAL_SERVER_EFFECTIVE_CONFIG_H_
+#define SHOAL_SERVER_EFFECTIVE_CONFIG_H_
 
 #include <string>
 #include <vector>
@@ -40,4 +40,4 @@ std::string EffectiveConfig(const CLI::App& app, const std::string& section,
 
 }  // namespace shoal
 
-#endif  // SHOAL_SERVICE_EFFECTIVE_CONFIG_H_
+#endif  // SHOAL_SERVER_EFFECTIVE_CONFIG_H_

@@ -1,15 +1,15 @@
 // One HTTP/1.1 connection: reads requests, dispatches them, writes the
 // responses, and keeps the connection alive between them. Private to
-// shoal_service.
-#ifndef SHOAL_SERVICE_HTTP_SESSION_H_
-#define SHOAL_SERVICE_HTTP_SESSION_H_
+// shoal_server.
+#ifndef SHOAL_SERVER_HTTP_SESSION_H_
+#define SHOAL_SERVER_HTTP_SESSION_H_
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "http_router.h"
-#include "shoal/service/http_server.h"
+#include "shoal/server/http_server.h"
 
 namespace shoal {
 
@@ -28,4 +28,4 @@ void StartHttpSession(boost::asio::local::stream_protocol::socket socket,
 
 }  // namespace shoal
 
-#endif  // SHOAL_SERVICE_HTTP_SESSION_H_
+#endif  // SHOAL_SERVER_HTTP_SESSION_H_

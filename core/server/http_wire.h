@@ -1,15 +1,15 @@
 // What an HTTP session reads from and writes to the wire, field by field: a
 // Beast request into an HttpRequest, its target into a path and query
 // parameters, and which response headers are safe to write. Private to
-// shoal_service.
-#ifndef SHOAL_SERVICE_HTTP_WIRE_H_
-#define SHOAL_SERVICE_HTTP_WIRE_H_
+// shoal_server.
+#ifndef SHOAL_SERVER_HTTP_WIRE_H_
+#define SHOAL_SERVER_HTTP_WIRE_H_
 
 #include <boost/beast/http.hpp>
 #include <string>
 #include <string_view>
 
-#include "shoal/service/http_message.h"
+#include "shoal/server/http_message.h"
 
 namespace shoal {
 
@@ -27,4 +27,4 @@ bool IsHeaderSafe(std::string_view name, std::string_view value);
 
 }  // namespace shoal
 
-#endif  // SHOAL_SERVICE_HTTP_WIRE_H_
+#endif  // SHOAL_SERVER_HTTP_WIRE_H_

@@ -1,4 +1,4 @@
-#include "shoal/service/http_message.h"
+#include "shoal/server/http_message.h"
 
 #include <strings.h>
 #include <unistd.h>

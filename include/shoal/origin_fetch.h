@@ -1,6 +1,6 @@
 // Fetching one chunk from the origin straight into the chunk store.
-#ifndef SHOAL_AGENT_DAEMON_ORIGIN_FETCH_H_
-#define SHOAL_AGENT_DAEMON_ORIGIN_FETCH_H_
+#ifndef SHOAL_ORIGIN_FETCH_H_
+#define SHOAL_ORIGIN_FETCH_H_
 
 #include <cstdint>
 
@@ -18,4 +18,4 @@ Status FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id
 
 }  // namespace shoal
 
-#endif  // SHOAL_AGENT_DAEMON_ORIGIN_FETCH_H_
+#endif  // SHOAL_ORIGIN_FETCH_H_

@@ -1,6 +1,6 @@
 // Metrics: the registry renders the Prometheus text format exactly, escapes
 // what it must, and counts correctly under concurrency.
-#include "shoal/service/metrics.h"
+#include "shoal/server/metrics.h"
 
 #include <catch2/catch.hpp>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "shoal/service/effective_config.h"
+#include "shoal/server/effective_config.h"
 
 #include <CLI/CLI.hpp>
 #include <set>

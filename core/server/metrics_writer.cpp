@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "shoal/service/metrics.h"
+#include "shoal/server/metrics.h"
 
 namespace shoal {
 namespace {

@@ -1,5 +1,5 @@
 // /metrics and /healthz, as Prometheus and a Kubernetes probe see them.
-#include "shoal/service/standard_routes.h"
+#include "shoal/server/standard_routes.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-#include "shoal/service/http_server.h"
+#include "shoal/server/http_server.h"
 
 #include <sys/stat.h>
 #include <sys/un.h>

@@ -13,8 +13,8 @@
 // Names must match [a-zA-Z_:][a-zA-Z0-9_:]* and label names
 // [a-zA-Z_][a-zA-Z0-9_]*; a bad name, or one name used for two types, is a
 // programming error and throws std::invalid_argument.
-#ifndef SHOAL_SERVICE_METRICS_H_
-#define SHOAL_SERVICE_METRICS_H_
+#ifndef SHOAL_SERVER_METRICS_H_
+#define SHOAL_SERVER_METRICS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -147,4 +147,4 @@ bool IsValidLabelName(std::string_view name);
 
 }  // namespace shoal
 
-#endif  // SHOAL_SERVICE_METRICS_H_
+#endif  // SHOAL_SERVER_METRICS_H_

@@ -3,8 +3,8 @@
 //
 // Thread-safety: like any value, safe to read from many threads, to change
 // from one. An HttpFileBody is immutable and may be shared freely.
-#ifndef SHOAL_SERVICE_HTTP_MESSAGE_H_
-#define SHOAL_SERVICE_HTTP_MESSAGE_H_
+#ifndef SHOAL_SERVER_HTTP_MESSAGE_H_
+#define SHOAL_SERVER_HTTP_MESSAGE_H_
 
 #include <cstdint>
 #include <functional>
@@ -146,4 +146,4 @@ std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_spa
 
 }  // namespace shoal
 
-#endif  // SHOAL_SERVICE_HTTP_MESSAGE_H_
+#endif  // SHOAL_SERVER_HTTP_MESSAGE_H_

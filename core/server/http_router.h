@@ -1,13 +1,13 @@
 // HttpRouter: the route table behind HttpServer, and the one place where a
 // request becomes a response (404, 405 and 500 included). Private to
-// shoal_service; knows nothing of sockets.
-#ifndef SHOAL_SERVICE_HTTP_ROUTER_H_
-#define SHOAL_SERVICE_HTTP_ROUTER_H_
+// shoal_server; knows nothing of sockets.
+#ifndef SHOAL_SERVER_HTTP_ROUTER_H_
+#define SHOAL_SERVER_HTTP_ROUTER_H_
 
 #include <string>
 #include <vector>
 
-#include "shoal/service/http_server.h"
+#include "shoal/server/http_server.h"
 
 namespace shoal {
 
@@ -38,4 +38,4 @@ class HttpRouter {
 
 }  // namespace shoal
 
-#endif  // SHOAL_SERVICE_HTTP_ROUTER_H_
+#endif  // SHOAL_SERVER_HTTP_ROUTER_H_

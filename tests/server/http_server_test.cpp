@@ -1,6 +1,6 @@
 // The HTTP server on real sockets: routing, HEAD, keep-alive, limits, a
 // throwing handler, file bodies and many clients at once.
-#include "shoal/service/http_server.h"
+#include "shoal/server/http_server.h"
 
 #include <fcntl.h>
 #include <unistd.h>
