@@ -150,7 +150,8 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
         ctx_.counters.origin_chunks++;
         ctx_.counters.bytes_from_origin += size;
       }
-      ctx_.store.SetOwned(chunk, true);
+      // NotFound if the chunk was evicted since; Seed below notices that.
+      (void)ctx_.store.SetOwned(chunk, true);
       seeded = Seed(ver, f, piece);
       if (!seeded.IsUnavailable() || ctx_.store.Contains(chunk)) break;
     }
@@ -202,7 +203,7 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    ctx_.store.SetOwned(chunk, true);
+    (void)ctx_.store.SetOwned(chunk, true);  // NotFound if evicted since: nothing to mark
     if (!had) {
       from_peers += f.ChunkBytes(ver.manifest.piece_size, piece);
       ctx_.counters.replica_chunks++;

@@ -142,7 +142,7 @@ void TorrentEngine::Impl::ApplyEvictions() {
     if (done.count(t.get()) != 0) continue;
     if (store_.Contains(t->layout->chunks[piece])) continue;  // came back meanwhile
     bool have = false;
-    CallLibtorrent("have piece", [&] {
+    (void)CallLibtorrent("have piece", [&] {
       have = t->handle.have_piece(lt::piece_index_t(static_cast<int>(piece)));
       return Status::OK();
     });

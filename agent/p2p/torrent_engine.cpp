@@ -313,7 +313,7 @@ void TorrentEngine::ReannounceAll() {
     for (const auto& [id, t] : impl_->torrents_) handles.push_back(t->handle);
   }
   for (lt::torrent_handle& h : handles) {
-    CallLibtorrent("re-announce", [&] {
+    (void)CallLibtorrent("re-announce", [&] {
       h.force_reannounce(0, -1, lt::torrent_handle::ignore_min_interval);
       return Status::OK();
     });

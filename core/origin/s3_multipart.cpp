@@ -136,7 +136,7 @@ void Abort(S3Client& client, const std::string& key, const std::string& upload_i
   call.key = key;
   call.query = {{"uploadId", upload_id}};
   OriginHttpResponse resp;
-  client.Execute(call, &resp);  // best effort: the caller reports the first failure
+  (void)client.Execute(call, &resp);  // best effort: the caller reports the first failure
 }
 
 }  // namespace

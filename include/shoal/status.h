@@ -15,7 +15,9 @@
 
 namespace shoal {
 
-class Status {
+// [[nodiscard]]: a Status that nobody reads is an error nobody handles; a
+// caller that means to ignore one says so with a cast to void.
+class [[nodiscard]] Status {
  public:
   enum class Code : uint8_t {
     kOk = 0,
@@ -76,7 +78,7 @@ const char* StatusCodeName(Status::Code code);
 // Either a T or a non-OK Status. Accessing the value of a failed Result is a
 // programming error.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design

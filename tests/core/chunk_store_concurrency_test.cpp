@@ -63,7 +63,7 @@ TEST_CASE("puts, reads, pins, spans and evictions from many threads keep the sto
           if (pin.ok()) {
             std::this_thread::yield();
             if (!store->Contains(c.id)) ++bad_reads;  // a pinned chunk cannot go
-            store->SetOwned(c.id, rng() % 2 == 0);
+            (void)store->SetOwned(c.id, rng() % 2 == 0);
           }
           break;
         }
@@ -131,7 +131,7 @@ TEST_CASE("one writer takes blocks from several threads at once", "[store][concu
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (uint64_t b = t; b < 64; b += 4) {
-        (*w)->WriteAt(b * kBlockSize, c.data.data() + b * kBlockSize, kBlockSize);
+        (void)(*w)->WriteAt(b * kBlockSize, c.data.data() + b * kBlockSize, kBlockSize);
       }
     });
   }

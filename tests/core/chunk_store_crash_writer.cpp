@@ -35,28 +35,28 @@ int main(int argc, char** argv) {
       size_t size = 1 + rng() % (256 * 1024);
       TestChunk c = MakeChunk(rng(), size);
       if (op % 3 == 0) {
-        store.Put(c.id, c.data.data(), c.data.size());
+        (void)store.Put(c.id, c.data.data(), c.data.size());
       } else if (op % 3 == 1) {
-        store.PutHashed(c.id, c.data.data(), c.data.size(), HashBlocks(c.data.data(), size));
+        (void)store.PutHashed(c.id, c.data.data(), c.data.size(), HashBlocks(c.data.data(), size));
       } else {
         // Blocks in reverse order, as a swarm might deliver them.
         auto w = store.BeginWrite(c.id, size);
         if (!w.ok()) continue;
         for (uint64_t b = BlockCount(size); b-- > 0;) {
           uint64_t off = b * kBlockSize;
-          (*w)->WriteAt(off, c.data.data() + off, std::min<uint64_t>(kBlockSize, size - off));
+          (void)(*w)->WriteAt(off, c.data.data() + off, std::min<uint64_t>(kBlockSize, size - off));
         }
-        (*w)->Commit();
+        (void)(*w)->Commit();
       }
       continue;
     }
     const ChunkId& id = present[rng() % present.size()];
     if (op == 6) {
-      store.Evict(id);
+      (void)store.Evict(id);
     } else if (op == 7) {
-      store.SetOwned(id, rng() % 2 == 0);
+      (void)store.SetOwned(id, rng() % 2 == 0);
     } else {
-      store.Read(id, 0, buf.data(), buf.size());
+      (void)store.Read(id, 0, buf.data(), buf.size());
     }
   }
 }

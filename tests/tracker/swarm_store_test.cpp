@@ -24,10 +24,10 @@ const SwarmLimits kRoomy;
 
 TEST_CASE("a leecher gets seeders first, its own zone first, and never itself", "[swarm]") {
   SwarmStore s(15000, 15000, kRoomy);
-  s.Announce(Req("leech-far", 1, false, "b"), 1000);
-  s.Announce(Req("seed-far", 2, true, "b"), 1001);
-  s.Announce(Req("leech-near", 3, false, "a"), 1002);
-  s.Announce(Req("seed-near", 4, true, "a"), 1003);
+  (void)s.Announce(Req("leech-far", 1, false, "b"), 1000);
+  (void)s.Announce(Req("seed-far", 2, true, "b"), 1001);
+  (void)s.Announce(Req("leech-near", 3, false, "a"), 1002);
+  (void)s.Announce(Req("seed-near", 4, true, "a"), 1003);
   auto r = s.Announce(Req("me", 5, false, "a"), 1004);
   REQUIRE(r.ok());
   REQUIRE(r->peers.size() == 4);
@@ -42,7 +42,7 @@ TEST_CASE("a leecher gets seeders first, its own zone first, and never itself", 
 TEST_CASE("numwant caps the reply, and a seeder is not sent other seeders", "[swarm]") {
   SwarmStore s(15000, 15000, kRoomy);
   for (uint16_t p = 1; p <= 10; ++p)
-    s.Announce(Req("peer" + std::to_string(p), p, p <= 5), 1000 + p);
+    (void)s.Announce(Req("peer" + std::to_string(p), p, p <= 5), 1000 + p);
   AnnounceRequest asker = Req("me", 99, false);
   asker.numwant = 3;
   CHECK(s.Announce(asker, 2000)->peers.size() == 3);
@@ -53,11 +53,11 @@ TEST_CASE("numwant caps the reply, and a seeder is not sent other seeders", "[sw
 
 TEST_CASE("stopped and silent peers leave the swarm", "[swarm]") {
   SwarmStore s(15000, 15000, kRoomy);
-  s.Announce(Req("a", 1, true), 1000);
-  s.Announce(Req("b", 2, true), 1000);
+  (void)s.Announce(Req("a", 1, true), 1000);
+  (void)s.Announce(Req("b", 2, true), 1000);
   AnnounceRequest stop = Req("a", 1, true);
   stop.event = AnnounceRequest::Event::kStopped;
-  s.Announce(stop, 2000);
+  (void)s.Announce(stop, 2000);
   CHECK(s.Announce(Req("me", 3, false), 2001)->peers.size() == 1);
   CHECK(s.Announce(Req("me", 3, false), 20000)->peers.empty());  // b went silent
   CHECK(s.Stats(20000).peers == 1);
@@ -65,8 +65,8 @@ TEST_CASE("stopped and silent peers leave the swarm", "[swarm]") {
 
 TEST_CASE("a sweep drops silent peers of every swarm, and their empty swarms", "[swarm]") {
   SwarmStore s(15000, 15000, kRoomy);
-  for (uint8_t t = 1; t <= 50; ++t) s.Announce(ReqFor(t, "once"), 1000);
-  s.Announce(ReqFor(51, "live"), 10000);
+  for (uint8_t t = 1; t <= 50; ++t) (void)s.Announce(ReqFor(t, "once"), 1000);
+  (void)s.Announce(ReqFor(51, "live"), 10000);
   CHECK(s.Stats(10000).swarms == 51);
   CHECK(s.Sweep(16001) == 50);
   SwarmStats after = s.Stats(16001);
@@ -74,7 +74,7 @@ TEST_CASE("a sweep drops silent peers of every swarm, and their empty swarms", "
   CHECK(after.peers == 1);
   // Stats alone counts only the live, without a sweep first.
   SwarmStore t(15000, 15000, kRoomy);
-  t.Announce(ReqFor(1, "once"), 1000);
+  (void)t.Announce(ReqFor(1, "once"), 1000);
   CHECK(t.Stats(1000).swarms == 1);
   CHECK(t.Stats(16001).swarms == 0);
 }
@@ -99,8 +99,8 @@ TEST_CASE("the swarm and peer limits refuse newcomers but not peers already know
 
 TEST_CASE("a seeder stays listed for its own, longer interval, and then leaves", "[swarm]") {
   SwarmStore s(15000, 180000, kRoomy);  // leechers 3 x 5 s; seeders 3 x 60 s
-  s.Announce(Req("seed", 1, true), 0);
-  s.Announce(Req("leech", 2, false), 0);
+  (void)s.Announce(Req("seed", 1, true), 0);
+  (void)s.Announce(Req("leech", 2, false), 0);
   auto later = s.Announce(Req("me", 3, false), 100000);  // past the leecher's TTL
   REQUIRE(later.ok());
   REQUIRE(later->peers.size() == 1);
