@@ -28,7 +28,7 @@ class OriginFetches {
   struct Done {
     size_t task;
     uint64_t piece;
-    uint64_t bytes;
+    uint64_t bytes;  // the origin sent; 0 if the chunk was here already
     Status status;
     double ms;  // how long the fetch took
   };
