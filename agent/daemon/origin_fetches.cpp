@@ -35,7 +35,7 @@ void OriginFetches::Loop() {
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(mu_);
-    done_.push_back({job.task, job.piece, sent.ok() ? *sent : 0, sent.status(), ms});
+    done_.push_back({job.task, job.piece, job.role, sent.ok() ? *sent : 0, sent.status(), ms});
   }
 }
 

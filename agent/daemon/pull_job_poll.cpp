@@ -173,9 +173,7 @@ void PullJob::Decide(size_t i, uint64_t p, Clock::time_point since, bool alone,
       break;
   }
   t.fetching[p] = true;
-  if (c.turn.role == OriginRole::kOwner) ctx_.counters.owner_fetches++;
-  if (c.turn.role == OriginRole::kOther) ctx_.counters.takeover_fetches++;
-  fetches_->Add(i, p, t.chunks[p], t.chunk_bytes[p]);
+  fetches_->Add(i, p, t.chunks[p], t.chunk_bytes[p], c.turn.role);
 }
 
 Status PullJob::AskTracker() {
@@ -213,6 +211,8 @@ Status PullJob::TakeOriginFetches() {
     if (!d.status.ok()) return d.status;
     PullTask& t = tasks_[d.task];
     fetch_ms_ewma_ = fetch_ms_ewma_ == 0 ? d.ms : 0.8 * fetch_ms_ewma_ + 0.2 * d.ms;
+    if (d.bytes > 0 && d.role == OriginRole::kOwner) ctx_.counters.owner_fetches++;
+    if (d.bytes > 0 && d.role == OriginRole::kOther) ctx_.counters.takeover_fetches++;
     ctx_.counters.CountOriginFetch(t.chunks[d.piece], d.bytes);
     t.fetching[d.piece] = false;
     t.announced[d.piece] = Clock::now();
