@@ -4,6 +4,7 @@
 
 #include "kj_status.h"
 #include "shoal/log.h"
+#include "shoal/missing_chunk_policy.h"
 #include "tracker_clock.h"
 
 namespace shoal::tracker {

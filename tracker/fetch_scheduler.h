@@ -62,7 +62,6 @@
 #include "fetch_target.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
-#include "shoal/missing_chunk_policy.h"
 #include "shoal/status.h"
 #include "tracker_metrics.h"
 #include "version_chunks.h"

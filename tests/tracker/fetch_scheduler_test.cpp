@@ -16,6 +16,7 @@
 #include "capnp_views.h"
 #include "fake_agents.h"
 #include "kj_status.h"
+#include "shoal/missing_chunk_policy.h"
 #include "tracker_clock.h"
 
 using namespace shoal;
