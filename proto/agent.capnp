@@ -16,12 +16,13 @@ struct PullState {
   filesTotal @6 :UInt32;
 }
 
+# bytesFromPeers + bytesFromOrigin + bytesCached = totalBytes.
 struct PullSummary {
   versionId @0 :Data;
   totalBytes @1 :UInt64;
   bytesFromPeers @2 :UInt64;
-  bytesFromOrigin @3 :UInt64;
-  bytesCached @4 :UInt64;         # already in the cache before the pull
+  bytesFromOrigin @3 :UInt64;     # read from the origin by this agent during the pull, for any reason
+  bytesCached @4 :UInt64;         # in the cache before the pull, or content the version repeats
   seconds @5 :Float64;
   fileCount @6 :UInt32;
   firstChunkSeconds @7 :Float64;  # when the first missing chunk arrived; -1 if none was missing

@@ -4,6 +4,7 @@
 
 #include "kj_status.h"
 #include "shoal/log.h"
+#include "shoal/missing_chunk_policy.h"
 #include "tracker_clock.h"
 
 namespace shoal::tracker {
@@ -32,11 +33,8 @@ void FetchScheduler::taskFailed(kj::Exception&& e) {
 }
 
 int64_t FetchScheduler::takeover_ms() const {
-  // Until a fetch has been timed, nothing says how long one takes here (the
-  // first orders share the origin among all of them): wait the longest.
-  if (fetch_ms_.empty()) return kMaxTakeoverMs;
-  int64_t slowest = *std::max_element(fetch_ms_.begin(), fetch_ms_.end());
-  return std::clamp<int64_t>(2 * slowest + 2000, 3000, kMaxTakeoverMs);
+  if (fetch_ms_.empty()) return MissingChunkPolicy::OrderTakeoverMs(std::nullopt);
+  return MissingChunkPolicy::OrderTakeoverMs(*std::max_element(fetch_ms_.begin(), fetch_ms_.end()));
 }
 
 Result<std::shared_ptr<const ChunkSet>> FetchScheduler::VersionChunks(const FetchTarget& t) {

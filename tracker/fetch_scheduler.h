@@ -15,8 +15,9 @@
 // connection dropped) or runs past an adaptive timeout goes to the chunk's
 // next owner in rank. The timeout follows the tail, not the mean, since an
 // order sent again while the first still runs reads the chunk from the
-// origin twice: twice the slowest of the last `kTimingWindow` fetches of at
-// least 1 MiB, plus 2 s, within 3 to 60 s; until one has been timed, 60 s.
+// origin twice: MissingChunkPolicy::OrderTakeoverMs of the slowest of the
+// last `kTimingWindow` fetches of at least 1 MiB (twice it, plus 2 s, within
+// 3 to 60 s; until one has been timed, 60 s).
 // A dead agent is caught sooner, by its connection. After
 // `kMaxAttempts` owners the chunk is reported failed to whoever asks, for a
 // while; asking again later starts over.
@@ -88,7 +89,6 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
  public:
   static constexpr int kMaxAttempts = 3;
   static constexpr size_t kTimingWindow = 32;
-  static constexpr int64_t kMaxTakeoverMs = 60000;
   static constexpr uint64_t kTimedFetchMinBytes = 1 << 20;  // smaller fetches are not timed
   static constexpr int kReplicasPerAgent = 4;
   static constexpr size_t kMaxReplicaQueue = 1 << 16;  // further replica orders are dropped

@@ -17,6 +17,7 @@
 #include "cli/progress_bar.h"
 #include "cli/pull_staging.h"
 #include "kj_status.h"
+#include "shoal/log.h"
 #include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"
 
@@ -33,6 +34,7 @@ struct PullArgs {
   std::string token;
   std::string agent_socket = "/run/shoald/shoald.sock";
   bool replace = false;
+  bool json = false;
 };
 
 class Listener final : public proto::PullListener::Server {
@@ -94,6 +96,36 @@ class Listener final : public proto::PullListener::Server {
   PullStaging& staging_;
 };
 
+// Prints what the pull moved: from peers + from the origin + already
+// cached is the version's size.
+void PrintSummary(proto::PullSummary::Reader s, const std::string& ref, const std::string& dest,
+                  bool json) {
+  const std::string version = hex::Encode(s.getVersionId().begin(), s.getVersionId().size());
+  if (json) {
+    std::string out = "{\"ref\":";
+    AppendJsonString(ref, &out);
+    out += ",\"version\":\"" + version + "\",\"dest\":";
+    AppendJsonString(dest, &out);
+    out += ",\"files\":" + std::to_string(s.getFileCount()) +
+           ",\"total_bytes\":" + std::to_string(s.getTotalBytes()) +
+           ",\"bytes_from_peers\":" + std::to_string(s.getBytesFromPeers()) +
+           ",\"bytes_from_origin\":" + std::to_string(s.getBytesFromOrigin()) +
+           ",\"bytes_cached\":" + std::to_string(s.getBytesCached());
+    char times[96];
+    std::snprintf(times, sizeof(times), ",\"seconds\":%.3f,\"first_chunk_seconds\":%.3f}\n",
+                  s.getSeconds(), s.getFirstChunkSeconds());
+    std::fputs((out + times).c_str(), stdout);
+    return;
+  }
+  std::printf("pulled %s (%s) to %s\n", ref.c_str(), version.substr(0, 12).c_str(), dest.c_str());
+  std::printf("  %u files, %s in %.1f s: %s from peers, %s from the origin, %s already cached\n",
+              s.getFileCount(), FormatBytes(s.getTotalBytes()).c_str(), s.getSeconds(),
+              FormatBytes(s.getBytesFromPeers()).c_str(),
+              FormatBytes(s.getBytesFromOrigin()).c_str(), FormatBytes(s.getBytesCached()).c_str());
+  if (s.getFirstChunkSeconds() >= 0)
+    std::printf("  first chunk arrived after %.2f s\n", s.getFirstChunkSeconds());
+}
+
 Status RunPull(const PullArgs& a) {
   Result<ModelRef> ref = ModelRef::Parse(a.ref);
   if (!ref.ok()) return ref.status();
@@ -111,51 +143,42 @@ Status RunPull(const PullArgs& a) {
   auto io = kj::setupAsyncIo();
   ProgressBar bar("pulling  ", 0);
   Status result;
-  KJ_IF_MAYBE (
-      e, kj::runCatchingExceptions([&] {
-        auto addr =
-            io.provider->getNetwork().parseAddress("unix:" + a.agent_socket).wait(io.waitScope);
-        auto stream = addr->connect().wait(io.waitScope);
-        capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream),
-                                     kMaxFdsPerMessage);
-        auto agent = client.bootstrap().castAs<proto::LocalAgent>();
-        auto req = agent.pullRequest();
-        req.setRef(ref->ToString());
-        req.setToken(a.token);
-        req.setDest(dest);
-        req.setListener(kj::heap<Listener>(bar, **staging));
-        kj::Maybe<capnp::Response<proto::LocalAgent::PullResults>> response;
-        bool interrupted = false;
-        auto stop = io.unixEventPort.onSignal(SIGINT)
-                        .exclusiveJoin(io.unixEventPort.onSignal(SIGTERM))
-                        .then([&](siginfo_t) { interrupted = true; });
-        req.send()
-            .then([&](capnp::Response<proto::LocalAgent::PullResults> r) { response = kj::mv(r); })
-            .exclusiveJoin(kj::mv(stop))
-            .wait(io.waitScope);
-        if (interrupted) {
-          bar.Finish();
-          result = Status::Unavailable("interrupted; nothing was written to " + dest);
-          return;
-        }
-        KJ_IF_MAYBE (resp, response) {
-          result = (*staging)->Commit();
-          bar.Finish();
-          if (!result.ok()) return;
-          auto s = resp->getSummary();
-          std::printf(
-              "pulled %s (%s) to %s\n", ref->ToString().c_str(),
-              hex::Encode(s.getVersionId().begin(), s.getVersionId().size()).substr(0, 12).c_str(),
-              dest.c_str());
-          std::printf(
-              "  %u files, %s in %.1f s: %s from peers, %s from the origin, %s already cached\n",
-              s.getFileCount(), FormatBytes(s.getTotalBytes()).c_str(), s.getSeconds(),
-              FormatBytes(s.getBytesFromPeers()).c_str(),
-              FormatBytes(s.getBytesFromOrigin()).c_str(), FormatBytes(s.getBytesCached()).c_str());
-          if (s.getFirstChunkSeconds() >= 0)
-            std::printf("  first chunk arrived after %.2f s\n", s.getFirstChunkSeconds());
-        }
-      })) {
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                 auto addr = io.provider->getNetwork()
+                                 .parseAddress("unix:" + a.agent_socket)
+                                 .wait(io.waitScope);
+                 auto stream = addr->connect().wait(io.waitScope);
+                 capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream),
+                                              kMaxFdsPerMessage);
+                 auto agent = client.bootstrap().castAs<proto::LocalAgent>();
+                 auto req = agent.pullRequest();
+                 req.setRef(ref->ToString());
+                 req.setToken(a.token);
+                 req.setDest(dest);
+                 req.setListener(kj::heap<Listener>(bar, **staging));
+                 kj::Maybe<capnp::Response<proto::LocalAgent::PullResults>> response;
+                 bool interrupted = false;
+                 auto stop = io.unixEventPort.onSignal(SIGINT)
+                                 .exclusiveJoin(io.unixEventPort.onSignal(SIGTERM))
+                                 .then([&](siginfo_t) { interrupted = true; });
+                 req.send()
+                     .then([&](capnp::Response<proto::LocalAgent::PullResults> r) {
+                       response = kj::mv(r);
+                     })
+                     .exclusiveJoin(kj::mv(stop))
+                     .wait(io.waitScope);
+                 if (interrupted) {
+                   bar.Finish();
+                   result = Status::Unavailable("interrupted; nothing was written to " + dest);
+                   return;
+                 }
+                 KJ_IF_MAYBE (resp, response) {
+                   result = (*staging)->Commit();
+                   bar.Finish();
+                   if (!result.ok()) return;
+                   PrintSummary(resp->getSummary(), ref->ToString(), dest, a.json);
+                 }
+               })) {
     result = StatusFromException(*e, "agent at " + a.agent_socket);
     if (result.code() == Status::Code::kIOError &&
         std::string(e->getDescription().cStr()).find("connect") != std::string::npos) {
@@ -177,6 +200,9 @@ void RegisterPull(CLI::App& app, CommandRunner* run) {
   cmd->add_option("--agent", a->agent_socket, "the agent's control socket")
       ->envname("SHOAL_AGENT_SOCKET")
       ->capture_default_str();
+  cmd->add_flag("--json", a->json,
+                "print the summary as one JSON object: from peers + from the origin + already "
+                "cached = total_bytes");
   cmd->add_flag("--replace", a->replace,
                 "replace the destination even if it is not an earlier pull of the same model");
   cmd->callback([a, run] { *run = [a] { return RunPull(*a); }; });

@@ -58,11 +58,6 @@ struct WarmProgress {
   uint32_t chunks_done = 0, chunks = 0, nodes_done = 0, nodes = 0;
 };
 
-// A chunk asked for with Need and still missing is asked for again after
-// this: the tracker answers "recent" for a chunk it delivered lately, and
-// fetches again one its holders may have evicted since.
-constexpr int64_t kNeedAskAgainMs = 3000;
-
 struct GcSummary {
   uint64_t referenced = 0, unreferenced = 0, young = 0, swept = 0, swept_bytes = 0;
 };
@@ -106,7 +101,8 @@ class TrackerClient {
                            const std::string& nodes = "",
                            std::function<void(const WarmProgress&)> progress = nullptr);
   // Asks the tracker to have owners fetch these chunks of a version from
-  // the origin (chunks no peer offered). Returns at once.
+  // the origin (chunks no peer offered). Returns at once. A chunk still
+  // missing is asked again when MissingChunkPolicy::AskDue says.
   Result<NeedReply> Need(const std::string& ns, const std::string& name, const VersionId& version,
                          const std::vector<ChunkId>& chunks);
 

@@ -46,4 +46,12 @@ Status AgentOptions::Validate() const {
   return Status::OK();
 }
 
+MissingChunkOptions AgentOptions::MissingChunks() const {
+  MissingChunkOptions m;
+  m.origin_fallback_ms = origin_fallback_ms;
+  m.origin_parallelism = origin_parallelism;
+  m.read_origin_wait_ms = read_origin_wait_ms;
+  return m;
+}
+
 }  // namespace shoal

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/missing_chunk_policy.h"
 #include "shoal/origin_options.h"
 #include "shoal/status.h"
 
@@ -46,6 +47,8 @@ struct AgentOptions {
   std::string control_socket_group;          // the control socket's group; empty: the agent's own
 
   Status Validate() const;
+  // The settings above that shape how chunks no peer offers are fetched.
+  MissingChunkOptions MissingChunks() const;
 };
 
 }  // namespace shoal

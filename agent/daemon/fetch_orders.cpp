@@ -141,14 +141,14 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
     // to the engine: fetch it once more before failing the order.
     Status seeded;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      if (!ctx_.store.Contains(chunk)) {
-        uint64_t size = f.ChunkBytes(piece_size, piece);
-        SHOAL_RETURN_IF_ERROR(FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, size));
+      auto sent =
+          FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, f.ChunkBytes(piece_size, piece));
+      if (!sent.ok()) return sent.status();
+      if (*sent > 0) {
         ++out.chunks;
-        out.bytes += size;
+        out.bytes += *sent;
         (takeover ? ctx_.counters.takeover_fetches : ctx_.counters.owner_fetches)++;
-        ctx_.counters.origin_chunks++;
-        ctx_.counters.bytes_from_origin += size;
+        ctx_.counters.CountOriginFetch(chunk, *sent);
       }
       // NotFound if the chunk was evicted since; Seed below notices that.
       (void)ctx_.store.SetOwned(chunk, true);

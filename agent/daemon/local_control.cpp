@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 
@@ -187,6 +188,55 @@ class SourceFiles final : public SeedFiles {
   std::shared_ptr<CallSlot> slot_;
 };
 
+// Relays a pull's progress to its caller's listener, at most every 200 ms.
+// Lives on the job's thread.
+class ProgressRelay {
+ public:
+  ProgressRelay(const kj::Executor& executor, std::shared_ptr<CallSlot> slot)
+      : executor_(executor), slot_(std::move(slot)) {}
+
+  void Send(const PullState& s) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(200) || slot_->cancelled.load()) return;
+    last_ = now;
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                   executor_.executeSync([&] {
+                     KJ_IF_MAYBE (client, slot_->listener) {
+                       auto req = client->progressRequest();
+                       auto st = req.initState();
+                       st.setTotalBytes(s.total_bytes);
+                       st.setHaveBytes(s.have_bytes);
+                       st.setBytesFromPeers(s.bytes_from_peers);
+                       st.setBytesFromOrigin(s.bytes_from_origin);
+                       st.setPeers(s.peers);
+                       st.setFilesDone(s.files_done);
+                       st.setFilesTotal(s.files_total);
+                       req.send().detach([](kj::Exception&&) {});
+                     }
+                   });
+                 })) {
+      (void)e;  // the loop is gone: the agent is stopping, and the job sees it next
+    }
+  }
+
+ private:
+  const kj::Executor& executor_;
+  std::shared_ptr<CallSlot> slot_;
+  std::chrono::steady_clock::time_point last_ =
+      std::chrono::steady_clock::now() - std::chrono::seconds(1);
+};
+
+void FillSummary(const PullResult& r, proto::PullSummary::Builder out) {
+  out.setVersionId(kj::arrayPtr(r.version.data(), VersionId::kSize));
+  out.setTotalBytes(r.total_bytes);
+  out.setBytesFromPeers(r.bytes_from_peers);
+  out.setBytesFromOrigin(r.bytes_from_origin);
+  out.setBytesCached(r.bytes_cached);
+  out.setSeconds(r.seconds);
+  out.setFirstChunkSeconds(r.first_chunk_seconds);
+  out.setFileCount(r.file_count);
+}
+
 class LocalAgentImpl final : public proto::LocalAgent::Server {
  public:
   LocalAgentImpl(LocalControlDeps& deps, PeerCred peer) : deps_(deps), peer_(peer) {}
@@ -217,30 +267,7 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
         {{"ref", ref}, {"dest", dest}, {"peer_uid", peer_.uid}, {"peer_pid", peer_.pid}});
     auto done =
         deps_.threads.Run<Result<PullResult>>([job, ref, token, dest, &executor, slot]() mutable {
-          auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-          auto progress = [&](const PullState& s) {
-            auto now = std::chrono::steady_clock::now();
-            if (now - last < std::chrono::milliseconds(200) || slot->cancelled.load()) return;
-            last = now;
-            KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
-                           executor.executeSync([&] {
-                             KJ_IF_MAYBE (client, slot->listener) {
-                               auto req = client->progressRequest();
-                               auto st = req.initState();
-                               st.setTotalBytes(s.total_bytes);
-                               st.setHaveBytes(s.have_bytes);
-                               st.setBytesFromPeers(s.bytes_from_peers);
-                               st.setBytesFromOrigin(s.bytes_from_origin);
-                               st.setPeers(s.peers);
-                               st.setFilesDone(s.files_done);
-                               st.setFilesTotal(s.files_total);
-                               req.send().detach([](kj::Exception&&) {});
-                             }
-                           });
-                         })) {
-              (void)e;  // the loop is gone: the agent is stopping, and the job sees it next
-            }
-          };
+          ProgressRelay relay(executor, slot);
           ListenerDestination destination(executor, slot);
           PullRequest request;
           request.ref = ref;
@@ -248,7 +275,7 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
           request.dest = &destination;
           request.dest_label = dest;
           request.cancelled = &slot->cancelled;
-          Result<PullResult> r = RunPull(job, request, progress);
+          Result<PullResult> r = RunPull(job, request, [&](const PullState& s) { relay.Send(s); });
           if (!r.ok()) {
             job.counters.pull_failures++;
             Log(LogLevel::kWarn, "pull.failed",
@@ -262,15 +289,7 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     });
     return done.attach(kj::mv(forget)).then([c](Result<PullResult> r) mutable {
       ThrowIfError(r.status());
-      auto out = c.getResults().initSummary();
-      out.setVersionId(kj::arrayPtr(r->version.data(), VersionId::kSize));
-      out.setTotalBytes(r->total_bytes);
-      out.setBytesFromPeers(r->bytes_from_peers);
-      out.setBytesFromOrigin(r->bytes_from_origin);
-      out.setBytesCached(r->bytes_cached);
-      out.setSeconds(r->seconds);
-      out.setFirstChunkSeconds(r->first_chunk_seconds);
-      out.setFileCount(r->file_count);
+      FillSummary(*r, c.getResults().initSummary());
     });
   }
 

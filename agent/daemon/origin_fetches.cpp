@@ -31,11 +31,11 @@ void OriginFetches::Loop() {
       queue_.pop_front();
     }
     auto start = std::chrono::steady_clock::now();
-    Status s = FetchChunkFromOrigin(origin_, store_, job.id, job.size);
+    Result<uint64_t> sent = FetchChunkFromOrigin(origin_, store_, job.id, job.size);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(mu_);
-    done_.push_back({job.task, job.piece, job.size, s, ms});
+    done_.push_back({job.task, job.piece, job.role, sent.ok() ? *sent : 0, sent.status(), ms});
   }
 }
 

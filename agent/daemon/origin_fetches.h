@@ -15,6 +15,7 @@
 
 #include "shoal/chunk_id.h"
 #include "shoal/chunk_store.h"
+#include "shoal/missing_chunk_policy.h"
 #include "shoal/origin.h"
 #include "shoal/status.h"
 
@@ -28,13 +29,15 @@ class OriginFetches {
   struct Done {
     size_t task;
     uint64_t piece;
-    uint64_t bytes;
+    OriginRole role;  // as given to Add
+    uint64_t bytes;   // the origin sent; 0 if the chunk was here already
     Status status;
     double ms;  // how long the fetch took
   };
-  void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size) {
+  // `role`: this agent's turn for the chunk, reported back in Done.
+  void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size, OriginRole role) {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back({task, piece, id, size});
+    queue_.push_back({task, piece, id, size, role});
     cv_.notify_one();
   }
   std::vector<Done> TakeDone() {
@@ -48,6 +51,7 @@ class OriginFetches {
     uint64_t piece;
     ChunkId id;
     uint64_t size;
+    OriginRole role;
   };
   void Loop();
 

@@ -16,7 +16,15 @@
 //
 // While the tracker cannot be reached, the agent falls back to a local
 // rule: a chunk's first owner on the last ring it saw fetches it itself,
-// and the k-th in rank takes over after k bounded, adaptive timeouts.
+// and the k-th in rank takes over after k bounded, adaptive timeouts. Every
+// wait is MissingChunkPolicy's.
+//
+// The summary accounts for every byte of the version: from the origin (the
+// chunks this agent read from it while the pull ran, for whatever reason:
+// the local rule, or a fetch order as their owner; see origin_ledger.h),
+// already cached (the chunks the cache held when the pull began, and the
+// repeats of content the version holds more than once), and from peers
+// (the rest).
 //
 // Thread-safety: Run() blocks; run each job on its own thread. The engine,
 // store and origin it uses are thread-safe.
@@ -24,22 +32,32 @@
 #define SHOAL_AGENT_DAEMON_PULL_JOB_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "daemon/agent_options.h"
 #include "daemon/caller_files.h"
+#include "daemon/origin_ledger.h"
+#include "daemon/pull_tasks.h"
 #include "shoal/chunk_store.h"
 #include "shoal/hash_ring.h"
+#include "shoal/manifest.h"
+#include "shoal/missing_chunk_policy.h"
+#include "shoal/model_ref.h"
 #include "shoal/origin.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
 
 namespace shoal {
 
-class TorrentEngine;
+class OriginFetches;
+class TrackerClient;
 
 struct PullState {
   uint64_t total_bytes = 0;
@@ -51,12 +69,13 @@ struct PullState {
   uint32_t files_total = 0;
 };
 
+// bytes_from_peers + bytes_from_origin + bytes_cached == total_bytes.
 struct PullResult {
   VersionId version;
   uint64_t total_bytes = 0;
   uint64_t bytes_from_peers = 0;
-  uint64_t bytes_from_origin = 0;
-  uint64_t bytes_cached = 0;
+  uint64_t bytes_from_origin = 0;  // read from the origin by this agent while the pull ran
+  uint64_t bytes_cached = 0;       // in the cache when the pull began, or repeated content
   double seconds = 0;
   double first_chunk_seconds = -1;  // when the first missing chunk arrived; -1 if none was missing
   uint32_t file_count = 0;
@@ -64,10 +83,21 @@ struct PullResult {
 
 // Node-wide counters the pull jobs add to, for /metrics and heartbeats.
 struct PullCounters {
-  std::atomic<uint64_t> pulls{0}, pull_failures{0}, bytes_from_origin{0}, origin_chunks{0};
+  std::atomic<uint64_t> pulls{0}, pull_failures{0};
+  // Chunks and bytes the origin sent this agent for pulls and fetch orders.
+  std::atomic<uint64_t> bytes_from_origin{0}, origin_chunks{0};
   std::atomic<uint64_t> owner_fetches{0};     // origin fetches as the chunk's owner
   std::atomic<uint64_t> takeover_fetches{0};  // origin fetches after the owner did not deliver
   std::atomic<uint64_t> replica_chunks{0};    // chunks copied from the swarm as a later owner
+  OriginLedger origin_ledger;                 // tells the pulls which chunks the origin sent
+
+  // The origin sent this agent `bytes` of `chunk` (0: it was here already).
+  void CountOriginFetch(const ChunkId& chunk, uint64_t bytes) {
+    if (bytes == 0) return;
+    bytes_from_origin += bytes;
+    origin_chunks++;
+    origin_ledger.Record(chunk, bytes);
+  }
 };
 
 struct PullContext {
@@ -108,6 +138,80 @@ struct SeedResult {
 Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref, const std::string& token,
                            SeedFiles& files, const std::string& dir_label);
 
+class PullJob {
+ public:
+  using Progress = std::function<void(const PullState&)>;
+  // `ctx` and `req` must outlive the job; `progress` (may be empty) hears
+  // each poll.
+  PullJob(PullContext& ctx, const PullRequest& req, Progress progress);
+  ~PullJob();
+  PullJob(const PullJob&) = delete;
+  PullJob& operator=(const PullJob&) = delete;
+
+  // Runs the pull to its end. Call once.
+  Result<PullResult> Run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // Steps of Run(), in order.
+  Status Resolve();     // the name, with the caller's token
+  Status Plan();        // tasks, what the cache holds, torrents, the destination
+  Result<bool> Poll();  // one pass; true once every task is complete
+  PullResult Finish();
+
+  // Parts of Poll().
+  Status Interrupted() const;  // Unavailable if the caller or the agent stops it
+  void ReconnectTracker();
+  // Polls task `i`'s torrent; false if it could not be read this pass.
+  Result<bool> PollTask(size_t i, bool& all_done);
+  // Acts on each piece of task `i` no connected peer offers.
+  Status PursueMissing(size_t i, const TorrentEngine::FileProgress& prog);
+  // What to do about piece `p` of task `i`, missing since `since`.
+  void Decide(size_t i, uint64_t p, Clock::time_point since, bool alone, Clock::time_point now);
+  Status AskTracker();         // the chunks Decide() queued for the tracker
+  Status TakeOriginFetches();  // this pull's own origin fetches that finished
+  Status CheckStall();
+
+  // Constant after construction.
+  PullContext& ctx_;
+  const PullRequest& req_;
+  const Progress progress_;
+  const MissingChunkPolicy policy_;
+  const Clock::time_point start_;
+  const bool cache_only_;
+
+  // Set by Resolve() and Plan().
+  std::optional<ModelRef> ref_;
+  VersionId version_;
+  Manifest manifest_;
+  std::vector<PullTask> tasks_;
+  uint64_t unique_bytes_ = 0;  // the tasks' distinct bytes
+  uint64_t total_chunks_ = 0;
+  std::unique_ptr<DestinationWriter> writer_;          // null when into the cache only
+  std::unique_ptr<OriginFetches> fetches_;             // null without an origin
+  std::unique_ptr<OriginLedger::Watch> origin_watch_;  // the chunks the cache lacked
+
+  // Chunks no peer offered go to the tracker while it answers; `tracker_` is
+  // null while it does not, and the local rule applies.
+  std::unique_ptr<TrackerClient> tracker_;
+  Clock::time_point tracker_lost_;
+
+  // The pull's progress.
+  PullResult result_;
+  PullState state_;
+  uint64_t start_have_ = 0;
+  uint64_t last_have_ = ~0ull;
+  Clock::time_point last_change_;
+  double fetch_ms_ewma_ = 0;  // how long an origin fetch takes here
+  // This pass's ring, local takeover timeout, and chunks for the tracker
+  // as (task, piece) in file order.
+  std::shared_ptr<const HashRing> ring_;
+  int64_t takeover_ms_ = 0;
+  std::vector<std::pair<size_t, uint64_t>> ask_;
+};
+
+// Runs a PullJob.
 Result<PullResult> RunPull(PullContext& ctx, const PullRequest& req,
                            const std::function<void(const PullState&)>& progress);
 

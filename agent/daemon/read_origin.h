@@ -14,7 +14,8 @@
 namespace shoal {
 
 // Returns OK once the chunks are stored here, or Unavailable (the tracker
-// is unreachable, or owners did not deliver within 30 s): the ReadFetcher
+// is unreachable, or owners did not deliver within
+// MissingChunkPolicy::kReadOwnerWaitMs): the ReadFetcher
 // then reads the origin itself, if it has one. Everything passed in must
 // outlive the hook.
 ReadFetcher::OriginRequest OwnerPacedOrigin(const AgentOptions& options, ChunkStore& store);

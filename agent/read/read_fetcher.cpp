@@ -17,6 +17,14 @@ std::string TorrentKey(const ReadFile& f) {
   return f.file.pieces_root.ToHex() + ":" + std::to_string(f.piece_size);
 }
 
+MissingChunkOptions PolicyOptions(const ReadFetcherOptions& o) {
+  MissingChunkOptions m;
+  m.read_origin_wait_ms = o.origin_wait_ms;
+  m.read_tracker_wait_ms = o.tracker_wait_ms;
+  m.origin_parallelism = o.origin_parallelism;
+  return m;
+}
+
 // The file's content in that torrent: a bundle holds many.
 std::string ContentKey(const ReadFile& f) {
   return f.bundle ? TorrentKey(f) + ":" + f.file.pieces_root.ToHex() : TorrentKey(f);
@@ -32,6 +40,7 @@ ReadFetcher::ReadFetcher(const ReadFetcherOptions& options, ChunkStore& store,
                          TorrentEngine& engine, Origin* origin,
                          std::function<std::string()> announce_url)
     : options_(options),
+      policy_(PolicyOptions(options)),
       store_(store),
       engine_(engine),
       origin_(origin),
@@ -142,35 +151,39 @@ ReadFetcher::Sweep() {
   return wanted;
 }
 
-void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
-                         const std::set<uint64_t>& pieces) {
-  const Clock::time_point now = Clock::now();
-  auto [it, added] = torrents_.try_emplace(TorrentKey(*file));
+ReadFetcher::Torrent& ReadFetcher::TorrentOf(const ReadFile& file, Clock::time_point now) {
+  auto [it, added] = torrents_.try_emplace(TorrentKey(file));
   Torrent& t = it->second;
   // A failed add (the engine busy re-adding after an eviction, say) is
   // tried again a second later; meanwhile the origin serves.
-  if (added || (!t.add_error.ok() && now - t.added >= std::chrono::seconds(1))) {
-    t.add_error = Status::OK();
-    t.added = now;
-    const std::string announce = announce_url_ ? announce_url_() : "";
-    auto id = [&]() -> Result<FileTorrentId> {
-      if (!file->bundle) {
-        return engine_.AddFile(file->file, file->piece_size, announce,
-                               TorrentEngine::AddMode::kSeedOnly);
-      }
-      auto b = engine_.AddBundle(*file->bundle, file->piece_size, announce,
-                                 TorrentEngine::AddMode::kSeedOnly);
-      if (!b.ok()) return b.status();
-      return b->id;
-    }();
-    if (id.ok()) {
-      t.id = *id;
-    } else {
-      t.add_error = id.status();
-      Log(LogLevel::kWarn, "read.torrent_add_failed",
-          {{"path", file->file.path}, {"error", id.status().ToString()}});
+  if (!added && (t.add_error.ok() || now - t.added < std::chrono::seconds(1))) return t;
+  t.add_error = Status::OK();
+  t.added = now;
+  const std::string announce = announce_url_ ? announce_url_() : "";
+  auto id = [&]() -> Result<FileTorrentId> {
+    if (!file.bundle) {
+      return engine_.AddFile(file.file, file.piece_size, announce,
+                             TorrentEngine::AddMode::kSeedOnly);
     }
+    auto b = engine_.AddBundle(*file.bundle, file.piece_size, announce,
+                               TorrentEngine::AddMode::kSeedOnly);
+    if (!b.ok()) return b.status();
+    return b->id;
+  }();
+  if (id.ok()) {
+    t.id = *id;
+  } else {
+    t.add_error = id.status();
+    Log(LogLevel::kWarn, "read.torrent_add_failed",
+        {{"path", file.file.path}, {"error", id.status().ToString()}});
   }
+  return t;
+}
+
+void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
+                         const std::set<uint64_t>& pieces) {
+  const Clock::time_point now = Clock::now();
+  Torrent& t = TorrentOf(*file, now);
   std::vector<uint64_t> missing;
   for (uint64_t p : pieces) {
     if (!store_.Contains(file->chunks[p])) missing.push_back(p);
@@ -192,37 +205,7 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
                   missing.end());
   }
   if (missing.empty()) return;
-
-  // The origin rule for reads: a piece no connected peer offers comes from
-  // the origin at once when the tracker says nobody else is in the swarm,
-  // else once it has gone unoffered for origin_wait_ms.
-  bool nobody = !t.add_error.ok();
-  bool wait_for_tracker = false;
-  std::set<uint64_t> unavailable(missing.begin(), missing.end());
-  if (t.add_error.ok()) {
-    auto progress = engine_.Progress(t.id);
-    auto none_have = engine_.UnavailablePieces(t.id);
-    if (!progress.ok() || !none_have.ok()) return;  // re-added after an eviction: next pass
-    unavailable.clear();
-    const std::set<uint64_t> none(none_have->begin(), none_have->end());
-    for (uint64_t p : missing) {
-      if (none.count(file->TorrentPiece(p)) != 0) unavailable.insert(p);
-    }
-    nobody = progress->tracker_peers == 0 && progress->peers == 0;
-    wait_for_tracker = progress->tracker_peers < 0 && progress->peers == 0 &&
-                       now - t.added < std::chrono::milliseconds(options_.tracker_wait_ms);
-  }
-  std::vector<uint64_t> go;
-  for (uint64_t p : missing) {
-    if (unavailable.count(p) == 0) {
-      t.unavailable_since.erase(file->TorrentPiece(p));  // a peer has it: libtorrent is on it
-      continue;
-    }
-    Clock::time_point since = t.unavailable_since.emplace(file->TorrentPiece(p), now).first->second;
-    if (wait_for_tracker) continue;
-    if (nobody || now - since >= std::chrono::milliseconds(options_.origin_wait_ms))
-      go.push_back(p);
-  }
+  std::vector<uint64_t> go = DueForOrigin(*file, t, missing, now);
   if (go.empty()) return;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -233,6 +216,37 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
     }
   }
   fetch_cv_.notify_all();
+}
+
+std::vector<uint64_t> ReadFetcher::DueForOrigin(const ReadFile& file, Torrent& t,
+                                                const std::vector<uint64_t>& missing,
+                                                Clock::time_point now) {
+  bool alone = !t.add_error.ok();
+  bool wait_for_tracker = false;
+  std::set<uint64_t> unavailable(missing.begin(), missing.end());
+  if (t.add_error.ok()) {
+    auto progress = engine_.Progress(t.id);
+    auto none_have = engine_.UnavailablePieces(t.id);
+    if (!progress.ok() || !none_have.ok()) return {};  // re-added after an eviction: next pass
+    unavailable.clear();
+    const std::set<uint64_t> none(none_have->begin(), none_have->end());
+    for (uint64_t p : missing) {
+      if (none.count(file.TorrentPiece(p)) != 0) unavailable.insert(p);
+    }
+    alone = MissingChunkPolicy::Alone(progress->tracker_peers, progress->peers);
+    wait_for_tracker =
+        policy_.ReadAwaitsTracker(progress->tracker_peers, progress->peers, t.added, now);
+  }
+  std::vector<uint64_t> go;
+  for (uint64_t p : missing) {
+    if (unavailable.count(p) == 0) {
+      t.unavailable_since.erase(file.TorrentPiece(p));  // a peer has it: libtorrent is on it
+      continue;
+    }
+    Clock::time_point since = t.unavailable_since.emplace(file.TorrentPiece(p), now).first->second;
+    if (!wait_for_tracker && policy_.ReadFetchDue(alone, since, now)) go.push_back(p);
+  }
+  return go;
 }
 
 void ReadFetcher::FetchLoop() {
@@ -286,13 +300,13 @@ Status ReadFetcher::FetchFromOrigin(const ReadFile& file, uint64_t piece) {
   }
   if (store_.Contains(chunk)) return Status::OK();
   const uint64_t size = file.PieceBytes(piece);
-  Status s = FetchChunkFromOrigin(*origin_, store_, chunk, size);
-  if (s.code() == Status::Code::kAlreadyExists) return Status::OK();  // another fetch won
-  if (s.ok()) {
+  Result<uint64_t> sent = FetchChunkFromOrigin(*origin_, store_, chunk, size);
+  if (!sent.ok()) return sent.status();
+  if (*sent > 0) {
     counters_.origin_chunks++;
-    counters_.origin_bytes += size;
+    counters_.origin_bytes += *sent;
   }
-  return s;
+  return Status::OK();
 }
 
 }  // namespace shoal

@@ -7,11 +7,10 @@
 // and deadlines, so peers that have them send them first. A piece that no
 // connected peer offers is fetched from the origin: at once when the
 // tracker said nobody else is in the swarm, otherwise after
-// origin_wait_ms. How the origin is asked is one hook, request_origin
-// (shoald's asks the tracker to have the chunk's owner fetch it); unset, or
-// when the hook answers Unavailable, the fetcher reads the origin itself
-// (FetchChunkFromOrigin) and hands the chunk to the engine so this agent
-// seeds it.
+// origin_wait_ms (MissingChunkPolicy::ReadFetchDue). How the origin is asked is one hook,
+// request_origin (shoald's asks the tracker to have the chunk's owner fetch it); unset, or when the
+// hook answers Unavailable, the fetcher reads the origin itself (FetchChunkFromOrigin) and hands
+// the chunk to the engine so this agent seeds it.
 //
 // Chunks from the origin are announced to waiters at once; chunks from
 // peers are noticed within poll_ms.
@@ -40,6 +39,7 @@
 #include "p2p/file_torrent_id.h"
 #include "shoal/chunk_store.h"
 #include "shoal/manifest.h"
+#include "shoal/missing_chunk_policy.h"
 #include "shoal/origin.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
@@ -146,10 +146,19 @@ class ReadFetcher {
   // and returns the pieces still wanted, per file.
   std::map<std::string, std::pair<std::shared_ptr<const ReadFile>, std::set<uint64_t>>> Sweep();
   void Pursue(const std::shared_ptr<const ReadFile>& file, const std::set<uint64_t>& pieces);
+  // The torrent `file` moves in, added to the engine if it is not yet (or
+  // its add failed over a second ago).
+  Torrent& TorrentOf(const ReadFile& file, Clock::time_point now);
+  // The pieces of `missing` (not stored, not being fetched) whose turn at
+  // the origin has come: no connected peer offers them, and the policy's
+  // wait for a peer is over. Notes when each was first unoffered in `t`.
+  std::vector<uint64_t> DueForOrigin(const ReadFile& file, Torrent& t,
+                                     const std::vector<uint64_t>& missing, Clock::time_point now);
   Status FetchFromOrigin(const ReadFile& file, uint64_t piece);
 
   // Constant after construction.
   const ReadFetcherOptions options_;
+  const MissingChunkPolicy policy_;
   ChunkStore& store_;
   TorrentEngine& engine_;
   Origin* const origin_;

@@ -26,9 +26,12 @@ class WriterSink final : public ByteSink {
 
 }  // namespace
 
-Status FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size) {
-  if (store.Contains(id)) return Status::OK();
+Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id,
+                                      uint64_t size) {
+  if (store.Contains(id)) return uint64_t{0};
   auto writer = store.BeginWrite(id, size);
+  // Delivered meanwhile, by a peer or another fetch.
+  if (writer.status().code() == Status::Code::kAlreadyExists) return uint64_t{0};
   if (!writer.ok()) return writer.status();
   WriterSink sink(**writer);
   Status s = origin.Get(ChunkKey(id), 0, size, sink);
@@ -40,7 +43,7 @@ Status FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id
   }
   s = (*writer)->Commit();
   if (!s.ok()) return s.WithContext("chunk " + id.ShortHex() + " from " + origin.Describe());
-  return Status::OK();
+  return size;
 }
 
 }  // namespace shoal

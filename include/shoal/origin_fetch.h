@@ -7,14 +7,18 @@
 #include "shoal/chunk_id.h"
 #include "shoal/chunk_store.h"
 #include "shoal/origin.h"
+#include "shoal/status.h"
 
 namespace shoal {
 
 // GETs chunks/<id> and streams it into the store through a ChunkWriter, so
 // nothing is held in memory whole and the chunk is verified against `id`
-// before it becomes visible. A chunk of the wrong size or content is refused
-// as Corruption, naming the origin. Thread-safe.
-Status FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size);
+// before it becomes visible. Returns the bytes the origin sent: `size`, or 0
+// if the store already held the chunk (nothing is fetched then). A chunk of
+// the wrong size or content is refused as Corruption, naming the origin.
+// Thread-safe.
+Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id,
+                                      uint64_t size);
 
 }  // namespace shoal
 

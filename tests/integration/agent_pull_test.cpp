@@ -73,6 +73,40 @@ TEST_CASE("with no peer holding a chunk, the cluster reads it from the origin on
   CHECK(SameTree(ckpt, c.tmp / "b"));
 }
 
+// The value of `key` in the one-line JSON object `json`, as a number.
+static double JsonNumber(const std::string& json, const std::string& key) {
+  size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) FAIL("no " << key << " in " << json);
+  return std::stod(json.substr(at + key.size() + 3));
+}
+
+TEST_CASE("a cold pull's summary accounts for every byte, the chunks it fetched as owner included",
+          "[agent]") {
+  PullCluster c(3);
+  std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 15);
+  c.PublishUnseeded(ckpt, "team-a/m");
+  auto pull = c.Shoal(c.reader, {"pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent",
+                                 c.agents[0]->socket(), "--json"});
+  INFO(pull.out << pull.err);
+  REQUIRE(pull.exit_code == 0);
+  CHECK(SameTree(ckpt, c.tmp / "out"));
+  const double total = JsonNumber(pull.out, "total_bytes");
+  const double peers = JsonNumber(pull.out, "bytes_from_peers");
+  const double origin = JsonNumber(pull.out, "bytes_from_origin");
+  const double cached = JsonNumber(pull.out, "bytes_cached");
+  CHECK(total == kUnique);
+  CHECK(peers + origin + cached == total);
+  CHECK(cached == 0);
+  // The pulling agent owns some of the chunks and fetched them from the
+  // origin itself, on the tracker's order or as a small file's owner; the
+  // other owners fetched the rest, which came from them as peers.
+  CHECK(origin > 0);
+  CHECK(peers > 0);
+  CHECK(c.agents[0]->Metric("shoal_agent_origin_fetches_total{reason=\"owner\"}") > 0);
+  CHECK(origin == c.agents[0]->Metric("shoal_agent_origin_bytes_total"));
+  CHECK(c.OriginBytes() == Approx(kUnique));
+}
+
 TEST_CASE("a new version that changes one file moves only that file's chunks", "[agent]") {
   PullCluster c(2);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 21);

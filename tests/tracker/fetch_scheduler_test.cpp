@@ -16,6 +16,7 @@
 #include "capnp_views.h"
 #include "fake_agents.h"
 #include "kj_status.h"
+#include "shoal/missing_chunk_policy.h"
 #include "tracker_clock.h"
 
 using namespace shoal;
@@ -332,13 +333,13 @@ TEST_CASE("the takeover timeout waits the longest until a fetch is timed, then f
           "[fetch]") {
   Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2);
   // The first orders share the origin among all of them: no estimate yet.
-  CHECK(h.fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
+  CHECK(h.fetches.takeover_ms() == MissingChunkPolicy::kMaxOrderTakeoverMs);
   // A small file's quick fetch is not taken as the measure.
   for (auto& [id, o] : h.orders) o.chunk_bytes = 900;
   h.fetches.Need(h.target, {Chunk(9)});
   h.Settle();
   h.AnswerAll();
-  CHECK(h.fetches.takeover_ms() == FetchScheduler::kMaxTakeoverMs);
+  CHECK(h.fetches.takeover_ms() == MissingChunkPolicy::kMaxOrderTakeoverMs);
   for (auto& [id, o] : h.orders) o.chunk_bytes = 4 << 20;
   h.fetches.Need(h.target, {Chunk(1), Chunk(2)});
   h.Settle();
