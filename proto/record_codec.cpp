@@ -93,6 +93,28 @@ Result<TagChange> ReadTagChange(proto::TagEvent::Reader in) {
   return c;
 }
 
+void FillAgentStats(const AgentStats& s, proto::AgentStats::Builder out) {
+  out.setCachedBytes(s.cached_bytes);
+  out.setCachedChunks(s.cached_chunks);
+  out.setBytesFromPeers(s.bytes_from_peers);
+  out.setBytesFromOrigin(s.bytes_from_origin);
+  out.setBytesToPeers(s.bytes_to_peers);
+  out.setTorrents(s.torrents);
+  out.setPeers(s.peers);
+}
+
+AgentStats ReadAgentStats(proto::AgentStats::Reader in) {
+  AgentStats s;
+  s.cached_bytes = in.getCachedBytes();
+  s.cached_chunks = in.getCachedChunks();
+  s.bytes_from_peers = in.getBytesFromPeers();
+  s.bytes_from_origin = in.getBytesFromOrigin();
+  s.bytes_to_peers = in.getBytesToPeers();
+  s.torrents = in.getTorrents();
+  s.peers = in.getPeers();
+  return s;
+}
+
 void FillNeedReply(const NeedReply& r, proto::Registry::NeedResults::Builder out) {
   out.setQueued(r.queued);
   out.setPending(r.pending);

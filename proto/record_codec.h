@@ -1,13 +1,15 @@
-// The registry's records (shoal/registry_records.h, shoal/need_reply.h) in
-// their Cap'n Proto form (proto/tracker.capnp): one Fill and one Read per
-// record. The tracker fills them for its RPC replies, its LevelDB values and
-// its HTTP JSON view; clients read them back.
+// The registry's records (shoal/registry_records.h, shoal/need_reply.h) and
+// agents' reports (shoal/agent_stats.h) in their Cap'n Proto form
+// (proto/tracker.capnp): one Fill and one Read per record. The tracker fills
+// them for its RPC replies, its LevelDB values and its HTTP JSON view;
+// clients and the tracker read them back.
 //
 // Fill writes every field. Read refuses a version or chunk ID of the wrong
 // size with InvalidArgument (see capnp_views.h); an optional ID may be empty.
 #ifndef SHOAL_PROTO_RECORD_CODEC_H_
 #define SHOAL_PROTO_RECORD_CODEC_H_
 
+#include "shoal/agent_stats.h"
 #include "shoal/need_reply.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/registry_records.h"
@@ -23,6 +25,9 @@ Result<ModelInfo> ReadModelInfo(proto::ModelSummary::Reader in);
 
 void FillTagChange(const TagChange& c, proto::TagEvent::Builder out);
 Result<TagChange> ReadTagChange(proto::TagEvent::Reader in);
+
+void FillAgentStats(const AgentStats& s, proto::AgentStats::Builder out);
+AgentStats ReadAgentStats(proto::AgentStats::Reader in);
 
 void FillNeedReply(const NeedReply& r, proto::Registry::NeedResults::Builder out);
 Result<NeedReply> ReadNeedReply(proto::Registry::NeedResults::Reader in);

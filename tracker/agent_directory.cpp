@@ -10,19 +10,12 @@ uint64_t AgentDirectory::Join(AgentRecord record, int64_t now_ms) {
   return ++epoch_;
 }
 
-bool AgentDirectory::Heartbeat(const AgentRecord& stats, int64_t now_ms) {
+bool AgentDirectory::Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = members_.find(stats.id);
+  auto it = members_.find(id);
   if (it == members_.end()) return false;
-  AgentRecord& r = it->second;
-  r.last_heartbeat_ms = now_ms;
-  r.cached_bytes = stats.cached_bytes;
-  r.cached_chunks = stats.cached_chunks;
-  r.bytes_from_peers = stats.bytes_from_peers;
-  r.bytes_from_origin = stats.bytes_from_origin;
-  r.bytes_to_peers = stats.bytes_to_peers;
-  r.torrents = stats.torrents;
-  r.peers = stats.peers;
+  it->second.last_heartbeat_ms = now_ms;
+  it->second.stats = stats;
   return true;
 }
 

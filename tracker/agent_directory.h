@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "shoal/agent_stats.h"
+
 namespace shoal::tracker {
 
 struct AgentRecord {
@@ -27,9 +29,7 @@ struct AgentRecord {
   std::vector<std::string> labels;  // "key=value"
   int64_t joined_ms = 0;
   int64_t last_heartbeat_ms = 0;
-  uint64_t cached_bytes = 0, cached_chunks = 0, bytes_from_peers = 0, bytes_from_origin = 0,
-           bytes_to_peers = 0;
-  uint32_t torrents = 0, peers = 0;
+  AgentStats stats;  // as of the last heartbeat
 };
 
 class AgentDirectory {
@@ -41,7 +41,7 @@ class AgentDirectory {
   // Adds or replaces the agent with this id; returns the new epoch.
   uint64_t Join(AgentRecord record, int64_t now_ms);
   // Refreshes a member. False if it had already been dropped (it must join again).
-  bool Heartbeat(const AgentRecord& stats, int64_t now_ms);
+  bool Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms);
   // Removes a member (its connection closed). Returns the epoch.
   uint64_t Leave(const std::string& id);
   // Drops members silent for three heartbeats.

@@ -4,6 +4,7 @@
 #include "agent_directory.h"
 #include "capnp_views.h"
 #include "kj_status.h"
+#include "record_codec.h"
 #include "shoal/log.h"
 #include "tracker_clock.h"
 
@@ -27,17 +28,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
 
  protected:
   kj::Promise<void> heartbeat(HeartbeatContext c) override {
-    auto s = c.getParams().getStats();
-    AgentRecord r;
-    r.id = id_;
-    r.cached_bytes = s.getCachedBytes();
-    r.cached_chunks = s.getCachedChunks();
-    r.bytes_from_peers = s.getBytesFromPeers();
-    r.bytes_from_origin = s.getBytesFromOrigin();
-    r.bytes_to_peers = s.getBytesToPeers();
-    r.torrents = s.getTorrents();
-    r.peers = s.getPeers();
-    if (!agents_.Heartbeat(r, NowMs())) {
+    if (!agents_.Heartbeat(id_, ReadAgentStats(c.getParams().getStats()), NowMs())) {
       ThrowIfError(Status::Unavailable("agent " + id_ +
                                        " missed its heartbeats and was dropped; register again"));
     }

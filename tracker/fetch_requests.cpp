@@ -79,7 +79,7 @@ Result<std::vector<std::string>> SelectNodes(AgentDirectory& agents, const Agent
     if (nodes.size() > 6) return Status::InvalidArgument("--nodes " + nodes + " is too many");
     size_t n = std::stoul(nodes);
     auto free_bytes = [](const AgentRecord& a) {
-      return a.cache_bytes > a.cached_bytes ? a.cache_bytes - a.cached_bytes : 0;
+      return a.cache_bytes > a.stats.cached_bytes ? a.cache_bytes - a.stats.cached_bytes : 0;
     };
     std::stable_sort(live.begin(), live.end(), [&](const AgentRecord& a, const AgentRecord& b) {
       return free_bytes(a) > free_bytes(b);

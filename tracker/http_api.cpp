@@ -140,14 +140,7 @@ HttpResponse Agents(const HttpApiDeps& d, const HttpRequest& req) {
     info.setVersion(a.version);
     o.setAddress(a.address);
     o.setLastHeartbeatMs(a.last_heartbeat_ms);
-    auto st = o.initStats();
-    st.setCachedBytes(a.cached_bytes);
-    st.setCachedChunks(a.cached_chunks);
-    st.setBytesFromPeers(a.bytes_from_peers);
-    st.setBytesFromOrigin(a.bytes_from_origin);
-    st.setBytesToPeers(a.bytes_to_peers);
-    st.setTorrents(a.torrents);
-    st.setPeers(a.peers);
+    FillAgentStats(a.stats, o.initStats());
   };
   return HttpResponse::Json(200, JsonArray<proto::AgentListing>(d.agents.Members(NowMs()), fill));
 }

@@ -108,10 +108,10 @@ Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
   }
 }
 
-AgentStatsSnapshot Agent::Stats() {
+AgentStats Agent::Stats() {
   StoreStats s = store_->Stats();
   EngineStats e = engine_->Stats();
-  AgentStatsSnapshot a;
+  AgentStats a;
   a.cached_bytes = s.used_bytes;
   a.cached_chunks = s.chunks;
   a.bytes_from_peers = e.bytes_down;

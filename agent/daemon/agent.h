@@ -53,7 +53,7 @@ class Agent {
         std::unique_ptr<ChunkStore> store, std::unique_ptr<Origin> origin,
         std::unique_ptr<TorrentEngine> engine, const HttpServerOptions& http);
 
-  AgentStatsSnapshot Stats();
+  AgentStats Stats();
   // Unavailable while the link is not registered with the tracker.
   Status Health() const;
   // What the tracker may order: fetch, replicate and prefetch run on the

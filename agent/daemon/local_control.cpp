@@ -14,6 +14,7 @@
 
 #include "daemon/caller_files.h"
 #include "kj_status.h"
+#include "record_codec.h"
 #include "shoal/log.h"
 #include "shoal/proto/agent.capnp.h"
 

@@ -25,7 +25,7 @@ namespace shoal {
 struct LocalControlDeps {
   PullContext& pulls;  // announce_url is refreshed from the link per pull
   TrackerLink& link;
-  std::function<AgentStatsSnapshot()> stats;
+  std::function<AgentStats()> stats;
   JobThreads& threads;  // runs pulls and seeds; outlives the promise
 };
 

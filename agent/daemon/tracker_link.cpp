@@ -4,6 +4,7 @@
 
 #include "capnp_views.h"
 #include "kj_status.h"
+#include "record_codec.h"
 #include "shoal/log.h"
 
 namespace shoal {
@@ -99,16 +100,6 @@ std::string NodeName(const AgentOptions& o) {
 }
 
 }  // namespace
-
-void FillAgentStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out) {
-  out.setCachedBytes(s.cached_bytes);
-  out.setCachedChunks(s.cached_chunks);
-  out.setBytesFromPeers(s.bytes_from_peers);
-  out.setBytesFromOrigin(s.bytes_from_origin);
-  out.setBytesToPeers(s.bytes_to_peers);
-  out.setTorrents(s.torrents);
-  out.setPeers(s.peers);
-}
 
 TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
                          ControlHandlers handlers)

@@ -19,21 +19,13 @@
 
 #include "daemon/agent_options.h"
 #include "daemon/job_threads.h"
+#include "shoal/agent_stats.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/version_id.h"
 
 namespace shoal {
-
-struct AgentStatsSnapshot {
-  uint64_t cached_bytes = 0, cached_chunks = 0, bytes_from_peers = 0, bytes_from_origin = 0,
-           bytes_to_peers = 0;
-  uint32_t torrents = 0, peers = 0;
-};
-
-// Copies a snapshot into the wire form.
-void FillAgentStats(const AgentStatsSnapshot& s, proto::AgentStats::Builder out);
 
 struct FetchOrderResult {
   uint32_t fetched = 0;
@@ -46,7 +38,7 @@ struct PrefetchResult {
 // What the tracker can ask of this agent. The blocking ones run on a
 // thread of their own per order.
 struct ControlHandlers {
-  std::function<AgentStatsSnapshot()> stats;
+  std::function<AgentStats()> stats;
   // Fetch `chunks` of ns/name's `version` from the origin and seed them.
   std::function<Result<FetchOrderResult>(const std::string& ns, const std::string& name,
                                          const VersionId& version,

@@ -119,3 +119,24 @@ TEST_CASE("chunk id lists and need replies refuse a chunk id of the wrong size",
   CHECK_THAT(ReadNeedReply(need.asReader()).status().message(),
              Catch::Contains("failed chunk: a chunk id is not 32 bytes"));
 }
+
+TEST_CASE("an agent's stats read back as they were filled, every field distinct", "[codec]") {
+  AgentStats s;
+  s.cached_bytes = 1ull << 40;
+  s.cached_chunks = 65537;
+  s.bytes_from_peers = 3ull << 33;
+  s.bytes_from_origin = 5ull << 20;
+  s.bytes_to_peers = 7ull << 34;
+  s.torrents = 18;
+  s.peers = 299;
+  capnp::MallocMessageBuilder b;
+  FillAgentStats(s, b.initRoot<proto::AgentStats>());
+  AgentStats back = ReadAgentStats(b.getRoot<proto::AgentStats>().asReader());
+  CHECK(back.cached_bytes == 1ull << 40);
+  CHECK(back.cached_chunks == 65537);
+  CHECK(back.bytes_from_peers == 3ull << 33);
+  CHECK(back.bytes_from_origin == 5ull << 20);
+  CHECK(back.bytes_to_peers == 7ull << 34);
+  CHECK(back.torrents == 18);
+  CHECK(back.peers == 299);
+}
