@@ -12,13 +12,6 @@ bool SameName(std::string_view a, std::string_view b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 std::optional<std::string> HttpHeaders::Get(std::string_view name) const {
@@ -143,27 +136,6 @@ const char* HttpReason(int status) {
       return "Insufficient Storage";
   }
   return "";
-}
-
-std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
-                                         bool allow_nul) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '%') {
-      if (i + 2 >= text.size()) return std::nullopt;
-      int hi = HexValue(text[i + 1]), lo = HexValue(text[i + 2]);
-      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0 && !allow_nul)) return std::nullopt;
-      out += char(hi << 4 | lo);
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace shoal

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "shoal/log.h"
+#include "shoal/uri_encode.h"
 
 namespace shoal {
 namespace {

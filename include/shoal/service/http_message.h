@@ -138,12 +138,6 @@ int HttpStatusFor(Status::Code code);
 // The standard reason phrase, "Not Found" for 404; "" when unknown.
 const char* HttpReason(int status);
 
-// Decodes %XX escapes; '+' becomes ' ' only if `plus_is_space` (for query
-// strings). nullopt for a malformed escape, or an escaped NUL unless
-// `allow_nul` (query values may be binary, as BitTorrent info hashes are).
-std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
-                                         bool allow_nul = false);
-
 }  // namespace shoal
 
 #endif  // SHOAL_SERVICE_HTTP_MESSAGE_H_
