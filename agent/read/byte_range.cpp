@@ -2,7 +2,7 @@
 
 #include <strings.h>
 
-#include "read/decimal_param.h"
+#include "shoal/decimal.h"
 
 namespace shoal {
 namespace {
@@ -14,7 +14,11 @@ std::string_view Trim(std::string_view s) {
 }
 
 // A non-empty run of digits that fits in 64 bits.
-std::optional<uint64_t> Number(std::string_view s) { return ParseDecimal(s); }
+std::optional<uint64_t> Number(std::string_view s) {
+  Result<uint64_t> n = ParseDecimal(s);
+  if (!n.ok()) return std::nullopt;
+  return *n;
+}
 
 }  // namespace
 
