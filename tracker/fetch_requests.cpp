@@ -6,7 +6,7 @@
 #include "capnp_views.h"
 #include "kj_status.h"
 #include "shoal/log.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 
 namespace shoal::tracker {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "kj_status.h"
 #include "shoal/log.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 
 namespace shoal::tracker {
 namespace {

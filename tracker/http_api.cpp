@@ -12,7 +12,7 @@
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/service/standard_routes.h"
 #include "shoal/token.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {

@@ -16,7 +16,7 @@
 #include "capnp_views.h"
 #include "fake_agents.h"
 #include "kj_status.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 
 using namespace shoal;
 using namespace shoal::tracker;
