@@ -201,10 +201,10 @@ struct HttpConnection::Impl {
     if (o.ec) return TransportError("read response from", o.ec, timeouts.io_ms, info);
     info->got_response = true;
     response->status = parser.get().result_int();
-    response->headers.clear();
+    response->headers = HttpHeaders();
     for (const auto& field : parser.get()) {
-      response->headers.emplace_back(Lower(field.name_string()),
-                                     std::string(field.value().data(), field.value().size()));
+      response->headers.Add(Lower(field.name_string()),
+                            std::string_view(field.value().data(), field.value().size()));
     }
     response->body.clear();
     const bool ok_status = response->status / 100 == 2;
