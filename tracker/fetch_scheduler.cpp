@@ -27,10 +27,6 @@ FetchScheduler::FetchScheduler(FetchPolicy policy, AgentDirectory& agents, Agent
 
 FetchScheduler::~FetchScheduler() { *alive_ = false; }
 
-void FetchScheduler::taskFailed(kj::Exception&& e) {
-  Log(LogLevel::kWarn, "fetch.order_error", {{"error", std::string(e.getDescription().cStr())}});
-}
-
 int64_t FetchScheduler::takeover_ms() const {
   // Until a fetch has been timed, nothing says how long one takes here (the
   // first orders share the origin among all of them): wait the longest.
