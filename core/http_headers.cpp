@@ -11,6 +11,14 @@ bool SameName(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+std::string LowercaseHeaderName(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 std::optional<std::string> HttpHeaders::Get(std::string_view name) const {
   for (const Field& f : fields_) {
     if (SameName(f.first, name)) return f.second;

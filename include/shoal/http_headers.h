@@ -36,6 +36,10 @@ class HttpHeaders {
   std::vector<Field> fields_;
 };
 
+// `name` with ASCII letters in lower case: how SigV4 signs header names, and
+// how the S3 client stores the names of response headers.
+std::string LowercaseHeaderName(std::string_view name);
+
 }  // namespace shoal
 
 #endif  // SHOAL_HTTP_HEADERS_H_
