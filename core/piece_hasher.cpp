@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "shoal/merkle.h"
+#include "shoal/parallel_for.h"
 #include "shoal/posix_file.h"
 #include "shoal/sha256.h"
 
@@ -208,10 +209,7 @@ Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
     }
   };
 
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (std::thread& th : pool) th.join();
+  RunOnThreads(threads, worker);
   if (!first_error.ok()) return first_error;
 
   std::vector<FileHashes> out;

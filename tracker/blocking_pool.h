@@ -33,9 +33,6 @@ class BlockingPool {
   WorkQueue queue_;
 };
 
-// Calls fn(i) for i in [0, n) on up to `parallelism` threads; blocks.
-void ParallelFor(size_t n, int parallelism, const std::function<void(size_t)>& fn);
-
 }  // namespace shoal::tracker
 
 #endif  // SHOAL_TRACKER_BLOCKING_POOL_H_

@@ -4,9 +4,9 @@
 #include <unordered_set>
 #include <utility>
 
-#include "blocking_pool.h"
 #include "registry_store.h"
 #include "shoal/origin.h"
+#include "shoal/parallel_for.h"
 #include "shoal/utc_time.h"
 #include "tracker_metrics.h"
 #include "upload_leases.h"
