@@ -11,6 +11,12 @@ bool SameName(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+std::string_view TrimOws(std::string_view value) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  return value;
+}
+
 std::string LowercaseHeaderName(std::string_view name) {
   std::string out(name);
   for (char& c : out) {

@@ -36,6 +36,10 @@ class HttpHeaders {
   std::vector<Field> fields_;
 };
 
+// `value` without the spaces and tabs HTTP allows around a header value and
+// its parts ("optional whitespace").
+std::string_view TrimOws(std::string_view value);
+
 // `name` with ASCII letters in lower case: how SigV4 signs header names, and
 // how the S3 client stores the names of response headers.
 std::string LowercaseHeaderName(std::string_view name);
