@@ -6,7 +6,7 @@
 #include "kj_status.h"
 #include "record_codec.h"
 #include "shoal/log.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 
 namespace shoal::tracker {
 namespace {

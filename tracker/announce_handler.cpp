@@ -7,9 +7,9 @@
 
 #include "announce_numbers.h"
 #include "shoal/token.h"
+#include "shoal/utc_time.h"
 #include "swarm_store.h"
 #include "torrent_index.h"
-#include "tracker_clock.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {

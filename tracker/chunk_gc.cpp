@@ -5,7 +5,7 @@
 
 #include "registry_store.h"
 #include "shoal/origin.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 #include "tracker_metrics.h"
 #include "upload_leases.h"
 

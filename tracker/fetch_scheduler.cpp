@@ -5,7 +5,7 @@
 #include "kj_status.h"
 #include "shoal/log.h"
 #include "shoal/missing_chunk_policy.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 
 namespace shoal::tracker {
 namespace {
@@ -27,10 +27,6 @@ FetchScheduler::FetchScheduler(FetchPolicy policy, AgentDirectory& agents, Agent
       metrics_(metrics) {}
 
 FetchScheduler::~FetchScheduler() { *alive_ = false; }
-
-void FetchScheduler::taskFailed(kj::Exception&& e) {
-  Log(LogLevel::kWarn, "fetch.order_error", {{"error", std::string(e.getDescription().cStr())}});
-}
 
 int64_t FetchScheduler::takeover_ms() const {
   if (fetch_ms_.empty()) return MissingChunkPolicy::OrderTakeoverMs(std::nullopt);

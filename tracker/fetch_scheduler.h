@@ -64,6 +64,7 @@
 #include "shoal/hash_ring.h"
 #include "shoal/need_reply.h"
 #include "shoal/status.h"
+#include "task_error_log.h"
 #include "tracker_metrics.h"
 #include "version_chunks.h"
 
@@ -85,7 +86,7 @@ struct WarmWatch {
   kj::Own<kj::PromiseFulfiller<void>> finished;
 };
 
-class FetchScheduler final : private kj::TaskSet::ErrorHandler {
+class FetchScheduler final {
  public:
   static constexpr int kMaxAttempts = 3;
   static constexpr size_t kTimingWindow = 32;
@@ -156,7 +157,6 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
   void QueueReplicas(const Entry& e, const std::string& deliverer);
   void DispatchReplicas();
   void SendReplica(const std::string& agent, const FetchTarget& target, const ChunkId& chunk);
-  void taskFailed(kj::Exception&& e) override;
 
   const FetchPolicy policy_;
   AgentDirectory& agents_;
@@ -186,7 +186,8 @@ class FetchScheduler final : private kj::TaskSet::ErrorHandler {
   size_t ring_connected_ = 0;
   // Set on destruction, so replies arriving later are ignored.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  kj::TaskSet tasks_{*this};  // the orders in flight; declared last, so cancelled first
+  TaskErrorLog task_errors_{LogLevel::kWarn, "fetch.order_error"};
+  kj::TaskSet tasks_{task_errors_};  // the orders in flight; declared last, so cancelled first
 };
 
 }  // namespace shoal::tracker

@@ -8,7 +8,7 @@
 #include "shoal/log.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/token.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {

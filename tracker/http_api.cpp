@@ -13,7 +13,7 @@
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/server/standard_routes.h"
 #include "shoal/token.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {

@@ -4,10 +4,10 @@
 #include <unordered_set>
 #include <utility>
 
-#include "blocking_pool.h"
 #include "registry_store.h"
 #include "shoal/origin.h"
-#include "tracker_clock.h"
+#include "shoal/parallel_for.h"
+#include "shoal/utc_time.h"
 #include "tracker_metrics.h"
 #include "upload_leases.h"
 

@@ -8,6 +8,7 @@
 #include "gateway_service.h"
 #include "rpc_frame_guard.h"
 #include "shoal/log.h"
+#include "task_error_log.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {
@@ -100,14 +101,6 @@ class Connection {
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;  // last: its Gateway calls Authenticated()
 };
 
-class ErrorLogger final : public kj::TaskSet::ErrorHandler {
- public:
-  void taskFailed(kj::Exception&& e) override {
-    Log(LogLevel::kWarn, "rpc.connection_error",
-        {{"error", std::string(e.getDescription().cStr())}});
-  }
-};
-
 kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, kj::Timer& timer,
                              kj::TaskSet& tasks) {
   return listener.accept().then([&](kj::Own<kj::AsyncIoStream>&& stream) {
@@ -134,7 +127,7 @@ kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, const RpcLimits& limits, Trac
   kj::Own<kj::ConnectionReceiver> listener = addr->listen();
   *port = static_cast<uint16_t>(listener->getPort());
   auto shared = kj::heap<Shared>(Shared{limits, metrics, gateway});
-  auto logger = kj::heap<ErrorLogger>();
+  auto logger = kj::heap<TaskErrorLog>(LogLevel::kWarn, "rpc.connection_error");
   auto tasks = kj::heap<kj::TaskSet>(*logger);
   auto loop = AcceptLoop(*listener, *shared, io.provider->getTimer(), *tasks);
   // Attached outermost, so it outlives the connections in `tasks`.

@@ -4,9 +4,9 @@
 
 #include "agent_directory.h"
 #include "shoal/origin.h"
+#include "shoal/utc_time.h"
 #include "swarm_store.h"
 #include "torrent_index.h"
-#include "tracker_clock.h"
 #include "tracker_metrics.h"
 #include "tracker_options.h"
 #include "upload_leases.h"

@@ -1,12 +1,12 @@
 #include "cli/chunk_uploader.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <mutex>
-#include <thread>
 
 #include "shoal/chunk_hash.h"
+#include "shoal/parallel_for.h"
+#include "shoal/posix_file.h"
 
 namespace shoal {
 
@@ -26,24 +26,15 @@ std::unordered_map<ChunkId, ChunkSource> LocateChunks(const Manifest& m, const s
 namespace {
 
 Status ReadChunk(const ChunkSource& src, std::vector<uint8_t>* buf) {
-  int fd = ::open(src.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno("open " + src.path, errno);
+  Result<ScopedFd> fd = OpenFile(src.path, O_RDONLY);
+  if (!fd.ok()) return fd.status();
   buf->resize(src.length);
-  size_t done = 0;
-  Status s;
-  while (done < src.length) {
-    ssize_t n =
-        ::pread(fd, buf->data() + done, src.length - done, static_cast<off_t>(src.offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      s = n < 0 ? Status::FromErrno("read " + src.path, errno)
-                : Status::IOError(src.path + " shrank since it was hashed; publish again");
-      break;
-    }
-    done += static_cast<size_t>(n);
+  Result<size_t> got = PreadFull(fd->get(), buf->data(), src.length, src.offset, src.path);
+  if (!got.ok()) return got.status();
+  if (*got < src.length) {
+    return Status::IOError(src.path + " shrank since it was hashed; publish again");
   }
-  ::close(fd);
-  return s;
+  return Status::OK();
 }
 
 }  // namespace
@@ -80,10 +71,7 @@ Status UploadChunks(Origin& origin, const std::vector<ChunkId>& ids,
       if (on_done) on_done(ids[i]);
     }
   };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < parallelism; ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
+  RunOnThreads(parallelism, worker);
   return first_error;
 }
 

@@ -3,6 +3,10 @@
 // long-running agent does not accumulate them; the rest are joined on
 // destruction.
 //
+// Not a WorkQueue: these jobs last seconds to hours and wait on one another
+// (a pull waits for chunks that fetch orders bring in), so any fixed number
+// of threads could queue a job behind the ones waiting for it.
+//
 // Thread-safety: Start() may be called from any thread.
 #ifndef SHOAL_AGENT_DAEMON_JOB_THREADS_H_
 #define SHOAL_AGENT_DAEMON_JOB_THREADS_H_
@@ -14,7 +18,10 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "thread_promise.h"
 
 namespace shoal {
 
@@ -58,12 +65,8 @@ class JobThreads {
   // the calling thread's kj event loop.
   template <typename T, typename Fn>
   kj::Promise<T> Run(Fn fn) {
-    auto paf = kj::newPromiseAndCrossThreadFulfiller<T>();
-    // std::function needs a copyable callable; share the fulfiller.
-    auto fulfiller =
-        std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<T>>>(kj::mv(paf.fulfiller));
-    Start([fn = std::move(fn), fulfiller]() mutable { (*fulfiller)->fulfill(fn()); });
-    return kj::mv(paf.promise);
+    return PromiseFromThread<T>([this](std::function<void()> job) { Start(std::move(job)); },
+                                std::move(fn));
   }
 
  private:

@@ -17,6 +17,7 @@
 #include "record_codec.h"
 #include "shoal/log.h"
 #include "shoal/proto/agent.capnp.h"
+#include "task_error_log.h"
 
 namespace shoal {
 namespace {
@@ -362,18 +363,10 @@ struct Connection {
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc;
 };
 
-class ErrorLogger final : public kj::TaskSet::ErrorHandler {
- public:
-  void taskFailed(kj::Exception&& e) override {
-    Log(LogLevel::kDebug, "control.connection_error",
-        {{"error", std::string(e.getDescription().cStr())}});
-  }
-};
-
 struct State {
   explicit State(LocalControlDeps d) : deps(std::move(d)) {}
   LocalControlDeps deps;
-  ErrorLogger logger;
+  TaskErrorLog logger{LogLevel::kDebug, "control.connection_error"};
   kj::TaskSet connections{logger};
 };
 

@@ -7,36 +7,20 @@
 namespace shoal {
 
 OriginFetches::OriginFetches(Origin& origin, ChunkStore& store, int parallelism)
-    : origin_(origin), store_(store) {
-  for (int i = 0; i < parallelism; ++i) threads_.emplace_back([this] { Loop(); });
-}
+    : origin_(origin), store_(store), workers_(parallelism) {}
 
-OriginFetches::~OriginFetches() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  for (std::thread& t : threads_) t.join();
-}
+OriginFetches::~OriginFetches() { workers_.Cancel(); }
 
-void OriginFetches::Loop() {
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      job = queue_.front();
-      queue_.pop_front();
-    }
+void OriginFetches::Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size,
+                        OriginRole role) {
+  workers_.Post([this, task, piece, id, size, role] {
     auto start = std::chrono::steady_clock::now();
-    Result<uint64_t> sent = FetchChunkFromOrigin(origin_, store_, job.id, job.size);
+    Result<uint64_t> sent = FetchChunkFromOrigin(origin_, store_, id, size);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(mu_);
-    done_.push_back({job.task, job.piece, job.role, sent.ok() ? *sent : 0, sent.status(), ms});
-  }
+    done_.push_back({task, piece, role, sent.ok() ? *sent : 0, sent.status(), ms});
+  });
 }
 
 }  // namespace shoal

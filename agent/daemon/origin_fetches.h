@@ -1,16 +1,16 @@
 // OriginFetches: a pull's own origin fetches, `parallelism` at a time, for
 // the local rule a pull falls back to while the tracker is unreachable.
-// Each fetched chunk goes into the store; TakeDone() reports them.
+// Each fetched chunk goes into the store; TakeDone() reports them. Fetches
+// start in the order they were added, on a WorkQueue of `parallelism`
+// threads.
 //
 // Thread-safety: Add and TakeDone may be called from any thread.
 #ifndef SHOAL_AGENT_DAEMON_ORIGIN_FETCHES_H_
 #define SHOAL_AGENT_DAEMON_ORIGIN_FETCHES_H_
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <mutex>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include "shoal/chunk_id.h"
@@ -18,6 +18,7 @@
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/origin.h"
 #include "shoal/status.h"
+#include "shoal/work_queue.h"
 
 namespace shoal {
 
@@ -35,34 +36,18 @@ class OriginFetches {
     double ms;  // how long the fetch took
   };
   // `role`: this agent's turn for the chunk, reported back in Done.
-  void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size, OriginRole role) {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back({task, piece, id, size, role});
-    cv_.notify_one();
-  }
+  void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size, OriginRole role);
   std::vector<Done> TakeDone() {
     std::lock_guard<std::mutex> lock(mu_);
     return std::exchange(done_, {});
   }
 
  private:
-  struct Job {
-    size_t task;
-    uint64_t piece;
-    ChunkId id;
-    uint64_t size;
-    OriginRole role;
-  };
-  void Loop();
-
   Origin& origin_;
   ChunkStore& store_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> queue_;   // protected by mu_
   std::vector<Done> done_;  // protected by mu_
-  bool stopping_ = false;   // protected by mu_
-  std::vector<std::thread> threads_;
+  WorkQueue workers_;       // last: its threads stop before the rest is destroyed
 };
 
 }  // namespace shoal

@@ -64,6 +64,8 @@ lt::storage_error ChunkDiskIoImpl::ReadBlock(ChunkStorage& st, int worker, uint6
   if (real < static_cast<uint64_t>(len)) {
     std::memset(out + real, 0, static_cast<size_t>(static_cast<uint64_t>(len) - real));
   }
+  // Not PreadFull: its error text is built per call, and this runs for
+  // every 16 KiB block a peer asks for.
   size_t done = 0;
   while (done < real) {
     ssize_t n = ::pread(e.span.fd(), out + done, static_cast<size_t>(real) - done,

@@ -4,6 +4,13 @@
 // piece's writes, its hash and its clear run in the order libtorrent issued
 // them, while different pieces proceed in parallel.
 //
+// Not a WorkQueue: this is libtorrent's disk path, one job per 16 KiB
+// block. A worker takes its whole queue under one lock, runs it as a batch
+// and hands the batch's completions to the network thread together; jobs
+// are move-only (they own libtorrent's handlers and buffers); and an idle
+// worker ticks once a second. A shared FIFO of std::function would lose the
+// per-piece order, the batching and the move-only jobs.
+//
 // Thread-safety: Push may be called from any thread. Stop drains every queue
 // and joins the workers; it is idempotent.
 #ifndef SHOAL_AGENT_P2P_DISK_JOB_QUEUE_H_

@@ -2,35 +2,34 @@
 
 #include <strings.h>
 
-#include "read/decimal_param.h"
+#include "shoal/decimal.h"
+#include "shoal/http_headers.h"
 
 namespace shoal {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // A non-empty run of digits that fits in 64 bits.
-std::optional<uint64_t> Number(std::string_view s) { return ParseDecimal(s); }
+std::optional<uint64_t> Number(std::string_view s) {
+  Result<uint64_t> n = ParseDecimal(s);
+  if (!n.ok()) return std::nullopt;
+  return *n;
+}
 
 }  // namespace
 
 RangeAnswer AnswerRange(const std::optional<std::string>& header, uint64_t size) {
   RangeAnswer whole;
   if (!header) return whole;
-  std::string_view h = Trim(*header);
+  std::string_view h = TrimOws(*header);
   size_t eq = h.find('=');
   if (eq == std::string_view::npos) return whole;
-  std::string_view unit = Trim(h.substr(0, eq));
+  std::string_view unit = TrimOws(h.substr(0, eq));
   if (unit.size() != 5 || strncasecmp(unit.data(), "bytes", 5) != 0) return whole;
-  std::string_view spec = Trim(h.substr(eq + 1));
+  std::string_view spec = TrimOws(h.substr(eq + 1));
   if (spec.find(',') != std::string_view::npos) return whole;
   size_t dash = spec.find('-');
   if (dash == std::string_view::npos) return whole;
-  std::string_view a = Trim(spec.substr(0, dash)), b = Trim(spec.substr(dash + 1));
+  std::string_view a = TrimOws(spec.substr(0, dash)), b = TrimOws(spec.substr(dash + 1));
   RangeAnswer out;
   out.kind = RangeAnswer::Kind::kPartial;
   if (a.empty()) {  // suffix: the last n bytes

@@ -47,9 +47,7 @@ ModelResolver::Clock::time_point ModelResolver::KeepUntil(int64_t token_expires_
   const Clock::time_point now = Clock::now();
   Clock::time_point until = now + ttl_;
   if (token_expires_at_ms > 0) {
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+    const int64_t now_ms = NowMs();
     until = std::min(until, now + std::chrono::milliseconds(token_expires_at_ms - now_ms));
   }
   return until;

@@ -38,11 +38,11 @@
 #include "read/read_call.h"
 #include "read/read_error.h"
 #include "read/read_fetcher.h"
-#include "read/work_queue.h"
 #include "shoal/chunk_store.h"
 #include "shoal/origin.h"
 #include "shoal/server/http_server.h"
 #include "shoal/server/metrics.h"
+#include "shoal/work_queue.h"
 
 namespace shoal {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "read/decimal_param.h"
+#include "shoal/http_headers.h"
 #include "shoal/s3_signer.h"
 #include "shoal/sha256.h"
 #include "shoal/uri_encode.h"
@@ -26,13 +27,6 @@ SigV4Check Fail(Outcome o, std::string message, std::string access_key = "") {
   c.message = std::move(message);
   c.access_key = std::move(access_key);
   return c;
-}
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
 }
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -128,7 +122,7 @@ std::optional<SigV4Check> HeaderClaim(const HttpRequest& request, const std::str
   }
   std::map<std::string, std::string> fields;
   for (const std::string& part : Split(auth.substr(sizeof(kAlgorithm) - 1), ',')) {
-    std::string p = Trim(part);
+    std::string p(TrimOws(part));
     size_t eq = p.find('=');
     if (eq != std::string::npos) fields[p.substr(0, eq)] = p.substr(eq + 1);
   }

@@ -27,7 +27,8 @@ Result<uint64_t> ParseDecimal(std::string_view text, uint64_t min, uint64_t max)
     return Status::InvalidArgument("must be a whole number from " + std::to_string(min) + " to " +
                                    std::to_string(max) + ", not '" + Printable(text) + "'");
   };
-  if (text.empty()) return refuse();
+  constexpr size_t kMaxDigits = 20;  // strlen("18446744073709551615")
+  if (text.empty() || text.size() > kMaxDigits) return refuse();
   uint64_t value = 0;
   for (char ch : text) {
     if (ch < '0' || ch > '9') return refuse();

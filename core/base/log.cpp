@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "shoal/hex.h"
 #include "shoal/utc_time.h"
 
 namespace shoal {
@@ -76,7 +77,6 @@ void SetLogLevel(LogLevel level) { g_min_level.store(int(level), std::memory_ord
 LogLevel GetLogLevel() { return LogLevel(g_min_level.load(std::memory_order_relaxed)); }
 
 void AppendJsonString(std::string_view s, std::string* out) {
-  static const char kHex[] = "0123456789abcdef";
   out->push_back('"');
   for (size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
@@ -91,8 +91,8 @@ void AppendJsonString(std::string_view s, std::string* out) {
       out->append("\\t");
     } else if (c < 0x20 || c == 0x7f) {
       out->append("\\u00");
-      out->push_back(kHex[c >> 4]);
-      out->push_back(kHex[c & 0xf]);
+      out->push_back(hex::kLowerDigits[c >> 4]);
+      out->push_back(hex::kLowerDigits[c & 0xf]);
     } else if (c >= 0x80) {
       size_t len = Utf8SequenceLength(s, i);
       if (len == 0) {
@@ -157,7 +157,7 @@ std::string FormatLogLine(LogLevel level, std::string_view event,
 
 void Log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields) {
   if (int(level) < g_min_level.load(std::memory_order_relaxed)) return;
-  WriteLine(FormatLogLine(level, event, fields, NowUnixMillis()));
+  WriteLine(FormatLogLine(level, event, fields, NowMs()));
 }
 
 }  // namespace shoal

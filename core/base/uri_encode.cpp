@@ -1,5 +1,9 @@
 #include "shoal/uri_encode.h"
 
+#include <utility>
+
+#include "shoal/hex.h"
+
 namespace shoal {
 namespace {
 
@@ -9,7 +13,6 @@ bool IsUnreserved(unsigned char c) {
 }
 
 std::string Encode(std::string_view text, bool keep_slash) {
-  static const char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(text.size() * 3 / 2);
   for (unsigned char c : text) {
@@ -17,18 +20,11 @@ std::string Encode(std::string_view text, bool keep_slash) {
       out.push_back(static_cast<char>(c));
     } else {
       out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
+      out.push_back(hex::kUpperDigits[c >> 4]);
+      out.push_back(hex::kUpperDigits[c & 15]);
     }
   }
   return out;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 }  // namespace
@@ -37,24 +33,34 @@ std::string UriEncodePath(std::string_view key) { return Encode(key, true); }
 
 std::string UriEncodeQuery(std::string_view text) { return Encode(text, false); }
 
-Result<std::string> UriDecode(std::string_view text) {
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
+                                         bool allow_nul) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out.push_back(text[i]);
-      continue;
+    char c = text[i];
+    if (c == '%') {
+      if (i + 2 >= text.size()) return std::nullopt;
+      int hi = hex::DigitValue(text[i + 1]), lo = hex::DigitValue(text[i + 2]);
+      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0 && !allow_nul)) return std::nullopt;
+      out += char(hi << 4 | lo);
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      out += ' ';
+    } else {
+      out += c;
     }
-    int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
-    int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
-    if (hi < 0 || lo < 0) {
-      return Status::InvalidArgument("bad percent-escape in '" + std::string(text.substr(0, 200)) +
-                                     "'");
-    }
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
   }
   return out;
+}
+
+Result<std::string> UriDecode(std::string_view text) {
+  std::optional<std::string> out = PercentDecode(text, /*plus_is_space=*/false, /*allow_nul=*/true);
+  if (!out) {
+    return Status::InvalidArgument("bad percent-escape in '" + std::string(text.substr(0, 200)) +
+                                   "'");
+  }
+  return std::move(*out);
 }
 
 }  // namespace shoal

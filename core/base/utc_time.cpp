@@ -6,7 +6,7 @@
 
 namespace shoal {
 
-int64_t NowUnixMillis() {
+int64_t NowMs() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }

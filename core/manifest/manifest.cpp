@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "shoal/hex.h"
 #include "shoal/merkle.h"
 #include "shoal/piece_hasher.h"
 
@@ -55,10 +56,9 @@ std::string Quote(const std::string& s) {
   for (size_t i = 0; i < s.size() && i < 120; ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x20 || c == 0x7f) {
-      static const char kHex[] = "0123456789abcdef";
       out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
+      out += hex::kLowerDigits[c >> 4];
+      out += hex::kLowerDigits[c & 0xf];
     } else {
       out += static_cast<char>(c);
     }

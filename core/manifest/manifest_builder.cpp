@@ -2,9 +2,10 @@
 
 #include <sys/stat.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+
+#include "shoal/utc_time.h"
 
 namespace shoal {
 namespace fs = std::filesystem;
@@ -119,9 +120,7 @@ Result<Manifest> BuildManifest(const std::string& dir, const BuildOptions& optio
     const char* user = std::getenv("USER");
     m.created_by = user != nullptr ? user : "unknown";
   }
-  m.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
+  m.created_at_ms = NowMs();
   m.piece_size = options.hash.piece_size;
   for (size_t i = 0; i < walk.rel_paths.size(); ++i) {
     FileEntry f;

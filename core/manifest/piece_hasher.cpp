@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "shoal/merkle.h"
+#include "shoal/parallel_for.h"
+#include "shoal/posix_file.h"
 #include "shoal/sha256.h"
 
 namespace shoal {
@@ -35,36 +37,13 @@ struct FileState {
   std::vector<Digest> piece_roots;  // written by workers at distinct indices
 };
 
-// Closes the descriptor it holds.
-class Fd {
- public:
-  Fd() = default;
-  ~Fd() { Reset(-1); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  void Reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
-
+// Reads exactly `len` bytes; a short read means the file shrank under the hasher.
 Status ReadFully(int fd, uint8_t* buf, size_t len, uint64_t offset, const std::string& path) {
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = ::pread(fd, buf + done, len - done, static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::FromErrno("read " + path, errno);
-    }
-    if (n == 0) {
-      return Status::IOError(path +
-                             " shrank while it was being hashed; hash it again once it is stable");
-    }
-    done += static_cast<size_t>(n);
+  Result<size_t> got = PreadFull(fd, buf, len, offset, path);
+  if (!got.ok()) return got.status();
+  if (*got < len) {
+    return Status::IOError(path +
+                           " shrank while it was being hashed; hash it again once it is stable");
   }
   return Status::OK();
 }
@@ -198,10 +177,7 @@ class HashRun {
   // Hashes every task on `threads` threads (this one included); the first
   // error stops them all.
   Status Run(int threads) {
-    std::vector<std::thread> pool;
-    for (int i = 1; i < threads; ++i) pool.emplace_back([this] { Work(); });
-    Work();
-    for (std::thread& th : pool) th.join();
+    RunOnThreads(threads, [this] { Work(); });
     return first_error_;
   }
 
@@ -211,7 +187,7 @@ class HashRun {
     const uint32_t piece_size = options_.piece_size;
     std::vector<uint8_t> buf(options_.read_size);
     Sha256 sha;
-    Fd fd;
+    ScopedFd fd;
     size_t open_file = SIZE_MAX;
     for (;;) {
       if (failed_.load(std::memory_order_relaxed)) return;
@@ -221,7 +197,7 @@ class HashRun {
       FileState& file = files_[task.file];
       Status s;
       if (open_file != task.file) {
-        fd.Reset(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC));
+        fd.reset(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC));
         open_file = task.file;
         if (fd.get() < 0) {
           s = Status::FromErrno("open " + file.path, errno);

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <vector>
 
+#include "shoal/posix_file.h"
+
 namespace shoal {
 namespace {
 
@@ -39,52 +41,6 @@ Status CheckKey(const std::string& key) {
   return Status::OK();
 }
 
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-
- private:
-  int fd_;
-};
-
-Status WriteAll(int fd, const uint8_t* data, size_t len, const std::string& path) {
-  while (len > 0) {
-    ssize_t n = ::write(fd, data, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::FromErrno("write " + path, errno);
-    }
-    data += n;
-    len -= static_cast<size_t>(n);
-  }
-  return Status::OK();
-}
-
-Status MakeDirs(const std::string& dir) {
-  if (dir.empty()) return Status::OK();
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0) {
-    return S_ISDIR(st.st_mode) ? Status::OK()
-                               : Status::IOError(dir + " exists and is not a folder");
-  }
-  size_t slash = dir.find_last_of('/');
-  if (slash != std::string::npos && slash > 0)
-    SHOAL_RETURN_IF_ERROR(MakeDirs(dir.substr(0, slash)));
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Status::FromErrno("mkdir " + dir, errno);
-  }
-  return Status::OK();
-}
-
 class FileOrigin final : public Origin {
  public:
   explicit FileOrigin(std::string root) : root_(std::move(root)) {}
@@ -98,7 +54,7 @@ class FileOrigin final : public Origin {
   Status Put(const std::string& key, const uint8_t* data, size_t len) override {
     counters_.AddRequest(OriginOp::kPut);
     Status s = WriteAtomically(
-        key, [&](int fd, const std::string& tmp) { return WriteAll(fd, data, len, tmp); });
+        key, [&](int fd, const std::string& tmp) { return PwriteFull(fd, data, len, 0, tmp); });
     if (s.ok())
       counters_.AddBytes(OriginOp::kPut, len);
     else
@@ -115,7 +71,7 @@ class FileOrigin final : public Origin {
         Result<size_t> n = source.Read(buf.data(), buf.size());
         if (!n.ok()) return n.status();
         if (*n == 0) return Status::OK();
-        SHOAL_RETURN_IF_ERROR(WriteAll(fd, buf.data(), *n, tmp));
+        SHOAL_RETURN_IF_ERROR(PwriteFull(fd, buf.data(), *n, total, tmp));
         total += *n;
       }
     });
@@ -183,7 +139,7 @@ class FileOrigin final : public Origin {
   Status DoGet(const std::string& key, uint64_t offset, uint64_t length, ByteSink& sink) {
     counters_.AddRequest(OriginOp::kGet);
     SHOAL_RETURN_IF_ERROR(CheckKey(key));
-    FdCloser fd(::open(Path(key).c_str(), O_RDONLY | O_CLOEXEC));
+    ScopedFd fd(::open(Path(key).c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return Status::FromErrno(Where(key), errno);
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) return Status::FromErrno("stat " + Where(key), errno);
@@ -194,18 +150,18 @@ class FileOrigin final : public Origin {
                                      std::to_string(length) + " reaches past the end of " +
                                      Where(key) + " (" + std::to_string(size) + " bytes)");
     }
+    const std::string where = Where(key);
     std::vector<uint8_t> buf(std::min<uint64_t>(kBufferSize, std::max<uint64_t>(length, 1)));
     uint64_t pos = offset, left = length;
     while (left > 0) {
-      ssize_t n = ::pread(fd.get(), buf.data(), std::min<uint64_t>(buf.size(), left),
-                          static_cast<off_t>(pos));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return Status::FromErrno("read " + Where(key), errno);
-      if (n == 0) return Status::IOError(Where(key) + " shrank while being read");
-      SHOAL_RETURN_IF_ERROR(sink.Write(buf.data(), static_cast<size_t>(n)));
-      counters_.AddBytes(OriginOp::kGet, static_cast<uint64_t>(n));
-      pos += static_cast<uint64_t>(n);
-      left -= static_cast<uint64_t>(n);
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), left));
+      Result<size_t> got = PreadFull(fd.get(), buf.data(), want, pos, where);
+      if (!got.ok()) return got.status();
+      if (*got < want) return Status::IOError(where + " shrank while being read");
+      SHOAL_RETURN_IF_ERROR(sink.Write(buf.data(), want));
+      counters_.AddBytes(OriginOp::kGet, want);
+      pos += want;
+      left -= want;
     }
     return Status::OK();
   }
@@ -220,7 +176,7 @@ class FileOrigin final : public Origin {
     SHOAL_RETURN_IF_ERROR(MakeDirs(dir));
     const std::string tmp = dir + "/" + kTempPrefix + std::to_string(::getpid()) + "-" +
                             std::to_string(next_tmp_.fetch_add(1));
-    FdCloser fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     if (fd.get() < 0) return Status::FromErrno("create " + tmp, errno);
     Status s = fill(fd.get(), tmp);
     if (s.ok() && ::fsync(fd.get()) != 0) s = Status::FromErrno("fsync " + tmp, errno);
@@ -232,7 +188,7 @@ class FileOrigin final : public Origin {
       ::unlink(tmp.c_str());
       return s;
     }
-    FdCloser dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ScopedFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dfd.get() >= 0) ::fsync(dfd.get());
     return Status::OK();
   }

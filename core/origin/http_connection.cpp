@@ -10,7 +10,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <cctype>
 #include <cerrno>
 #include <limits>
 #include <optional>
@@ -45,12 +44,6 @@ struct Recorder {
   }
   void operator()(error_code ec, const tcp::endpoint&) const { out->ec = ec; }
 };
-
-std::string Lower(beast::string_view s) {
-  std::string out(s.data(), s.size());
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 }  // namespace
 
@@ -204,10 +197,10 @@ struct HttpConnection::Impl {
     if (o.ec) return TransportError("read response from", o.ec, timeouts.io_ms, info);
     info->got_response = true;
     response->status = parser.get().result_int();
-    response->headers.clear();
+    response->headers = HttpHeaders();
     for (const auto& field : parser.get()) {
-      response->headers.emplace_back(Lower(field.name_string()),
-                                     std::string(field.value().data(), field.value().size()));
+      response->headers.Add(LowercaseHeaderName(field.name_string()),
+                            std::string_view(field.value().data(), field.value().size()));
     }
     return Status::OK();
   }

@@ -60,10 +60,7 @@ Result<HttpEndpoint> ParseHttpEndpoint(const std::string& url) {
 }
 
 std::string OriginHttpResponse::Header(const std::string& name) const {
-  for (const auto& [k, v] : headers) {
-    if (k == name) return v;
-  }
-  return "";
+  return headers.Get(name).value_or("");
 }
 
 }  // namespace shoal

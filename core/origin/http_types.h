@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "shoal/http_headers.h"
 #include "shoal/status.h"
 
 namespace shoal {
@@ -33,8 +34,6 @@ struct HttpTimeouts {
   uint32_t connect_ms = 5000;  // resolve + connect + TLS handshake
   uint32_t io_ms = 30000;      // longest wait for progress on any read or write
 };
-
-using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
 struct OriginHttpRequest {
   std::string method;  // "GET", "PUT", ...

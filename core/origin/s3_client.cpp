@@ -74,7 +74,7 @@ OriginHttpRequest S3Client::Build(const S3Call& call, const std::string& payload
   sr.method = call.method;
   sr.path = Path(call.key);
   sr.query = call.query;
-  sr.headers = call.headers;
+  sr.headers.assign(call.headers.begin(), call.headers.end());
   sr.headers.emplace_back("host", conn_endpoint_.HostHeader());
   if (call.sink != nullptr &&
       (call.offset > 0 || call.length != UINT64_MAX || already_delivered > 0)) {
@@ -91,8 +91,8 @@ OriginHttpRequest S3Client::Build(const S3Call& call, const std::string& payload
   req.target = sr.path;
   std::string query = CanonicalQueryString(call.query);
   if (!query.empty()) req.target += "?" + query;
-  req.headers = std::move(sr.headers);
-  req.headers.insert(req.headers.end(), auth.begin(), auth.end());
+  for (const auto& [k, v] : sr.headers) req.headers.Add(k, v);
+  for (const auto& [k, v] : auth) req.headers.Add(k, v);
   req.body = call.body;
   req.body_len = call.body_len;
   return req;

@@ -114,7 +114,7 @@ Status Complete(S3Client& client, const std::string& key, const std::string& upl
   call.method = "POST";
   call.key = key;
   call.query = {{"uploadId", upload_id}};
-  call.headers = {{"content-type", "application/xml"}};
+  call.headers.Add("content-type", "application/xml");
   call.body = reinterpret_cast<const uint8_t*>(body.data());
   call.body_len = body.size();
   call.idempotent = false;

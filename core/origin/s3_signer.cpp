@@ -4,9 +4,9 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "shoal/hash256.h"
+#include "shoal/http_headers.h"
 #include "shoal/sha256.h"
 #include "shoal/uri_encode.h"
 
@@ -32,12 +32,6 @@ Mac Hmac(const std::string& key, const std::string& data) {
 
 std::string HexSha256(const std::string& data) {
   return Sha256::Of(data.data(), data.size()).ToHex();
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 // Trims both ends and folds runs of spaces into one, as SigV4 asks.
@@ -91,7 +85,8 @@ SigV4Signer::SigV4Signer(S3Credentials credentials, std::string region, std::str
 std::string SigV4Signer::CanonicalRequest(const SignableRequest& request) {
   std::vector<std::pair<std::string, std::string>> headers;
   headers.reserve(request.headers.size());
-  for (const auto& [k, v] : request.headers) headers.emplace_back(Lower(k), TrimValue(v));
+  for (const auto& [k, v] : request.headers)
+    headers.emplace_back(LowercaseHeaderName(k), TrimValue(v));
   std::sort(headers.begin(), headers.end());
 
   std::string canonical_headers, signed_headers;
@@ -143,7 +138,7 @@ std::vector<std::pair<std::string, std::string>> SigV4Signer::SignHeaders(
   std::string signed_headers;
   {
     std::vector<std::string> names;
-    for (const auto& h : full.headers) names.push_back(Lower(h.first));
+    for (const auto& h : full.headers) names.push_back(LowercaseHeaderName(h.first));
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     for (const auto& n : names) signed_headers += (signed_headers.empty() ? "" : ";") + n;
@@ -161,7 +156,7 @@ std::string SigV4Signer::PresignQuery(const SignableRequest& request, std::time_
   SignableRequest req = request;
   req.headers.clear();
   for (const auto& h : request.headers) {
-    if (Lower(h.first) == "host") req.headers.push_back(h);
+    if (LowercaseHeaderName(h.first) == "host") req.headers.push_back(h);
   }
   req.payload_sha256 = kUnsignedPayload;
   req.query.emplace_back("X-Amz-Algorithm", kAlgorithm);

@@ -6,40 +6,6 @@
 #include "shoal/log.h"
 
 namespace shoal {
-namespace {
-
-bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
-std::optional<std::string> HttpHeaders::Get(std::string_view name) const {
-  for (const Field& f : fields_) {
-    if (SameName(f.first, name)) return f.second;
-  }
-  return std::nullopt;
-}
-
-void HttpHeaders::Set(std::string_view name, std::string_view value) {
-  std::vector<Field> kept;
-  for (Field& f : fields_) {
-    if (!SameName(f.first, name)) kept.push_back(std::move(f));
-  }
-  fields_ = std::move(kept);
-  Add(name, value);
-}
-
-void HttpHeaders::Add(std::string_view name, std::string_view value) {
-  fields_.emplace_back(std::string(name), std::string(value));
-}
 
 std::optional<std::string> HttpRequest::BearerToken() const {
   std::optional<std::string> auth = headers.Get("Authorization");
@@ -143,27 +109,6 @@ const char* HttpReason(int status) {
       return "Insufficient Storage";
   }
   return "";
-}
-
-std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
-                                         bool allow_nul) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '%') {
-      if (i + 2 >= text.size()) return std::nullopt;
-      int hi = HexValue(text[i + 1]), lo = HexValue(text[i + 2]);
-      if (hi < 0 || lo < 0 || (hi == 0 && lo == 0 && !allow_nul)) return std::nullopt;
-      out += char(hi << 4 | lo);
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace shoal

@@ -3,6 +3,8 @@
 #include <optional>
 #include <utility>
 
+#include "shoal/uri_encode.h"
+
 namespace shoal {
 
 bool IsHeaderSafe(std::string_view name, std::string_view value) {

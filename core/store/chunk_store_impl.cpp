@@ -5,18 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 
 #include "chunk_verify.h"
 #include "shoal/byte_size.h"
+#include "shoal/utc_time.h"
 
 namespace shoal {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 int64_t ChangeTimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;

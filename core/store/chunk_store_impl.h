@@ -136,8 +136,6 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
   int64_t last_access_flush_ms_ = 0;
 };
 
-// Unix time in milliseconds.
-int64_t NowMs();
 // The file's change time in nanoseconds (see ChunkEntry::file_ctime_ns).
 int64_t ChangeTimeNs(const struct stat& st);
 // ChangeTimeNs of the file at `path`, or 0 if it cannot be stat'ed.

@@ -9,6 +9,7 @@
 #include "chunk_store_impl.h"
 #include "chunk_writer_impl.h"
 #include "shoal/merkle.h"
+#include "shoal/utc_time.h"
 
 namespace shoal {
 namespace {

@@ -16,6 +16,7 @@
 #include "chunk_store_impl.h"
 #include "chunk_verify.h"
 #include "shoal/merkle.h"
+#include "shoal/utc_time.h"
 
 namespace shoal {
 

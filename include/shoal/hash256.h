@@ -13,17 +13,10 @@
 #include <string>
 #include <string_view>
 
+#include "shoal/hex.h"
 #include "shoal/status.h"
 
 namespace shoal {
-
-namespace hex {
-// Lowercase hex of `len` bytes.
-std::string Encode(const uint8_t* data, size_t len);
-// Decodes exactly `len` bytes from 2*len hex digits (either case). False on
-// any other length or a non-hex character.
-bool Decode(std::string_view text, uint8_t* out, size_t len);
-}  // namespace hex
 
 template <typename Tag>
 class Hash256 {

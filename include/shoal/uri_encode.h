@@ -3,6 +3,7 @@
 #ifndef SHOAL_URI_ENCODE_H_
 #define SHOAL_URI_ENCODE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,8 +18,14 @@ std::string UriEncodePath(std::string_view key);
 // Encodes a query parameter name or value: '/' becomes %2F too.
 std::string UriEncodeQuery(std::string_view text);
 
-// Decodes %XX escapes (and nothing else: '+' stays '+'). InvalidArgument on a
-// truncated or non-hex escape.
+// Decodes %XX escapes; '+' becomes ' ' only if `plus_is_space` (for query
+// strings). nullopt for a truncated or non-hex escape, or an escaped NUL
+// unless `allow_nul` (query values may be binary, as BitTorrent info hashes are).
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
+                                         bool allow_nul = false);
+
+// PercentDecode with '+' kept as '+' and NUL allowed, for S3 keys and SigV4
+// query parameters. InvalidArgument, quoting the text, on a bad escape.
 Result<std::string> UriDecode(std::string_view text);
 
 }  // namespace shoal

@@ -7,8 +7,9 @@
 
 namespace shoal {
 
-// Milliseconds since the Unix epoch, from the system clock.
-int64_t NowUnixMillis();
+// Milliseconds since the Unix epoch, from the system clock: the one wall
+// clock that timestamps, leases, token expiry and cache access times read.
+int64_t NowMs();
 
 // "2026-11-29T18:00:00.123Z". Times before 1970 or after 9999 are clamped.
 std::string FormatUtcMillis(int64_t unix_ms);

@@ -12,7 +12,7 @@
 #include "agent_directory.h"
 #include "fake_agents.h"
 #include "fetch_scheduler.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 #include "tracker_metrics.h"
 
 using namespace shoal;

@@ -17,7 +17,7 @@
 #include "fake_agents.h"
 #include "kj_status.h"
 #include "shoal/missing_chunk_policy.h"
-#include "tracker_clock.h"
+#include "shoal/utc_time.h"
 
 using namespace shoal;
 using namespace shoal::tracker;

@@ -16,29 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "shoal/http_headers.h"
 #include "shoal/status.h"
 
 namespace shoal {
-
-// Header fields in arrival order; names compare case-insensitively.
-class HttpHeaders {
- public:
-  // The first value of `name`, or nullopt.
-  std::optional<std::string> Get(std::string_view name) const;
-  bool Has(std::string_view name) const { return Get(name).has_value(); }
-  // Replaces every field called `name` with one field.
-  void Set(std::string_view name, std::string_view value);
-  // Appends a field, keeping any others of that name.
-  void Add(std::string_view name, std::string_view value);
-
-  using Field = std::pair<std::string, std::string>;
-  std::vector<Field>::const_iterator begin() const { return fields_.begin(); }
-  std::vector<Field>::const_iterator end() const { return fields_.end(); }
-  size_t size() const { return fields_.size(); }
-
- private:
-  std::vector<Field> fields_;
-};
 
 struct HttpRequest {
   std::string method;                        // "GET", "HEAD", "POST", ...
@@ -137,12 +118,6 @@ int HttpStatusFor(Status::Code code);
 
 // The standard reason phrase, "Not Found" for 404; "" when unknown.
 const char* HttpReason(int status);
-
-// Decodes %XX escapes; '+' becomes ' ' only if `plus_is_space` (for query
-// strings). nullopt for a malformed escape, or an escaped NUL unless
-// `allow_nul` (query values may be binary, as BitTorrent info hashes are).
-std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
-                                         bool allow_nul = false);
 
 }  // namespace shoal
 
