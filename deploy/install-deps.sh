@@ -43,7 +43,7 @@ esac
 
 missing=()
 for p in "${want[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q " ok installed$"; then
     missing+=("$p")
   fi
 done

@@ -11,7 +11,9 @@ It connects to a leecher's peer port and misbehaves in one of these ways
                     rest of the piece, also garbage. The piece fails its hash
                     check with two peers to blame, so the leecher asks one of
                     them for the piece's block hashes; every hash request is
-                    answered with a hash reject.
+                    answered with a hash reject. After that reject the
+                    first connection serves garbage for every block asked,
+                    and the second chokes and sends hashes nobody asked for.
   unsolicited       One connection per message, none of them asked for:
                     hashes for the real file, hashes naming an all-zero root
                     and an index far out of range, a hash request out of
@@ -36,6 +38,7 @@ import time
 CHOKE, UNCHOKE, HAVE, REQUEST, PIECE = 0, 1, 4, 6, 7
 HAVE_ALL, REJECT = 14, 16
 HASH_REQUEST, HASHES, HASH_REJECT = 21, 22, 23
+NAMES = {HASH_REQUEST: "hash-request", HASHES: "hashes", HASH_REJECT: "hash-reject"}
 
 print_lock = threading.Lock()
 
@@ -104,11 +107,14 @@ class Conn:
         self.sock.settimeout(0.2)
         while time.monotonic() < deadline:
             try:
-                if self.read_message() is None:
-                    log(self.name, "closed-by-leecher")
-                    return True
+                msg = self.read_message()
             except socket.timeout:
-                pass
+                continue
+            if msg is None:
+                log(self.name, "closed-by-leecher")
+                return True
+            if msg[0] in NAMES:
+                log(self.name, "got-" + NAMES[msg[0]])
         log(self.name, "still-open")
         return False
 
@@ -120,11 +126,14 @@ def hash_header(root, base, index, count, proof_layers):
 class BadBlockPeer(threading.Thread):
     """One of the two connections of the bad-block-reject scenario."""
 
-    def __init__(self, args, name, source_ip, peer_id_char, first, others_may_go):
+    def __init__(self, args, name, source_ip, peer_id_char, first, others_may_go, rejected):
         super().__init__(daemon=True)
         self.conn = Conn(args, name, source_ip, peer_id_char)
-        self.first = first  # serves one block, then chokes
+        self.first = first  # serves one block, then chokes until a reject
         self.others_may_go = others_may_go
+        self.rejected = rejected
+        self.quiet = False  # rejects every request
+        self.root = bytes.fromhex(args.root)
         self.args = args
 
     def run(self):
@@ -138,6 +147,16 @@ class BadBlockPeer(threading.Thread):
             if not unchoked and (self.first or self.others_may_go.is_set()):
                 c.send(UNCHOKE)
                 unchoked = True
+            if self.rejected.is_set() and self.first is not None:
+                if self.first:
+                    c.send(UNCHOKE)
+                else:
+                    c.send(CHOKE)
+                    junk = os.urandom(32) * self.args.blocks
+                    c.send(HASHES, hash_header(self.root, 0, 0, self.args.blocks, 0) + junk)
+                    log(c.name, "sent-unasked-hashes")
+                self.quiet = not self.first
+                self.first = None
             if served and not c.send(HAVE, struct.pack(">I", 0)):
                 break  # a HAVE makes the leecher look for hashes to ask for
             try:
@@ -150,7 +169,7 @@ class BadBlockPeer(threading.Thread):
             msg_id, payload = msg
             if msg_id == REQUEST:
                 index, begin, length = struct.unpack(">III", payload)
-                if self.first and served:
+                if (self.first and served) or self.quiet:
                     c.send(REJECT, payload)
                     continue
                 c.send(PIECE, struct.pack(">II", index, begin) + b"\xa5" * length)
@@ -164,15 +183,16 @@ class BadBlockPeer(threading.Thread):
                 log(c.name, "hash-request", f"base={base} index={index} count={count}")
                 c.send(HASH_REJECT, payload)
                 log(c.name, "hash-reject-sent")
+                self.rejected.set()
         log(c.name, "timed-out")
         c.sock.close()
 
 
 def bad_block_reject(args):
-    go = threading.Event()
+    go, rejected = threading.Event(), threading.Event()
     peers = [
-        BadBlockPeer(args, "first", "127.0.0.2", "a", True, go),
-        BadBlockPeer(args, "second", "127.0.0.3", "b", False, go),
+        BadBlockPeer(args, "first", "127.0.0.2", "a", True, go, rejected),
+        BadBlockPeer(args, "second", "127.0.0.3", "b", False, go, rejected),
     ]
     for p in peers:
         p.start()
@@ -222,6 +242,8 @@ def main():
     p.add_argument("--root", default="00" * 32, help="the file's pieces root, hex")
     p.add_argument("--scenario", required=True,
                    choices=["bad-block-reject", "unsolicited", "zero-root"])
+    p.add_argument("--blocks", type=int, default=4,
+                   help="bad-block-reject: leaves of the file's merkle tree (a power of two)")
     p.add_argument("--timeout", type=float, default=20.0, help="seconds per connection")
     p.add_argument("--close-wait", type=float, default=3.0,
                    help="seconds to wait for the leecher to close a connection")
