@@ -2,8 +2,8 @@
 # Installs the Debian 12 packages Shoal needs. Idempotent: packages already
 # installed are skipped, and apt is not touched when nothing is missing.
 # libtorrent-rasterbar is then replaced by Debian's own source rebuilt with
-# the fixes in deploy/libtorrent/patches (deploy/libtorrent/build.sh): about
-# 15 minutes once per machine, seconds when the patched build is installed.
+# the fixes in deploy/libtorrent/patches (deploy/libtorrent/build.sh): 15 to
+# 20 minutes once per machine, seconds when the patched build is installed.
 #
 #   deploy/install-deps.sh          build and runtime packages
 #   deploy/install-deps.sh --test   also the S3 server (Ceph radosgw) and the
