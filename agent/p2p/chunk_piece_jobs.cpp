@@ -114,10 +114,11 @@ lt::storage_error ChunkDiskIoImpl::HashPiece(ChunkStorage& st, int worker, uint6
         // have_pieces) rejects it, and hash_picker::hashes_rejected() then
         // indexes its per-512-pieces table with a block index: out of
         // bounds, a null dereference for a file of one piece ("segfault at
-        // 8"). Fixed upstream after 2.0.8 (arvidn/libtorrent#8630); nothing
-        // here can stop libtorrent asking. So Shoal peers must never send
-        // bytes that fail the hash: the store hashes a chunk file again
-        // when it changed since it was last known good (ChunkStoreImpl::
+        // 8"). Fixed upstream after 2.0.8 (arvidn/libtorrent#8630), and in
+        // the libtorrent deploy/libtorrent/ builds (docs/security.md); a
+        // Debian build still crashes, and nothing here can stop libtorrent
+        // asking. So Shoal peers still never send bytes that fail the hash: the store hashes a
+        // chunk file again when it changed since it was last known good (ChunkStoreImpl::
         // OpenChunkFile), and a damaged chunk is dropped, not served.
         counters_->pieces_rejected.fetch_add(1, std::memory_order_relaxed);
       } else {

@@ -1,8 +1,9 @@
 // A seeder whose chunk files are damaged on disk while it runs, as in the
 // agent test "a corrupt seeder is caught...": it must find the damage itself
 // and stop offering those pieces rather than send bytes that fail the hash.
-// With libtorrent 2.0.8 a v2 piece that fails on the receiving side can
-// crash the receiver (see HashPiece in agent/p2p/chunk_piece_jobs.cpp), so
+// With Debian's libtorrent 2.0.8 a v2 piece that fails on the receiving
+// side can crash the receiver (see HashPiece in agent/p2p/chunk_piece_jobs.cpp;
+// deploy/libtorrent/ patches it, and hostile_peer_test.cpp checks that), so
 // no bad piece may leave a Shoal peer.
 #include <fcntl.h>
 #include <unistd.h>
