@@ -15,7 +15,6 @@
 
 #include "http_wire.h"
 #include "shoal/log.h"
-#include "shoal/uri_encode.h"
 
 namespace shoal {
 namespace {
