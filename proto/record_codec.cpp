@@ -93,6 +93,18 @@ Result<TagChange> ReadTagChange(proto::TagEvent::Reader in) {
   return c;
 }
 
+void FillPeerCert(const IssuedCert& c, proto::PeerCert::Builder out) {
+  out.setPem(c.cert_pem);
+  out.setNotAfterMs(c.not_after_ms);
+}
+
+IssuedCert ReadPeerCert(proto::PeerCert::Reader in) {
+  IssuedCert c;
+  c.cert_pem = in.getPem();
+  c.not_after_ms = in.getNotAfterMs();
+  return c;
+}
+
 void FillAgentStats(const AgentStats& s, proto::AgentStats::Builder out) {
   out.setCachedBytes(s.cached_bytes);
   out.setCachedChunks(s.cached_chunks);

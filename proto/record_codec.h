@@ -11,6 +11,7 @@
 
 #include "shoal/agent_stats.h"
 #include "shoal/need_reply.h"
+#include "shoal/peer_cert.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/registry_records.h"
 #include "shoal/status.h"
@@ -28,6 +29,10 @@ Result<TagChange> ReadTagChange(proto::TagEvent::Reader in);
 
 void FillAgentStats(const AgentStats& s, proto::AgentStats::Builder out);
 AgentStats ReadAgentStats(proto::AgentStats::Reader in);
+
+void FillPeerCert(const IssuedCert& c, proto::PeerCert::Builder out);
+// not_before_ms is not sent, and reads as 0.
+IssuedCert ReadPeerCert(proto::PeerCert::Reader in);
 
 void FillNeedReply(const NeedReply& r, proto::Registry::NeedResults::Builder out);
 Result<NeedReply> ReadNeedReply(proto::Registry::NeedResults::Reader in);

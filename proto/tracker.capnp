@@ -93,9 +93,14 @@ interface Gateway {
 
   # An agent joins: it must heartbeat every heartbeatMs or be dropped after
   # three misses. `control` is how the tracker reaches it later.
-  registerAgent @2 (token :Text, info :AgentInfo, control :AgentControl)
+  # Peer admission: `peerKey` is the PEM public key of a key pair the agent
+  # made. When the cluster admits peers by certificate, `peerCa` is its CA
+  # (PEM; every torrent carries it) and `peerCert` the agent's certificate
+  # for that key; both empty when peers speak plain BitTorrent.
+  registerAgent @2 (token :Text, info :AgentInfo, control :AgentControl, peerKey :Text)
       -> (session :AgentSession, agentId :Text, epoch :UInt64, heartbeatMs :UInt32,
-          httpPort :UInt16);    # the tracker's HTTP port, for /announce
+          httpPort :UInt16,     # the tracker's HTTP port, for /announce
+          peerCa :Text, peerCert :PeerCert);
 }
 
 interface Registry {
@@ -221,6 +226,14 @@ interface AgentSession {
   heartbeat @0 (stats :AgentStats) -> (epoch :UInt64);
   # The live members and their weights, for computing chunk owners.
   ring @1 () -> (epoch :UInt64, members :List(RingMember));
+  # A new peer certificate for `peerKey`, before the last one expires. The
+  # token is checked again: one no longer valid gets none.
+  renewPeerCert @2 (token :Text, peerKey :Text) -> (peerCert :PeerCert);
+}
+
+struct PeerCert {
+  pem @0 :Text;
+  notAfterMs @1 :Int64;           # when it expires, ms since the epoch
 }
 
 struct RingMember {

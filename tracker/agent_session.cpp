@@ -4,6 +4,7 @@
 #include "agent_directory.h"
 #include "capnp_views.h"
 #include "kj_status.h"
+#include "peer_certs.h"
 #include "record_codec.h"
 #include "shoal/log.h"
 #include "shoal/utc_time.h"
@@ -15,9 +16,9 @@ namespace {
 // removes the agent.
 class AgentSessionImpl final : public proto::AgentSession::Server {
  public:
-  AgentSessionImpl(AgentDirectory& agents, AgentControls& controls, std::string id,
-                   proto::AgentControl::Client control)
-      : agents_(agents), controls_(controls), id_(std::move(id)) {
+  AgentSessionImpl(AgentDirectory& agents, AgentControls& controls, const PeerCerts& certs,
+                   std::string id, proto::AgentControl::Client control)
+      : agents_(agents), controls_(controls), certs_(certs), id_(std::move(id)) {
     controls_.Attach(id_, kj::mv(control));
   }
   ~AgentSessionImpl() noexcept(false) {
@@ -47,18 +48,28 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> renewPeerCert(RenewPeerCertContext c) override {
+    auto p = c.getParams();
+    auto cert = certs_.Issue(Text(p.getToken()), Text(p.getPeerKey()), id_);
+    if (!cert.ok()) ThrowIfError(cert.status());
+    FillPeerCert(*cert, c.getResults().initPeerCert());
+    return kj::READY_NOW;
+  }
+
  private:
   AgentDirectory& agents_;
   AgentControls& controls_;
+  const PeerCerts& certs_;
   const std::string id_;
 };
 
 }  // namespace
 
 kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
-                                                     AgentControls& controls, std::string agent_id,
+                                                     AgentControls& controls,
+                                                     const PeerCerts& certs, std::string agent_id,
                                                      proto::AgentControl::Client control) {
-  return kj::heap<AgentSessionImpl>(agents, controls, std::move(agent_id), kj::mv(control));
+  return kj::heap<AgentSessionImpl>(agents, controls, certs, std::move(agent_id), kj::mv(control));
 }
 
 }  // namespace shoal::tracker

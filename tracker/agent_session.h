@@ -12,11 +12,14 @@ namespace shoal::tracker {
 
 class AgentControls;
 class AgentDirectory;
+class PeerCerts;
 
 // The session of `agent_id`, which has joined `agents` already; attaches
-// `control` to `controls` until dropped. Both must outlive it.
+// `control` to `controls` until dropped, and renews the agent's peer
+// certificate from `certs`. All three must outlive it.
 kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
-                                                     AgentControls& controls, std::string agent_id,
+                                                     AgentControls& controls,
+                                                     const PeerCerts& certs, std::string agent_id,
                                                      proto::AgentControl::Client control);
 
 }  // namespace shoal::tracker

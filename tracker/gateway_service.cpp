@@ -4,6 +4,8 @@
 #include "agent_session.h"
 #include "capnp_views.h"
 #include "kj_status.h"
+#include "peer_certs.h"
+#include "record_codec.h"
 #include "record_fill.h"
 #include "shoal/log.h"
 #include "shoal/manifest_signer.h"
@@ -66,10 +68,21 @@ class GatewayImpl final : public proto::Gateway::Server {
     }
     r.id = r.name + "@" + r.address + ":" + std::to_string(r.peer_port);
     std::string id = r.id;
+    auto results = c.getResults();
+    if (d_.peer_certs.enabled()) {
+      if (!p.hasPeerKey()) {
+        ThrowIfError(Status::InvalidArgument(
+            "this cluster admits peers by certificate, and the agent sent no peer key: "
+            "upgrade shoald"));
+      }
+      auto cert = d_.peer_certs.Issue(Text(p.getToken()), Text(p.getPeerKey()), id);
+      if (!cert.ok()) ThrowIfError(cert.status());
+      results.setPeerCa(d_.peer_certs.ca_pem());
+      FillPeerCert(*cert, results.initPeerCert());
+    }
     uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
     Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
-    auto results = c.getResults();
-    results.setSession(NewAgentSession(d_.agents, d_.controls, id, p.getControl()));
+    results.setSession(NewAgentSession(d_.agents, d_.controls, d_.peer_certs, id, p.getControl()));
     results.setAgentId(id);
     results.setEpoch(epoch);
     results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));

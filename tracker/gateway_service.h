@@ -21,12 +21,14 @@ namespace shoal::tracker {
 
 class AgentControls;
 class AgentDirectory;
+class PeerCerts;
 struct TrackerMetrics;
 
 // What a Gateway touches. Every reference must outlive every connection.
 struct GatewayDeps {
   const TokenAuthority& tokens;
   const ManifestSigner& signer;
+  const PeerCerts& peer_certs;  // registerAgent issues the agent's first one
   TrackerMetrics& metrics;
   AgentDirectory& agents;     // registerAgent joins it
   AgentControls& controls;    // ... and attaches the agent's control capability

@@ -12,7 +12,7 @@ void TorrentIndex::Remove(const Manifest& m) { Apply(m, -1); }
 
 void TorrentIndex::Apply(const Manifest& m, int delta) {
   std::vector<InfoHash20> hashes;
-  for (const Digest& full : VersionTorrentHashes(m)) {
+  for (const Digest& full : VersionTorrentHashes(m, peer_ca_)) {
     InfoHash20 h;
     std::memcpy(h.data(), full.data(), h.size());
     hashes.push_back(h);

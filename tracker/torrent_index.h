@@ -25,6 +25,10 @@ namespace shoal::tracker {
 
 class TorrentIndex {
  public:
+  // Torrents are those of a cluster whose peer CA is `peer_ca` (empty:
+  // plain peers), which is part of every info-hash.
+  explicit TorrentIndex(std::string peer_ca) : peer_ca_(std::move(peer_ca)) {}
+
   // Counts every torrent of `m` (VersionTorrentHashes) under m.ns.
   void Add(const Manifest& m);
   // Undoes one Add of the same manifest.
@@ -38,6 +42,7 @@ class TorrentIndex {
  private:
   void Apply(const Manifest& m, int delta);
 
+  const std::string peer_ca_;
   std::mutex mu_;
   // info-hash -> namespace -> versions holding it; protected by mu_
   std::map<InfoHash20, std::map<std::string, uint32_t>> torrents_;

@@ -20,6 +20,10 @@ void CollectRegistry(MetricsWriter& w, const TrackerMetrics& m) {
                {{"result", "ok"}});
   w.AddCounter("shoal_tracker_auth_total", "Token checks at authentication", m.auth_denied,
                {{"result", "denied"}});
+  w.AddCounter("shoal_tracker_peer_certs_total", "Agents' peer certificates asked for",
+               m.peer_certs_issued, {{"result", "issued"}});
+  w.AddCounter("shoal_tracker_peer_certs_total", "Agents' peer certificates asked for",
+               m.peer_certs_refused, {{"result", "refused"}});
   w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.publishes,
                {{"op", "publish"}});
   w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.publish_rejected,

@@ -10,9 +10,11 @@
 #include "agent_directory.h"
 #include "blocking_pool.h"
 #include "fetch_scheduler.h"
+#include "peer_certs.h"
 #include "registry_store.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
+#include "shoal/peer_cert.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
 #include "swarm_store.h"
@@ -31,15 +33,17 @@ inline FetchPolicy FetchPolicyOf(const TrackerOptions& o) {
 
 struct TrackerContext {
   TrackerContext(TrackerOptions opts, RegistryStore& s, const TokenAuthority& t,
-                 const ManifestSigner& sg, Origin& o)
+                 const ManifestSigner& sg, const PeerCa* ca, Origin& o)
       : options(std::move(opts)),
         store(s),
         tokens(t),
         signer(sg),
+        peer_ca(ca),
         origin(o),
         pool(options.blocking_threads),
         swarm(3 * options.announce_interval_ms, 3 * options.seed_announce_interval_ms,
               SwarmLimits{options.max_swarms, options.max_swarm_peers}),
+        torrents(ca != nullptr ? ca->cert_pem() : std::string()),
         agents(options.heartbeat_ms),
         version_chunks(s) {}
 
@@ -47,12 +51,14 @@ struct TrackerContext {
   RegistryStore& store;
   const TokenAuthority& tokens;
   const ManifestSigner& signer;
+  const PeerCa* peer_ca;  // null: peers speak plain BitTorrent
   Origin& origin;
   UploadLeases leases;
   TrackerMetrics metrics;
   BlockingPool pool;
   SwarmStore swarm;
   TorrentIndex torrents;  // which namespaces may announce which torrents
+  PeerCerts peer_certs{peer_ca, options.peer_cert_ttl_ms, tokens, metrics};
   AgentDirectory agents;
   uint16_t http_port = 0;  // set once the HTTP server listens
   // Each live agent's control capability. Touched only on the RPC thread.

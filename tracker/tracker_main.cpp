@@ -21,6 +21,7 @@
 #include "shoal/log.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
+#include "shoal/peer_cert.h"
 #include "shoal/server/effective_config.h"
 #include "shoal/token.h"
 #include "tracker_collectors.h"
@@ -40,6 +41,8 @@ struct ServeFlags {
   std::string fetch_done_grace = "15s";
   std::string rpc_auth_timeout = "10s";
   std::string rpc_message_timeout = "30s";
+  std::string peer_tls = "on";
+  std::string peer_cert_ttl = "12h";
   bool print_config = false;
 };
 
@@ -101,6 +104,14 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--max-swarm-peers", o.max_swarm_peers,
                   "live peers over all swarms; announces from new peers beyond it are refused")
       ->capture_default_str();
+  cmd->add_option("--peer-tls", f->peer_tls,
+                  "on: agents exchange pieces over TLS, admitted by certificates from the "
+                  "cluster's peer CA; off: plain BitTorrent, for a network already trusted")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--peer-cert-ttl", f->peer_cert_ttl,
+                  "how long an agent's peer certificate lasts; agents renew at two thirds")
+      ->capture_default_str();
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
   cmd->add_flag("--print-config", f->print_config,
                 "print the effective configuration as a config file and exit")
@@ -144,6 +155,9 @@ Status ApplyServeFlags(ServeFlags& f) {
       ParseDurationFlag(f.rpc_auth_timeout, "--rpc-auth-timeout", false, &o.rpc_auth_timeout_ms));
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.rpc_message_timeout, "--rpc-message-timeout", false,
                                           &o.rpc_message_timeout_ms));
+  SHOAL_RETURN_IF_ERROR(
+      ParseDurationFlag(f.peer_cert_ttl, "--peer-cert-ttl", false, &o.peer_cert_ttl_ms));
+  o.peer_tls = f.peer_tls == "on";
   return o.Validate();
 }
 
@@ -152,6 +166,7 @@ struct TrackerState {
   std::unique_ptr<RegistryStore> store;
   std::unique_ptr<TokenAuthority> tokens;
   std::unique_ptr<ManifestSigner> signer;
+  std::unique_ptr<PeerCa> peer_ca;  // null with --peer-tls off
   std::unique_ptr<Origin> origin;
 };
 
@@ -165,6 +180,11 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   if (!tokens.ok()) return tokens.status();
   auto signer = ManifestSigner::LoadOrCreate(o.data_dir + "/signing.key");
   if (!signer.ok()) return signer.status();
+  if (o.peer_tls) {
+    auto ca = PeerCa::LoadOrCreate(o.data_dir);
+    if (!ca.ok()) return ca.status().WithContext("peer CA");
+    state->peer_ca = std::move(ca).value();
+  }
   auto origin = OpenOrigin(o.origin);
   if (!origin.ok()) return origin.status().WithContext("open origin " + o.origin.url);
   state->store = std::move(store).value();
@@ -179,8 +199,8 @@ GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
   WarmDeps warm{ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
   RegistryDeps registry{ctx.options, ctx.store,    ctx.leases, ctx.metrics, ctx.pool,
                         ctx.signer,  ctx.torrents, ctx.origin, warm};
-  return GatewayDeps{ctx.tokens,   ctx.signer,    ctx.metrics, ctx.agents,
-                     ctx.controls, ctx.http_port, registry};
+  return GatewayDeps{ctx.tokens, ctx.signer,   ctx.peer_certs, ctx.metrics,
+                     ctx.agents, ctx.controls, ctx.http_port,  registry};
 }
 
 // The parts of the tracker the HTTP routes reach.
@@ -256,7 +276,8 @@ Status Serve(ServeFlags& f) {
   SHOAL_RETURN_IF_ERROR(OpenState(o, &state));
 
   auto io = kj::setupAsyncIo();
-  TrackerContext ctx(o, *state.store, *state.tokens, *state.signer, *state.origin);
+  TrackerContext ctx(o, *state.store, *state.tokens, *state.signer, state.peer_ca.get(),
+                     *state.origin);
   SHOAL_RETURN_IF_ERROR(
       state.store->ForEachManifest([&ctx](const Manifest& m) { ctx.torrents.Add(m); })
           .WithContext("indexing published torrents"));
@@ -279,6 +300,7 @@ Status Serve(ServeFlags& f) {
        {"data_dir", o.data_dir},
        {"origin", state.origin->Describe()},
        {"signing_key", state.signer->key_id()},
+       {"peer_tls", o.peer_tls},
        {"versions", static_cast<int64_t>(state.store->version_count())},
        {"torrents", static_cast<int64_t>(ctx.torrents.size())}});
   RunUntilStopped(io, ctx, kj::mv(rpc));

@@ -10,9 +10,11 @@ namespace shoal::tracker {
 
 struct TrackerMetrics {
   std::atomic<uint64_t> auth_ok{0};
-  std::atomic<uint64_t> auth_denied{0};       // bad, forged or expired tokens; scope refusals
-  std::atomic<uint64_t> publishes{0};         // versions created
-  std::atomic<uint64_t> publish_rejected{0};  // commits refused (validation, missing chunks)
+  std::atomic<uint64_t> auth_denied{0};         // bad, forged or expired tokens; scope refusals
+  std::atomic<uint64_t> peer_certs_issued{0};   // agents' peer certificates, at join and renewal
+  std::atomic<uint64_t> peer_certs_refused{0};  // ... refused (a token no longer valid, a bad key)
+  std::atomic<uint64_t> publishes{0};           // versions created
+  std::atomic<uint64_t> publish_rejected{0};    // commits refused (validation, missing chunks)
   std::atomic<uint64_t> resolves{0};
   std::atomic<uint64_t> tag_moves{0};
   std::atomic<uint64_t> deletes{0};

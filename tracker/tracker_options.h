@@ -36,6 +36,10 @@ struct TrackerOptions {
   uint32_t rpc_max_unauthenticated = 256;  // RPC connections not yet authenticated; more are closed
   uint64_t max_swarms = 200000;  // torrents with live peers; announces starting more are refused
   uint64_t max_swarm_peers = 1000000;  // live peers over all swarms; new ones beyond are refused
+  // Peers are admitted by certificates from the cluster's peer CA (kept in
+  // data_dir) and speak TLS; false: plain BitTorrent, for trusted networks.
+  bool peer_tls = true;
+  int64_t peer_cert_ttl_ms = 12 * 3600 * 1000;  // agents' certificates last this long
 
   Status Validate() const;
 };

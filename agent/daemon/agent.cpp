@@ -33,6 +33,9 @@ EngineOptions EngineOptionsOf(const AgentOptions& o) {
   eo.handshake_timeout_s = o.peer_handshake_timeout_s;
   eo.peer_timeout_s = o.peer_timeout_s;
   eo.message_stall_s = o.peer_message_stall_s;
+  eo.upload_rate = o.peer_upload_rate;
+  // The tracker says how this cluster admits peers, at registration.
+  eo.await_peer_identity = true;
   return eo;
 }
 
@@ -131,6 +134,7 @@ Status Agent::Health() const {
 ControlHandlers Agent::TrackerOrders() {
   ControlHandlers handlers;
   handlers.stats = [this] { return Stats(); };
+  handlers.peer_identity = [this](const PeerIdentity& id) { return engine_->SetPeerIdentity(id); };
   handlers.fetch = [this](const std::string& ns, const std::string& name, const VersionId& version,
                           const std::vector<ChunkId>& chunks,
                           bool takeover) -> Result<FetchOrderResult> {

@@ -82,7 +82,8 @@ void AddOriginFlags(CLI::App& app, AgentOptions& o) {
 }
 
 // The transfer engine's disk threads and peer connection timeouts.
-void AddPeerFlags(CLI::App& app, AgentOptions& o) {
+void AddPeerFlags(CLI::App& app, AgentFlags& f) {
+  AgentOptions& o = f.options;
   app.add_option("--disk-threads", o.disk_threads, "disk I/O threads")->capture_default_str();
   app.add_option(
          "--peer-handshake-timeout-s", o.peer_handshake_timeout_s,
@@ -92,6 +93,9 @@ void AddPeerFlags(CLI::App& app, AgentOptions& o) {
   app.add_option(
          "--peer-timeout-s", o.peer_timeout_s,
          "close a peer connection that receives nothing this many seconds (keep-alives every half)")
+      ->capture_default_str();
+  app.add_option("--peer-upload-rate", f.peer_upload_rate,
+                 "bytes per second this agent sends to peers in all, e.g. 100MiB; 0 = no limit")
       ->capture_default_str();
   app.add_option("--peer-message-stall-s", o.peer_message_stall_s,
                  "close a peer connection that spends this many seconds in all mid-message while "
@@ -114,7 +118,7 @@ void AddAgentFlags(CLI::App& app, AgentFlags& f) {
   AddHttpFlags(app, f.options);
   AddLocalFlags(app, f.options);
   AddOriginFlags(app, f.options);
-  AddPeerFlags(app, f.options);
+  AddPeerFlags(app, f);
   AgentOptions& o = f.options;
   app.add_option("--label", o.labels,
                  "label this agent for `shoal warm --nodes`, as key=value; repeatable");

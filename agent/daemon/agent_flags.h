@@ -14,8 +14,10 @@ namespace shoal {
 struct AgentFlags {
   AgentOptions options;
   std::string cache_size = "100GiB";  // ParseByteSize form; sets options.cache_bytes
-  std::string log_level = "info";     // ParseLogLevel form
-  bool print_config = false;          // print the effective configuration and exit
+  std::string peer_upload_rate =
+      "0";                         // ParseByteSize form, per second; sets options.peer_upload_rate
+  std::string log_level = "info";  // ParseLogLevel form
+  bool print_config = false;       // print the effective configuration and exit
 };
 
 // Declares every flag on `app`, bound to `flags`, which must outlive it. A

@@ -33,6 +33,16 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
     w.AddCounter("shoal_agent_peers_stalled_total",
                  "Peer connections closed for a handshake or message that crawled",
                  e.peers_stalled);
+    for (size_t r = 0; r < e.refused.size(); ++r) {
+      w.AddCounter("shoal_agent_peer_handshakes_refused_total",
+                   "Peer connections refused in the TLS handshake, by reason", e.refused[r],
+                   {{"reason", PeerRefusalName(static_cast<PeerRefusal>(r))}});
+    }
+    w.AddGauge("shoal_agent_peer_tls", "1 if peers are admitted by certificate and speak TLS",
+               e.peer_tls ? 1 : 0);
+    w.AddGauge("shoal_agent_peer_cert_expiry_timestamp_seconds",
+               "When the agent's peer certificate expires (unix seconds); 0 without one",
+               static_cast<double>(e.cert_not_after_ms) / 1000.0);
     w.AddGauge("shoal_agent_peers", "Connected peers", static_cast<double>(e.peers));
     w.AddGauge("shoal_agent_torrents", "Torrents in the engine", static_cast<double>(e.torrents));
     w.AddCounter("shoal_agent_origin_bytes_total", "Bytes fetched from the origin",

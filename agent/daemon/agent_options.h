@@ -30,6 +30,7 @@ struct AgentOptions {
   int disk_threads = 2;               // disk I/O workers of the transfer engine
   int peer_handshake_timeout_s = 10;  // a peer connection must finish its handshake within this
   int peer_timeout_s = 12;            // a peer connection silent this long is closed
+  uint64_t peer_upload_rate = 0;      // bytes per second to all peers; 0 = no limit
   int peer_message_stall_s = 10;      // a begun peer message must progress within this
   std::vector<std::string> labels;    // "key=value", for `shoal warm --nodes key=value`
   int http_threads = 2;               // HTTP I/O threads (reads never hold one while waiting)

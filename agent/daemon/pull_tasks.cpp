@@ -12,7 +12,8 @@ Result<std::vector<PullTask>> PlanPull(const Manifest& m) {
   const VersionBundles placed = VersionBundles::Of(m);
   const std::vector<std::vector<const FileEntry*>>& bundles = placed.bundles;
   for (size_t k = 0; k < bundles.size(); ++k) {
-    auto meta = BuildBundleMetainfo(bundles[k], m.piece_size);
+    // Only the pieces are used here, which do not depend on the CA.
+    auto meta = BuildBundleMetainfo(bundles[k], m.piece_size, "");
     if (!meta.ok()) return meta.status();
     PullTask b;
     b.bundle = true;

@@ -34,6 +34,9 @@ Status PrepareProcess(AgentFlags& f) {
     if (!bytes.ok()) return bytes.status().WithContext("--cache-size");
     f.options.cache_bytes = *bytes;
   }
+  auto rate = ParseByteSize(f.peer_upload_rate);
+  if (!rate.ok()) return rate.status().WithContext("--peer-upload-rate");
+  f.options.peer_upload_rate = *rate;
   SHOAL_RETURN_IF_ERROR(f.options.Validate());
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);  // trimming cost page faults on every transfer
   // Peer connections, chunk files and the files pulls write all hold

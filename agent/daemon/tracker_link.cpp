@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "capnp_views.h"
 #include "kj_status.h"
 #include "record_codec.h"
 #include "shoal/log.h"
+#include "shoal/utc_time.h"
 
 namespace shoal {
 namespace {
@@ -103,7 +106,54 @@ std::string NodeName(const AgentOptions& o) {
 
 TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
                          ControlHandlers handlers)
-    : io_(io), options_(options), peer_port_(peer_port), handlers_(std::move(handlers)) {}
+    : io_(io),
+      options_(options),
+      peer_port_(peer_port),
+      handlers_(std::move(handlers)),
+      peer_key_(GeneratePeerKey()) {}
+
+int64_t TrackerLink::TakePeerIdentity(const std::string& ca_pem, const IssuedCert& cert) {
+  peer_ca_ = ca_pem;
+  PeerIdentity id;
+  if (!ca_pem.empty()) {
+    id.ca_pem = ca_pem;
+    id.cert_pem = cert.cert_pem;
+    id.key_pem = peer_key_->private_key_pem;
+    id.not_after_ms = cert.not_after_ms;
+  }
+  if (handlers_.peer_identity) {
+    Status s = handlers_.peer_identity(id);
+    if (!s.ok()) Log(LogLevel::kError, "peer.identity_refused", {{"error", s.ToString()}});
+  }
+  if (ca_pem.empty()) return 0;
+  // Renew when two thirds of the remaining life have passed, and never
+  // more often than once a second.
+  const int64_t now = NowMs();
+  return now + std::max<int64_t>(1000, (cert.not_after_ms - now) * 2 / 3);
+}
+
+kj::Promise<void> TrackerLink::RenewLoop(proto::AgentSession::Client session, int64_t renew_at_ms) {
+  if (renew_at_ms == 0) return kj::NEVER_DONE;
+  const int64_t wait = std::max<int64_t>(0, renew_at_ms - NowMs());
+  return io_.provider->getTimer()
+      .afterDelay(wait * kj::MILLISECONDS)
+      .then([this, session]() mutable {
+        auto req = session.renewPeerCertRequest();
+        req.setToken(options_.token);
+        req.setPeerKey(peer_key_->public_key_pem);
+        return req.send().then(
+            [this](capnp::Response<proto::AgentSession::RenewPeerCertResults> r) {
+              return TakePeerIdentity(peer_ca_, ReadPeerCert(r.getPeerCert()));
+            },
+            [](kj::Exception&& e) -> int64_t {
+              Status s = StatusFromException(e, "renew peer certificate");
+              Log(LogLevel::kError, "peer.cert_renew_failed",
+                  {{"error", s.ToString()}, {"retry_ms", int64_t{10000}}});
+              return NowMs() + 10000;
+            });
+      })
+      .then([this, session](int64_t next) mutable { return RenewLoop(session, next); });
+}
 
 std::string TrackerLink::agent_id() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -184,6 +234,8 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
         for (size_t i = 0; i < options_.labels.size(); ++i)
           labels.set(static_cast<unsigned>(i), options_.labels[i]);
         req.setControl(kj::heap<AgentControlImpl>(handlers_, jobs_));
+        if (!peer_key_.ok()) ThrowIfError(peer_key_.status().WithContext("peer key"));
+        req.setPeerKey(peer_key_->public_key_pem);
         auto disconnected = network_->onDisconnect();
         return req.send()
             .then([this, gateway](capnp::Response<proto::Gateway::RegisterAgentResults> r) mutable {
@@ -202,10 +254,15 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               backoff_ms_ = 500;
               Log(LogLevel::kInfo, "tracker.registered",
                   {{"agent", std::string(r.getAgentId())}, {"epoch", r.getEpoch()}});
+              const int64_t renew_at =
+                  TakePeerIdentity(r.getPeerCa(), ReadPeerCert(r.getPeerCert()));
               auto session = r.getSession();
               uint32_t interval = r.getHeartbeatMs();
-              return RefreshRing(session).then(
-                  [this, session, interval]() mutable { return HeartbeatLoop(session, interval); });
+              return RefreshRing(session)
+                  .then([this, session, interval]() mutable {
+                    return HeartbeatLoop(session, interval);
+                  })
+                  .exclusiveJoin(RenewLoop(session, renew_at));
             })
             .exclusiveJoin(kj::mv(disconnected));
       });

@@ -1,7 +1,9 @@
 // TrackerLink: the agent's membership with the tracker. Registers over Cap'n
 // Proto, heartbeats, and serves AgentControl to the tracker on the same
-// connection. When the tracker is unreachable or restarts, it keeps
-// retrying with backoff; running transfers are not affected.
+// connection. It also keeps the agent's peer certificate: it makes a key
+// pair once, sends the public half at registration, and asks for a new
+// certificate when two thirds of the last one's life have passed. When the tracker is unreachable
+// or restarts, it keeps retrying with backoff; running transfers are not affected.
 //
 // Thread-safety: Run() and the promise it returns live on one kj event loop;
 // the accessors are safe from any thread.
@@ -19,9 +21,11 @@
 
 #include "daemon/agent_options.h"
 #include "daemon/job_threads.h"
+#include "p2p/engine_options.h"
 #include "shoal/agent_stats.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
+#include "shoal/peer_cert.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/version_id.h"
 
@@ -56,6 +60,10 @@ struct ControlHandlers {
   // start empty, and seeders announce only every few minutes, so announce
   // every torrent now.
   std::function<void()> registered_again;
+  // How peers are admitted, from each registration and each renewal of the
+  // agent's peer certificate (an empty CA: plain peers). An error is
+  // logged; the link goes on.
+  std::function<Status(const PeerIdentity&)> peer_identity;
 };
 
 class TrackerLink {
@@ -80,11 +88,19 @@ class TrackerLink {
   kj::Promise<void> ConnectAndServe();
   kj::Promise<void> HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms);
   kj::Promise<void> RefreshRing(proto::AgentSession::Client session);
+  // Hands the identity in a registration or renewal to the handler, and
+  // returns when the certificate should be renewed (0: never).
+  int64_t TakePeerIdentity(const std::string& ca_pem, const IssuedCert& cert);
+  // Renews the certificate at `renew_at_ms` and then again, for as long as
+  // the session lasts. Never fails: a refusal is logged and retried.
+  kj::Promise<void> RenewLoop(proto::AgentSession::Client session, int64_t renew_at_ms);
 
   kj::AsyncIoContext& io_;
   const AgentOptions& options_;
   const uint16_t peer_port_;
   ControlHandlers handlers_;
+  const Result<PeerKey> peer_key_;  // made once; an error is reported at registration
+  std::string peer_ca_;             // event loop only: the CA of the last registration
   uint32_t backoff_ms_ = 500;
 
   // Connection state, owned by the event loop.

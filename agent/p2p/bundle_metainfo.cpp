@@ -8,9 +8,9 @@
 namespace shoal {
 
 Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>& files,
-                                            uint32_t piece_size) {
+                                            uint32_t piece_size, std::string_view peer_ca) {
   SHOAL_RETURN_IF_ERROR(ValidatePieceSize(piece_size));
-  auto info = BundleTorrentInfo(files, piece_size);
+  auto info = BundleTorrentInfo(files, piece_size, peer_ca);
   if (!info.ok()) return info.status();
   std::map<PiecesRoot, uint64_t> sizes;  // the dictionary's order: sorted by root
   for (const FileEntry* f : files) sizes.emplace(f->pieces_root, f->size);

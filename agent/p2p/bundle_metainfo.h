@@ -9,6 +9,7 @@
 #define SHOAL_AGENT_P2P_BUNDLE_METAINFO_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "p2p/torrent_metainfo.h"
@@ -22,9 +23,9 @@ namespace shoal {
 // are the distinct pieces roots in piece order, `piece_bytes` their files'
 // sizes, and its `piece_size` BundlePieceLength(files).
 // InvalidArgument if there is no file, a file is not small, or two files
-// share a pieces root but not a size.
+// share a pieces root but not a size. `peer_ca` as for BuildTorrentMetainfo.
 Result<TorrentMetainfo> BuildBundleMetainfo(const std::vector<const FileEntry*>& files,
-                                            uint32_t piece_size);
+                                            uint32_t piece_size, std::string_view peer_ca);
 
 }  // namespace shoal
 

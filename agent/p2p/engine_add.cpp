@@ -121,7 +121,9 @@ Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta,
 
 Result<FileTorrentId> TorrentEngine::AddFile(const FileEntry& file, uint32_t piece_size,
                                              const std::string& announce_url, AddMode mode) {
-  auto meta = BuildTorrentMetainfo(file, piece_size);
+  auto ca = impl_->AwaitPeerCa();
+  if (!ca.ok()) return ca.status();
+  auto meta = BuildTorrentMetainfo(file, piece_size, *ca);
   if (!meta.ok()) return meta.status();
   return impl_->Add(*meta, "file '" + file.path + "'", announce_url, mode);
 }
@@ -130,7 +132,9 @@ Result<TorrentEngine::Bundle> TorrentEngine::AddBundle(const std::vector<const F
                                                        uint32_t piece_size,
                                                        const std::string& announce_url,
                                                        AddMode mode) {
-  auto meta = BuildBundleMetainfo(files, piece_size);
+  auto ca = impl_->AwaitPeerCa();
+  if (!ca.ok()) return ca.status();
+  auto meta = BuildBundleMetainfo(files, piece_size, *ca);
   if (!meta.ok()) return meta.status();
   auto id = impl_->Add(*meta, "bundle of " + std::to_string(meta->chunks.size()) + " small files",
                        announce_url, mode);

@@ -5,6 +5,7 @@
 #ifndef SHOAL_AGENT_P2P_ENGINE_IMPL_H_
 #define SHOAL_AGENT_P2P_ENGINE_IMPL_H_
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "libtorrent/add_torrent_params.hpp"
+#include "libtorrent/alert.hpp"
 #include "libtorrent/session.hpp"
 #include "libtorrent/torrent_handle.hpp"
 #include "libtorrent/torrent_info.hpp"
@@ -69,6 +71,20 @@ class TorrentEngine::Impl {
   // Why Find returned null: Unavailable once stopped, else NotFound.
   Status Missing(const FileTorrentId& id);
 
+  // Peer admission (engine_tls.cpp). The CA torrents are built with, once
+  // SetPeerIdentity has named it ("" for plain peers); Unavailable after
+  // add_timeout_ms without.
+  Result<std::string> AwaitPeerCa();
+  // Gives `h` the engine's certificate, if peers are admitted by one.
+  void PresentCertificate(const lt::torrent_handle& h);
+  // Moves the listen socket to TLS or plain BitTorrent, on the same port.
+  Status ListenFor(bool tls);
+  // The port peers connect to, TLS or plain. Under mu_.
+  uint16_t ListenPort() const;
+  // Counts a connection refused in its TLS handshake (engine thread).
+  void HandlePeerAlert(lt::alert* a);
+  void CountRefusal(const lt::error_code& ec, const lt::tcp::endpoint& from);
+
   // The engine's own thread: alerts, session counters, evictions.
   void MaintenanceLoop();
   void HandleAlerts();
@@ -103,6 +119,12 @@ class TorrentEngine::Impl {
   // torrent.
   std::map<std::string, int> tracker_peers_;
   uint64_t evictions_applied_ = 0;
+  // Peer admission: unknown until SetPeerIdentity when the options await it.
+  bool identity_known_ = false;
+  PeerIdentity identity_;
+  bool listen_tls_ = false;  // the listen socket speaks TLS
+  std::array<uint64_t, static_cast<size_t>(PeerRefusal::kCount)> refused_{};
+  std::condition_variable identity_cv_;  // identity_known_ or stopped_ became true
   // Connections PeerDeadlines closed; shared with the plugin, which the
   // session may hold until it is destroyed.
   const std::shared_ptr<std::atomic<uint64_t>> peers_stalled_ =
@@ -113,8 +135,9 @@ class TorrentEngine::Impl {
   std::mutex evict_mu_;
   std::vector<ChunkId> evicted_;  // protected by evict_mu_
 
-  uint64_t file_errors_ = 0;  // engine thread only
-  bool apply_now_ = false;    // engine thread only: apply evictions without batching
+  uint64_t file_errors_ = 0;      // engine thread only
+  uint64_t refusals_logged_ = 0;  // engine thread only
+  bool apply_now_ = false;        // engine thread only: apply evictions without batching
 
   std::atomic<bool> stop_thread_{false};
   std::thread thread_;
@@ -137,6 +160,9 @@ Status CallLibtorrent(const char* what, F&& f) {
     return Status::Unavailable(std::string(what) + ": " + e.what());
   }
 }
+
+// Why the TLS handshake behind `ec` failed (engine_tls.cpp).
+PeerRefusal ClassifyRefusal(const lt::error_code& ec);
 
 // The engine's libtorrent settings (see engine_session.cpp).
 lt::settings_pack EngineSettings(const EngineOptions& options);

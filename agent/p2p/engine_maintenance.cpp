@@ -82,6 +82,8 @@ void TorrentEngine::Impl::HandleAlerts() {
           {{"address", lf->address.to_string()},
            {"port", lf->port},
            {"error", lf->error.message()}});
+    } else if (a->category() & (lt::alert_category::peer | lt::alert_category::connect)) {
+      HandlePeerAlert(a);
     } else if (auto* reply = lt::alert_cast<lt::tracker_reply_alert>(a)) {
       // Whether anyone else is in the swarm: a reader that hears "no one"
       // goes to the origin without waiting for peers.

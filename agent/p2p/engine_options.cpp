@@ -36,6 +36,10 @@ Status EngineOptions::Validate() const {
   SHOAL_RETURN_IF_ERROR(Range("handshake_timeout_s", handshake_timeout_s, 1, 300));
   SHOAL_RETURN_IF_ERROR(Range("peer_timeout_s", peer_timeout_s, 4, 600));
   SHOAL_RETURN_IF_ERROR(Range("message_stall_s", message_stall_s, 1, 300));
+  if (upload_rate > (uint64_t{1} << 31) - 1) {
+    return Status::InvalidArgument("upload_rate must be below 2 GiB per second, got " +
+                                   std::to_string(upload_rate));
+  }
   return Status::OK();
 }
 

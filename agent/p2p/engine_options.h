@@ -3,12 +3,24 @@
 #ifndef SHOAL_AGENT_P2P_ENGINE_OPTIONS_H_
 #define SHOAL_AGENT_P2P_ENGINE_OPTIONS_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 
 #include "shoal/status.h"
 
 namespace shoal {
+
+// Who the engine is to its peers. With a CA, every torrent is an SSL torrent
+// of that CA (shoal/file_torrent_info.h): connections are TLS, and both ends
+// must present a certificate the CA signed and that has not expired. Without
+// one, peers speak plain BitTorrent (a cluster whose network is trusted).
+struct PeerIdentity {
+  std::string ca_pem;        // the cluster's peer CA; empty: plain peers
+  std::string cert_pem;      // this engine's certificate, signed by ca_pem
+  std::string key_pem;       // its private key
+  int64_t not_after_ms = 0;  // when cert_pem expires, ms since the epoch
+};
 
 struct EngineOptions {
   // Where peers connect: "IP:PORT", port 0 for any free port. IPv6 as
@@ -25,10 +37,26 @@ struct EngineOptions {
   int handshake_timeout_s = 10;  // seconds to finish the handshake, 1..300
   int peer_timeout_s = 12;       // seconds of silence before a drop; keep-alives at half, 4..600
   int message_stall_s = 10;      // seconds a begun message may go without progress, 1..300
+  uint64_t upload_rate = 0;      // bytes per second to all peers, at most 2 GiB; 0 = no limit
+  // Peer admission. False: plain peers from the start. True: the engine
+  // listens for TLS and adds no torrent (AddFile waits up to add_timeout_ms)
+  // until SetPeerIdentity says how this cluster admits peers.
+  bool await_peer_identity = false;
 
   // OK, or InvalidArgument naming the first bad field and its range.
   Status Validate() const;
 };
+
+// Why a connection was refused before it became a peer.
+enum class PeerRefusal {
+  kNoCertificate,   // the other end presented no certificate
+  kBadCertificate,  // one the cluster's CA did not sign, expired, or not for this torrent
+  kNotTls,          // plain BitTorrent (or anything but TLS) on a TLS port
+  kOtherTls,        // any other TLS failure (an unknown torrent, a broken handshake)
+  kCount
+};
+// "no_certificate", "bad_certificate", "not_tls", "other_tls".
+const char* PeerRefusalName(PeerRefusal r);
 
 struct EngineStats {
   uint64_t bytes_up = 0;           // payload bytes sent to peers
@@ -44,6 +72,10 @@ struct EngineStats {
   uint64_t write_stalls = 0;       // peers paused until the disk caught up
   uint64_t evictions_applied = 0;  // evicted chunks that made a torrent stop advertising a piece
   uint64_t peers_stalled = 0;      // connections dropped for a handshake or message that crawled
+  // Connections refused before they became peers, by PeerRefusal.
+  std::array<uint64_t, static_cast<size_t>(PeerRefusal::kCount)> refused{};
+  bool peer_tls = false;          // peers are admitted by certificate
+  int64_t cert_not_after_ms = 0;  // when the engine's certificate expires; 0: none
 };
 
 }  // namespace shoal

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "libtorrent/ip_filter.hpp"
 #include "libtorrent/session_params.hpp"
 #include "libtorrent/session_stats.hpp"
 #include "libtorrent/settings_pack.hpp"
@@ -27,7 +28,9 @@ lt::settings_pack EngineSettings(const EngineOptions& o) {
   p.set_bool(sp::settings_pack::enable_outgoing_tcp, true);
   p.set_int(sp::settings_pack::in_enc_policy, sp::settings_pack::pe_disabled);
   p.set_int(sp::settings_pack::out_enc_policy, sp::settings_pack::pe_disabled);
-  p.set_str(sp::settings_pack::listen_interfaces, o.listen);
+  // An engine that awaits its identity expects TLS, the default.
+  p.set_str(sp::settings_pack::listen_interfaces,
+            o.await_peer_identity ? o.listen + "s" : o.listen);
   p.set_str(sp::settings_pack::outgoing_interfaces, "");
   // Many agents share one address in tests and behind NAT.
   p.set_bool(sp::settings_pack::allow_multiple_connections_per_ip, true);
@@ -44,6 +47,7 @@ lt::settings_pack EngineSettings(const EngineOptions& o) {
   p.set_int(sp::settings_pack::send_buffer_watermark, o.send_buffer_kib * 1024);
   p.set_int(sp::settings_pack::send_buffer_low_watermark, o.send_buffer_kib * 1024 / 4);
   p.set_int(sp::settings_pack::connections_limit, o.max_connections);
+  p.set_int(sp::settings_pack::upload_rate_limit, static_cast<int>(o.upload_rate));
   p.set_int(sp::settings_pack::unchoke_slots_limit, -1);
   p.set_int(sp::settings_pack::active_downloads, -1);
   p.set_int(sp::settings_pack::active_seeds, -1);
@@ -61,10 +65,11 @@ lt::settings_pack EngineSettings(const EngineOptions& o) {
   // those that send a byte now and then to stay under both.
   p.set_int(sp::settings_pack::handshake_timeout, o.handshake_timeout_s);
   p.set_int(sp::settings_pack::peer_timeout, o.peer_timeout_s);
-  p.set_int(sp::settings_pack::alert_mask,
-            static_cast<int>(static_cast<std::uint32_t>(
-                lt::alert_category::error | lt::alert_category::status |
-                lt::alert_category::storage | lt::alert_category::tracker)));
+  p.set_int(
+      sp::settings_pack::alert_mask,
+      static_cast<int>(static_cast<std::uint32_t>(
+          lt::alert_category::error | lt::alert_category::status | lt::alert_category::storage |
+          lt::alert_category::tracker | lt::alert_category::peer | lt::alert_category::connect)));
   p.set_int(sp::settings_pack::alert_queue_size, 10000);
   return p;
 }
@@ -99,13 +104,27 @@ Status TorrentEngine::Impl::StartSession() {
   } catch (const std::exception& e) {
     return Status::Unavailable(std::string("cannot start the peer-to-peer session: ") + e.what());
   }
+  if (options_.upload_rate > 0) {
+    // libtorrent exempts peers on private and loopback addresses from rate
+    // limits; every peer of a cluster is on one, so put all in the global
+    // class, which the limit applies to.
+    lt::ip_filter classes;
+    const std::uint32_t global = 1u
+                                 << static_cast<std::uint32_t>(lt::session::global_peer_class_id);
+    classes.add_rule(lt::make_address("0.0.0.0"), lt::make_address("255.255.255.255"), global);
+    classes.add_rule(lt::make_address("::"),
+                     lt::make_address("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), global);
+    session_->set_peer_class_filter(classes);
+  }
   idx_sent_ = lt::find_metric_idx("net.sent_payload_bytes");
   idx_recv_ = lt::find_metric_idx("net.recv_payload_bytes");
   idx_peers_ = lt::find_metric_idx("peer.num_peers_connected");
   idx_banned_ = lt::find_metric_idx("peer.num_banned_peers");
 
+  listen_tls_ = options_.await_peer_identity;
+  identity_known_ = !options_.await_peer_identity;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (session_->listen_port() == 0) {
+  while (ListenPort() == 0) {
     if (std::chrono::steady_clock::now() > deadline) {
       session_.reset();
       return Status::Unavailable("cannot listen for peers on " + options_.listen +
@@ -115,7 +134,7 @@ Status TorrentEngine::Impl::StartSession() {
   }
   thread_ = std::thread([this] { MaintenanceLoop(); });
   Log(LogLevel::kInfo, "p2p.engine.start",
-      {{"listen", options_.listen}, {"port", session_->listen_port()}});
+      {{"listen", options_.listen}, {"port", ListenPort()}, {"tls", listen_tls_}});
   return Status::OK();
 }
 

@@ -35,6 +35,7 @@ void TorrentEngine::Impl::Stop() {
     if (stopped_) return;
     stopped_ = true;
   }
+  identity_cv_.notify_all();
   stop_thread_ = true;
   if (thread_.joinable()) thread_.join();
   // Destroying the session aborts it and waits for its threads, including
@@ -89,7 +90,9 @@ Status TorrentEngine::Impl::AddToSession(FileTorrent& t) {
     lt::torrent_handle h = session_->add_torrent(ParamsFor(t), ec);
     if (!ec) {
       t.handle = h;
-      return WaitReady(h);
+      SHOAL_RETURN_IF_ERROR(WaitReady(h));
+      PresentCertificate(h);
+      return Status::OK();
     }
     if (ec != lt::errors::duplicate_torrent || attempt >= 100) {
       return Status::Unavailable("cannot add torrent " + t.id.ToHex() + ": " + ec.message());
@@ -138,7 +141,7 @@ void TorrentEngine::Stop() { impl_->Stop(); }
 uint16_t TorrentEngine::listen_port() const {
   std::lock_guard<std::mutex> l(impl_->mu_);
   if (impl_->stopped_) return 0;
-  return impl_->session_->listen_port();
+  return impl_->ListenPort();
 }
 
 Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId& id) {
@@ -383,6 +386,9 @@ EngineStats TorrentEngine::Stats() const {
   s.write_stalls = d.write_stalls;
   s.evictions_applied = impl_->evictions_applied_;
   s.peers_stalled = impl_->peers_stalled_->load();
+  s.refused = impl_->refused_;
+  s.peer_tls = !impl_->identity_.ca_pem.empty();
+  s.cert_not_after_ms = impl_->identity_.not_after_ms;
   return s;
 }
 

@@ -17,6 +17,10 @@
 // eviction at once, even if none was reported. Peers of a re-added torrent
 // reconnect within seconds.
 //
+// Peers: with a peer identity that names a CA (SetPeerIdentity), every
+// torrent is an SSL torrent of that CA and peers connect over TLS with a
+// certificate it signed; without, they speak plain BitTorrent.
+//
 // Thread-safety: every method may be called from any thread. The store must
 // outlive the engine. Stop() (or destruction) ends the session.
 #ifndef SHOAL_AGENT_P2P_TORRENT_ENGINE_H_
@@ -45,8 +49,17 @@ class TorrentEngine {
   TorrentEngine(const TorrentEngine&) = delete;
   TorrentEngine& operator=(const TorrentEngine&) = delete;
 
-  // The port peers connect to.
+  // The port peers connect to (TLS or plain, the same number).
   uint16_t listen_port() const;
+
+  // How this engine is admitted by peers, and admits them. The first call
+  // fixes the CA (or plain peers) for the engine's life: torrents are
+  // built with it, and AddFile waits for it when the options await it.
+  // Later calls renew the certificate: every torrent presents the new one
+  // to connections made afterwards.
+  // InvalidArgument for a CA without a certificate and key, or a CA other
+  // than the first (restart to follow a cluster that changed its CA).
+  Status SetPeerIdentity(const PeerIdentity& identity);
 
   // kDownload: fetch every piece the store lacks from peers (a pull).
   // kSeedOnly: seed what the store holds and fetch only pieces given to
@@ -58,7 +71,8 @@ class TorrentEngine {
   // Adds the torrent of one file, or finds it if it is already here (the
   // announce URL is then added to its trackers). Pieces the store holds are
   // seeded at once and never downloaded. Returns when the torrent is ready.
-  // InvalidArgument for an empty file or a piece layer that does not fit.
+  // InvalidArgument for an empty file or a piece layer that does not fit;
+  // Unavailable while the peer identity the options await has not come.
   Result<FileTorrentId> AddFile(const FileEntry& file, uint32_t piece_size,
                                 const std::string& announce_url, AddMode mode = AddMode::kDownload);
 

@@ -15,7 +15,8 @@ std::string RawBytes(const uint8_t* data, size_t len) {
 
 }  // namespace
 
-Result<TorrentMetainfo> BuildTorrentMetainfo(const FileEntry& file, uint32_t piece_size) {
+Result<TorrentMetainfo> BuildTorrentMetainfo(const FileEntry& file, uint32_t piece_size,
+                                             std::string_view peer_ca) {
   SHOAL_RETURN_IF_ERROR(ValidatePieceSize(piece_size));
   if (file.size == 0) {
     return Status::InvalidArgument("file '" + file.path +
@@ -33,7 +34,7 @@ Result<TorrentMetainfo> BuildTorrentMetainfo(const FileEntry& file, uint32_t pie
   std::string root_raw = RawBytes(file.pieces_root.data(), PiecesRoot::kSize);
 
   TorrentMetainfo m;
-  m.info = FileTorrentInfo(file, piece_size);
+  m.info = FileTorrentInfo(file, piece_size, peer_ca);
   m.id = FileTorrentId::From(Sha256::Of(m.info.data(), m.info.size()));
   m.file_size = file.size;
   m.piece_size = piece_size;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "p2p/file_torrent_id.h"
@@ -32,9 +33,12 @@ struct TorrentMetainfo {
   std::vector<uint64_t> piece_bytes;
 };
 
+// `peer_ca` is the cluster's peer CA, or empty for plain peers (see
+// shoal/file_torrent_info.h).
 // InvalidArgument for an empty file, a bad piece size, or a piece layer
 // whose length does not match the file size.
-Result<TorrentMetainfo> BuildTorrentMetainfo(const FileEntry& file, uint32_t piece_size);
+Result<TorrentMetainfo> BuildTorrentMetainfo(const FileEntry& file, uint32_t piece_size,
+                                             std::string_view peer_ca);
 
 }  // namespace shoal
 

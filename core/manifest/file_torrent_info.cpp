@@ -30,7 +30,8 @@ void FileTreeEntry(const PiecesRoot& root, uint64_t size, BencodeWriter* out) {
 }
 
 // The keys after `file tree`, in sorted order.
-void InfoTail(const std::string& name, uint32_t piece_size, BencodeWriter* out) {
+void InfoTail(const std::string& name, uint32_t piece_size, std::string_view peer_ca,
+              BencodeWriter* out) {
   out->Bytes("meta version");
   out->Int(2);
   out->Bytes("name");
@@ -39,6 +40,10 @@ void InfoTail(const std::string& name, uint32_t piece_size, BencodeWriter* out) 
   out->Int(piece_size);
   out->Bytes("private");
   out->Int(1);
+  if (!peer_ca.empty()) {
+    out->Bytes("ssl-cert");
+    out->Bytes(peer_ca);
+  }
   out->End();
 }
 
@@ -51,7 +56,7 @@ uint32_t PieceLengthFor(uint64_t size) {
 
 }  // namespace
 
-std::string FileTorrentInfo(const FileEntry& file, uint32_t piece_size) {
+std::string FileTorrentInfo(const FileEntry& file, uint32_t piece_size, std::string_view peer_ca) {
   assert(file.size > 0);
   BencodeWriter out;
   out.BeginDict();
@@ -59,12 +64,12 @@ std::string FileTorrentInfo(const FileEntry& file, uint32_t piece_size) {
   out.BeginDict();
   FileTreeEntry(file.pieces_root, file.size, &out);
   out.End();
-  InfoTail(file.pieces_root.ToHex(), piece_size, &out);
+  InfoTail(file.pieces_root.ToHex(), piece_size, peer_ca, &out);
   return out.Take();
 }
 
-Digest FileTorrentInfoHash(const FileEntry& file, uint32_t piece_size) {
-  std::string info = FileTorrentInfo(file, piece_size);
+Digest FileTorrentInfoHash(const FileEntry& file, uint32_t piece_size, std::string_view peer_ca) {
+  std::string info = FileTorrentInfo(file, piece_size, peer_ca);
   return Sha256::Of(info.data(), info.size());
 }
 
@@ -129,7 +134,7 @@ const VersionBundles::Place* VersionBundles::Find(const FileEntry& f) const {
 }
 
 Result<std::string> BundleTorrentInfo(const std::vector<const FileEntry*>& files,
-                                      uint32_t piece_size) {
+                                      uint32_t piece_size, std::string_view peer_ca) {
   if (files.empty()) return Status::InvalidArgument("a bundle needs at least one small file");
   std::map<PiecesRoot, uint64_t> sizes;  // sorted: the canonical order
   for (const FileEntry* f : files) {
@@ -154,17 +159,17 @@ Result<std::string> BundleTorrentInfo(const std::vector<const FileEntry*>& files
   out.BeginDict();
   for (const auto& [root, size] : sizes) FileTreeEntry(root, size, &out);
   out.End();
-  InfoTail(name_hash.Finish().ToHex(), BundlePieceLength(files), &out);
+  InfoTail(name_hash.Finish().ToHex(), BundlePieceLength(files), peer_ca, &out);
   return out.Take();
 }
 
-std::vector<Digest> VersionTorrentHashes(const Manifest& m) {
+std::vector<Digest> VersionTorrentHashes(const Manifest& m, std::string_view peer_ca) {
   std::vector<Digest> out;
   for (const FileEntry& f : m.files) {
-    if (f.size > 0) out.push_back(FileTorrentInfoHash(f, m.piece_size));
+    if (f.size > 0) out.push_back(FileTorrentInfoHash(f, m.piece_size, peer_ca));
   }
   for (const std::vector<const FileEntry*>& bundle : SmallFileBundles(m)) {
-    auto info = BundleTorrentInfo(bundle, m.piece_size);
+    auto info = BundleTorrentInfo(bundle, m.piece_size, peer_ca);
     if (info.ok()) out.push_back(Sha256::Of(info->data(), info->size()));
   }
   return out;

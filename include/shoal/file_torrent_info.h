@@ -31,15 +31,25 @@
 // A small file of a version with a bundle moves only in the bundle, for
 // pulls and reads alike (a read asks for just its piece).
 //
-// Everything follows from the manifest alone, so every agent builds the
-// same torrents for the same content, and the tracker can tell which
-// published versions an announced info-hash belongs to.
+// Peer admission: a cluster that admits peers by certificate (the default)
+// passes its peer CA certificate as `peer_ca`, and every dictionary then
+// ends with `ssl-cert`, that PEM certificate. This makes each torrent a
+// libtorrent SSL torrent: peers speak TLS and must present a certificate
+// the CA signed. The CA is part of the info-hash, so one cluster's
+// torrents are not another's. An empty `peer_ca` leaves the key out
+// (a cluster whose network is trusted).
+//
+// Everything follows from the manifest and the cluster's CA alone, so
+// every agent builds the same torrents for the same content, and the
+// tracker can tell which published versions an announced info-hash
+// belongs to.
 #ifndef SHOAL_FILE_TORRENT_INFO_H_
 #define SHOAL_FILE_TORRENT_INFO_H_
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shoal/manifest.h"
@@ -50,12 +60,12 @@ namespace shoal {
 
 // The bencoded info dictionary of one file's torrent.
 // REQUIRES: file.size > 0 (an empty file has no torrent).
-std::string FileTorrentInfo(const FileEntry& file, uint32_t piece_size);
+std::string FileTorrentInfo(const FileEntry& file, uint32_t piece_size, std::string_view peer_ca);
 
 // SHA-256 of FileTorrentInfo: the torrent's v2 info-hash. BitTorrent
 // trackers are sent its first 20 bytes.
 // REQUIRES: file.size > 0.
-Digest FileTorrentInfoHash(const FileEntry& file, uint32_t piece_size);
+Digest FileTorrentInfoHash(const FileEntry& file, uint32_t piece_size, std::string_view peer_ca);
 
 // Whether `f` is a small file: not empty, and no larger than one piece.
 inline bool IsSmallFile(const FileEntry& f, uint32_t piece_size) {
@@ -97,12 +107,12 @@ struct VersionBundles {
 // InvalidArgument if there is no file, a file is not small, or two files
 // share a pieces root but not a size.
 Result<std::string> BundleTorrentInfo(const std::vector<const FileEntry*>& files,
-                                      uint32_t piece_size);
+                                      uint32_t piece_size, std::string_view peer_ca);
 
 // Every info-hash a peer may announce for `m`: each non-empty file's
 // torrent, and each of its bundles'. A bundle BundleTorrentInfo refuses is
 // left out: no agent can build it either.
-std::vector<Digest> VersionTorrentHashes(const Manifest& m);
+std::vector<Digest> VersionTorrentHashes(const Manifest& m, std::string_view peer_ca);
 
 }  // namespace shoal
 

@@ -104,7 +104,7 @@ PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed,
   REQUIRE(pub.exit_code == 0);
   size_t colon = pub.out.find(':');  // "published ns/model:<64 hex>"
   return PublishedFile{ns + "/" + model + pub.out.substr(colon, 65),
-                       AnnouncedHash(dir + "/w.bin", 16384)};
+                       AnnouncedHash(dir + "/w.bin", 16384, c.tracker.peer_ca())};
 }
 
 std::map<std::string, std::string> PeerAnnounce(const std::string& token,

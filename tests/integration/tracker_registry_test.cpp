@@ -271,7 +271,8 @@ TEST_CASE("announce answers compact peer lists and refuses a missing token",
   REQUIRE(c.Shoal(c.tracker.MintToken("team-a", "write", "trainer"),
                   {"publish", ckpt, "--name", "team-a/m", "--piece-size", "16384", "--no-seed"})
               .exit_code == 0);
-  std::string encoded_hash = PercentEncode(AnnouncedHash(ckpt + "/shard-0.safetensors", 16384));
+  std::string encoded_hash =
+      PercentEncode(AnnouncedHash(ckpt + "/shard-0.safetensors", 16384, c.tracker.peer_ca()));
 
   std::string token = c.tracker.MintToken("team-a", "read", "agent-1");
   std::string base = "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) +

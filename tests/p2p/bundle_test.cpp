@@ -37,7 +37,7 @@ std::vector<const FileEntry*> Entries(const std::vector<TestFile>& files) {
 
 TEST_CASE("a bundle's info-hash depends only on its set of distinct small files", "[p2p][bundle]") {
   std::vector<TestFile> files = SmallFiles();
-  auto forward = BuildBundleMetainfo(Entries(files), kPiece);
+  auto forward = BuildBundleMetainfo(Entries(files), kPiece, "");
   REQUIRE(forward.ok());
 
   // Another order, another path for one file, and one file twice.
@@ -46,7 +46,7 @@ TEST_CASE("a bundle's info-hash depends only on its set of distinct small files"
   std::swap(shuffled[1], shuffled[3]);
   shuffled[0].entry.path = "elsewhere/renamed.json";
   shuffled.push_back(files[2]);
-  auto other = BuildBundleMetainfo(Entries(shuffled), kPiece);
+  auto other = BuildBundleMetainfo(Entries(shuffled), kPiece, "");
   REQUIRE(other.ok());
   CHECK(other->id == forward->id);
   CHECK(other->info == forward->info);
@@ -66,16 +66,16 @@ TEST_CASE("a bundle's info-hash depends only on its set of distinct small files"
   // files, not the version: the smallest power of two that holds the
   // largest file, at least one 16 KiB block.
   std::vector<TestFile> fewer(files.begin(), files.end() - 1);
-  auto less = BuildBundleMetainfo(Entries(fewer), kPiece);
+  auto less = BuildBundleMetainfo(Entries(fewer), kPiece, "");
   REQUIRE(less.ok());
   CHECK(less->id != forward->id);
   CHECK(forward->piece_size == kPiece);
   CHECK(less->piece_size == 512 * 1024);  // 300,000 bytes is the largest left
-  auto bigger = BuildBundleMetainfo(Entries(files), 2 * kPiece);
+  auto bigger = BuildBundleMetainfo(Entries(files), 2 * kPiece, "");
   REQUIRE(bigger.ok());
   CHECK(bigger->id == forward->id);
   std::vector<TestFile> tiny(files.begin(), files.begin() + 2);  // 14 and 1 bytes
-  auto blocks = BuildBundleMetainfo(Entries(tiny), kPiece);
+  auto blocks = BuildBundleMetainfo(Entries(tiny), kPiece, "");
   REQUIRE(blocks.ok());
   CHECK(blocks->piece_size == 16 * 1024);
 }
@@ -83,7 +83,7 @@ TEST_CASE("a bundle's info-hash depends only on its set of distinct small files"
 TEST_CASE("a bundle refuses a file larger than one piece", "[p2p][bundle]") {
   TestFile big = MakeFile(7, kPiece + 1, kPiece, "weights.bin");
   std::vector<const FileEntry*> files = {&big.entry};
-  auto m = BuildBundleMetainfo(files, kPiece);
+  auto m = BuildBundleMetainfo(files, kPiece, "");
   REQUIRE_FALSE(m.ok());
   CHECK(m.status().code() == Status::Code::kInvalidArgument);
   CHECK(m.status().message().find("weights.bin") != std::string::npos);

@@ -100,6 +100,17 @@ struct Agent {
   std::unique_ptr<TorrentEngine> engine;
 
   explicit Agent(uint64_t capacity = 1ull << 30, int eviction_batch_ms = 50) {
+    EngineOptions eo;
+    eo.eviction_batch_ms = eviction_batch_ms;
+    Open(eo, capacity);
+  }
+  explicit Agent(const EngineOptions& eo) { Open(eo, 1ull << 30); }
+  ~Agent() {
+    relay->Detach();
+    engine.reset();
+  }
+
+  void Open(const EngineOptions& eo, uint64_t capacity) {
     StoreOptions so;
     so.dir = dir.path() + "/cache";
     so.capacity_bytes = capacity;
@@ -108,16 +119,10 @@ struct Agent {
     auto s = ChunkStore::Open(so);
     if (!s.ok()) throw std::runtime_error(s.status().ToString());
     store = std::move(*s);
-    EngineOptions eo;
-    eo.eviction_batch_ms = eviction_batch_ms;
     auto e = TorrentEngine::Start(eo, *store);
     if (!e.ok()) throw std::runtime_error(e.status().ToString());
     engine = std::move(*e);
     relay->Attach(engine.get());
-  }
-  ~Agent() {
-    relay->Detach();
-    engine.reset();
   }
 
   uint16_t port() const { return engine->listen_port(); }

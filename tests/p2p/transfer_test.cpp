@@ -59,16 +59,16 @@ TEST_CASE("a torrent's info-hash depends only on the file's content and the piec
   TestFile a = MakeFile(3, 700 * 1024, 256 * 1024, "model-a/weights.bin");
   TestFile b = MakeFile(3, 700 * 1024, 256 * 1024, "other/model-b/renamed.bin");
   b.entry.mode = 0600;
-  auto ma = BuildTorrentMetainfo(a.entry, a.piece_size);
-  auto mb = BuildTorrentMetainfo(b.entry, b.piece_size);
+  auto ma = BuildTorrentMetainfo(a.entry, a.piece_size, "");
+  auto mb = BuildTorrentMetainfo(b.entry, b.piece_size, "");
   REQUIRE(ma.ok());
   REQUIRE(mb.ok());
   CHECK(ma->id == mb->id);
   CHECK(ma->info == mb->info);
-  auto other_size = BuildTorrentMetainfo(a.entry, 512 * 1024);
+  auto other_size = BuildTorrentMetainfo(a.entry, 512 * 1024, "");
   CHECK(!other_size.ok());  // the piece layer does not fit another piece size
   TestFile c = MakeFile(4, 700 * 1024, 256 * 1024);
-  CHECK(BuildTorrentMetainfo(c.entry, c.piece_size)->id != ma->id);
+  CHECK(BuildTorrentMetainfo(c.entry, c.piece_size, "")->id != ma->id);
 }
 
 TEST_CASE("identical files in two models share one torrent and one set of chunks", "[p2p]") {

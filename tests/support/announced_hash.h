@@ -14,8 +14,10 @@
 namespace shoal::testing {
 
 // The first 20 bytes of the v2 info-hash of the file at `path` hashed at
-// `piece_size`, as BitTorrent clients send it. Link libshoal to use it.
-inline std::string AnnouncedHash(const std::string& path, uint32_t piece_size) {
+// `piece_size`, in a cluster whose peer CA is `peer_ca` (empty: plain
+// peers), as BitTorrent clients send it. Link libshoal to use it.
+inline std::string AnnouncedHash(const std::string& path, uint32_t piece_size,
+                                 const std::string& peer_ca) {
   std::ifstream in(path, std::ios::binary);
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   FileHashes h = HashBuffer(reinterpret_cast<const uint8_t*>(data.data()), data.size(), piece_size);
@@ -23,7 +25,7 @@ inline std::string AnnouncedHash(const std::string& path, uint32_t piece_size) {
   file.size = data.size();
   file.pieces_root = h.pieces_root;
   file.piece_layer = h.piece_layer;
-  Digest full = FileTorrentInfoHash(file, piece_size);
+  Digest full = FileTorrentInfoHash(file, piece_size, peer_ca);
   return std::string(reinterpret_cast<const char*>(full.data()), 20);
 }
 

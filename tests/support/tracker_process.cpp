@@ -85,6 +85,13 @@ std::string TrackerProcess::log() const {
   return ss.str();
 }
 
+std::string TrackerProcess::peer_ca() const {
+  std::ifstream in(data_dir_ + "/peer-ca.pem");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::string TrackerProcess::MintToken(const std::string& ns, const std::string& role,
                                       const std::string& subject, const std::string& ttl) const {
   ProcessResult r = RunProcess({TrackerBinary(), "token", "create", "--data-dir", data_dir_, "--ns",

@@ -31,6 +31,8 @@ class TrackerProcess {
   std::string rpc_address() const { return "127.0.0.1:" + std::to_string(rpc_port_); }
   int http_port() const { return http_port_; }
   const std::string& data_dir() const { return data_dir_; }
+  // The cluster's peer CA (PEM) once started; empty with --peer-tls off.
+  std::string peer_ca() const;
   std::string log() const;
   // A counter or gauge from /metrics (0 if absent).
   double Metric(const std::string& sample) const;
