@@ -17,6 +17,7 @@
 #include "libtorrent/error_code.hpp"
 #include "p2p/engine_impl.h"
 #include "shoal/log.h"
+#include "shoal/openssl_ptr.h"
 
 namespace shoal {
 namespace {
@@ -25,16 +26,15 @@ namespace {
 // ffdhe2048 group, a fixed public group, so nothing is generated at
 // random). libtorrent insists on some; the ECDHE suites are preferred.
 std::string MakeDhParams() {
-  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(
-      EVP_PKEY_CTX_new_from_name(nullptr, "DH", nullptr), EVP_PKEY_CTX_free);
+  PkeyCtxPtr ctx(EVP_PKEY_CTX_new_from_name(nullptr, "DH", nullptr));
   EVP_PKEY* raw = nullptr;
   if (!ctx || EVP_PKEY_paramgen_init(ctx.get()) <= 0 ||
       EVP_PKEY_CTX_set_group_name(ctx.get(), "ffdhe2048") <= 0 ||
       EVP_PKEY_paramgen(ctx.get(), &raw) <= 0) {
     return "";
   }
-  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> params(raw, EVP_PKEY_free);
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  PkeyPtr params(raw);
+  BioPtr bio(BIO_new(BIO_s_mem()));
   if (!bio || PEM_write_bio_Parameters(bio.get(), params.get()) != 1) return "";
   char* data = nullptr;
   long len = BIO_get_mem_data(bio.get(), &data);

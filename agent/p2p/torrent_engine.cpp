@@ -90,9 +90,11 @@ Status TorrentEngine::Impl::AddToSession(FileTorrent& t) {
     lt::torrent_handle h = session_->add_torrent(ParamsFor(t), ec);
     if (!ec) {
       t.handle = h;
-      SHOAL_RETURN_IF_ERROR(WaitReady(h));
+      // The torrent's TLS context exists once add_torrent returns, and it
+      // announces only once ready: the certificate goes first, so no peer
+      // is turned away (and backs off) for want of it.
       PresentCertificate(h);
-      return Status::OK();
+      return WaitReady(h);
     }
     if (ec != lt::errors::duplicate_torrent || attempt >= 100) {
       return Status::Unavailable("cannot add torrent " + t.id.ToHex() + ": " + ec.message());

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "shoal/openssl_ptr.h"
 #include "shoal/utc_time.h"
 
 namespace shoal {
@@ -19,36 +20,6 @@ namespace {
 
 // A CA certificate is valid from this long before it is made.
 constexpr int64_t kCaBackdateMs = 60 * 60 * 1000;
-
-// Owners for OpenSSL objects, local to this file.
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct ExtFree {
-  void operator()(X509_EXTENSION* e) const { X509_EXTENSION_free(e); }
-};
-struct BnFree {
-  void operator()(BIGNUM* b) const { BN_free(b); }
-};
-struct StoreFree {
-  void operator()(X509_STORE* s) const { X509_STORE_free(s); }
-};
-struct StoreCtxFree {
-  void operator()(X509_STORE_CTX* c) const { X509_STORE_CTX_free(c); }
-};
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, ExtFree>;
-using BnPtr = std::unique_ptr<BIGNUM, BnFree>;
-using StorePtr = std::unique_ptr<X509_STORE, StoreFree>;
-using StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, StoreCtxFree>;
 
 // The oldest queued OpenSSL error as text, clearing the queue: OpenSSL's
 // failures are answers here, and must not linger for the next caller.
@@ -148,7 +119,7 @@ Result<X509Ptr> NewCert(EVP_PKEY* key, std::string_view cn, int64_t not_before_m
 
 // Adds one extension, written in OpenSSL's configuration syntax.
 bool AddExtension(X509* cert, X509V3_CTX* ctx, int nid, const char* value) {
-  ExtPtr ext(X509V3_EXT_conf_nid(nullptr, ctx, nid, value));
+  X509ExtPtr ext(X509V3_EXT_conf_nid(nullptr, ctx, nid, value));
   return ext && X509_add_ext(cert, ext.get(), -1) == 1;
 }
 
@@ -310,8 +281,8 @@ Result<int64_t> VerifyPeerCert(std::string_view cert_pem, std::string_view ca_pe
     return Status::PermissionDenied("peer certificate is a CA certificate, not a peer's");
   }
 
-  StorePtr store(X509_STORE_new());
-  StoreCtxPtr ctx(X509_STORE_CTX_new());
+  X509StorePtr store(X509_STORE_new());
+  X509StoreCtxPtr ctx(X509_STORE_CTX_new());
   if (!store || !ctx || X509_STORE_add_cert(store.get(), ca->get()) != 1 ||
       X509_STORE_CTX_init(ctx.get(), store.get(), cert->get(), nullptr) != 1) {
     return Status::IOError("OpenSSL could not set up certificate verification: " +

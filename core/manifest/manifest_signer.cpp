@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "shoal/openssl_ptr.h"
 #include "shoal/secret_file.h"
 #include "shoal/sha256.h"
 
@@ -22,20 +23,6 @@ std::string SignedMessage(const VersionId& id) {
   msg.append(reinterpret_cast<const char*>(id.data()), VersionId::kSize);
   return msg;
 }
-
-// Owners for OpenSSL objects, local to this file.
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
 
 Result<std::string> NewKeyPem() {
   PkeyPtr key(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "shoal/openssl_ptr.h"
 #include "shoal/utc_time.h"
 
 using namespace shoal;
@@ -41,14 +42,8 @@ struct TempDir {
   std::string path;
 };
 
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-
 X509Ptr ParseX509(const std::string& pem) {
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), int(pem.size())),
-                                                &BIO_free);
+  BioPtr bio(BIO_new_mem_buf(pem.data(), int(pem.size())));
   X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
   REQUIRE(cert != nullptr);
   return cert;
@@ -224,7 +219,7 @@ TEST_CASE("a malformed key, subject or lifetime is an invalid argument", "[peer_
 
   EVP_PKEY* ed = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
   REQUIRE(ed != nullptr);
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), &BIO_free);
+  BioPtr bio(BIO_new(BIO_s_mem()));
   REQUIRE(PEM_write_bio_PUBKEY(bio.get(), ed) == 1);
   EVP_PKEY_free(ed);
   char* data = nullptr;

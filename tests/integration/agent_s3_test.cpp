@@ -199,5 +199,8 @@ TEST_CASE(
   std::printf(
       "owner killed: origin bytes %llu (%.3f x unique) by radosgw, at least %.0f by the agents\n",
       static_cast<unsigned long long>(rgw_sent), static_cast<double>(rgw_sent) / unique, origin);
-  CHECK(static_cast<double>(rgw_sent) <= 1.25 * unique);
+  // What the dead owner had read may be read once more (no survivor may
+  // have taken it yet), and a piece or two it was reading when it died.
+  CHECK(static_cast<double>(rgw_sent) <= unique + dead_origin + 2 * (16 << 20));
+  CHECK(static_cast<double>(rgw_sent) <= 1.5 * unique);
 }

@@ -22,8 +22,10 @@
 #include "p2p/torrent_engine.h"
 #include "shoal/chunk_store.h"
 #include "shoal/manifest.h"
+#include "shoal/peer_cert.h"
 #include "shoal/piece_hasher.h"
 #include "shoal/sha256.h"
+#include "shoal/utc_time.h"
 
 namespace shoal {
 namespace testing {
@@ -193,6 +195,32 @@ bool Eventually(F cond, std::chrono::milliseconds timeout = std::chrono::seconds
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return cond();
+}
+
+constexpr int64_t kHour = 3600 * 1000;
+
+// Engine options that wait for SetPeerIdentity, as an agent's do.
+inline EngineOptions AwaitingOptions() {
+  EngineOptions eo;
+  eo.await_peer_identity = true;
+  return eo;
+}
+
+// An identity in the cluster of `cluster`, with a certificate `issuer`
+// signed, valid from `now_ms` for `ttl_ms`.
+inline PeerIdentity IdentityFor(const PeerCa& cluster, const PeerCa& issuer,
+                                const std::string& name, int64_t now_ms = NowMs(),
+                                int64_t ttl_ms = kHour) {
+  auto key = GeneratePeerKey();
+  if (!key.ok()) throw std::runtime_error(key.status().ToString());
+  auto cert = issuer.Issue(key->public_key_pem, name, now_ms, ttl_ms);
+  if (!cert.ok()) throw std::runtime_error(cert.status().ToString());
+  PeerIdentity id;
+  id.ca_pem = cluster.cert_pem();
+  id.cert_pem = cert->cert_pem;
+  id.key_pem = key->private_key_pem;
+  id.not_after_ms = cert->not_after_ms;
+  return id;
 }
 
 }  // namespace testing

@@ -11,30 +11,6 @@ namespace shoal {
 namespace testing {
 namespace {
 
-constexpr int64_t kHour = 3600 * 1000;
-
-EngineOptions AwaitingOptions() {
-  EngineOptions eo;
-  eo.await_peer_identity = true;
-  return eo;
-}
-
-// An identity in the cluster of `cluster`, with a certificate `issuer`
-// signed, valid from `now_ms` for `ttl_ms`.
-PeerIdentity IdentityFor(const PeerCa& cluster, const PeerCa& issuer, const std::string& name,
-                         int64_t now_ms = NowMs(), int64_t ttl_ms = kHour) {
-  auto key = GeneratePeerKey();
-  REQUIRE(key.ok());
-  auto cert = issuer.Issue(key->public_key_pem, name, now_ms, ttl_ms);
-  REQUIRE(cert.ok());
-  PeerIdentity id;
-  id.ca_pem = cluster.cert_pem();
-  id.cert_pem = cert->cert_pem;
-  id.key_pem = key->private_key_pem;
-  id.not_after_ms = cert->not_after_ms;
-  return id;
-}
-
 std::unique_ptr<PeerCa> NewCa(const std::string& name) {
   auto ca = PeerCa::Create(name, NowMs(), 24 * kHour);
   REQUIRE(ca.ok());

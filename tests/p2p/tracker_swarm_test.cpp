@@ -42,7 +42,13 @@ TEST_CASE("agents find each other through the tracker's announce endpoint", "[p2
 
   TestFile f = MakeFile(21, 9 * 256 * 1024 + 4321, 256 * 1024);
   PublishToTracker(f, tracker, tmp.path());
-  Agent seeder, leecher;
+  // Peer TLS is on, as by default: the torrents carry the tracker's peer
+  // CA, and each engine holds a certificate from it, as agents get theirs.
+  auto ca = PeerCa::LoadOrCreate(tracker.data_dir());
+  REQUIRE(ca.ok());
+  Agent seeder(AwaitingOptions()), leecher(AwaitingOptions());
+  REQUIRE(seeder.engine->SetPeerIdentity(IdentityFor(**ca, **ca, "seeder")).ok());
+  REQUIRE(leecher.engine->SetPeerIdentity(IdentityFor(**ca, **ca, "leecher")).ok());
   seeder.Seed(f);
   auto sid = seeder.engine->AddFile(f.entry, f.piece_size, url);
   REQUIRE(sid.ok());

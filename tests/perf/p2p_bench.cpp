@@ -5,6 +5,10 @@
 //   p2p_bench seed  --dir D --size BYTES --piece BYTES --entry FILE --port-file FILE --done FILE
 //   p2p_bench leech --dir D --entry FILE --peer PORT --done FILE
 //
+// With --tls DIR on both, peers are admitted by certificate and speak TLS,
+// as agents do by default: the seeder makes a CA and a certificate for each
+// end in DIR before it writes its port file, and the leecher reads its own.
+//
 // Each process prints one JSON line: the CPU it used (user + system, all
 // threads) during the transfer only, and its peak and final anonymous RSS.
 #include <sys/resource.h>
@@ -25,7 +29,9 @@
 #include "p2p/torrent_engine.h"
 #include "shoal/chunk_hash.h"
 #include "shoal/chunk_store.h"
+#include "shoal/peer_cert.h"
 #include "shoal/piece_hasher.h"
+#include "shoal/utc_time.h"
 
 using namespace shoal;
 
@@ -140,6 +146,59 @@ FileEntry DecodeEntry(const std::string& path, uint32_t* piece) {
   return e;
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// An identity for `name` from the CA in `dir`, written there as
+// name.pem and name.key.
+PeerIdentity IssueIdentity(const PeerCa& ca, const std::string& dir, const std::string& name) {
+  auto key = GeneratePeerKey();
+  if (!key.ok()) Die(key.status().ToString());
+  auto cert = ca.Issue(key->public_key_pem, name, NowMs(), 24 * 3600 * 1000);
+  if (!cert.ok()) Die(cert.status().ToString());
+  WriteFileAtomically(dir + "/" + name + ".pem", cert->cert_pem);
+  WriteFileAtomically(dir + "/" + name + ".key", key->private_key_pem);
+  return PeerIdentity{ca.cert_pem(), cert->cert_pem, key->private_key_pem, cert->not_after_ms};
+}
+
+// Engine options, and the identity to give the engine: TLS with --tls.
+EngineOptions BenchOptions(std::map<std::string, std::string>& f, const std::string& role,
+                           PeerIdentity* identity) {
+  EngineOptions o;
+  if (!f.count("--tls")) return o;
+  o.await_peer_identity = true;
+  const std::string dir = f["--tls"];
+  if (role == "seed") {
+    auto ca = PeerCa::Create("p2p_bench CA", NowMs(), 24 * 3600 * 1000);
+    if (!ca.ok()) Die(ca.status().ToString());
+    WriteFileAtomically(dir + "/ca.pem", (*ca)->cert_pem());
+    IssueIdentity(**ca, dir, "leech");
+    *identity = IssueIdentity(**ca, dir, "seed");
+  } else {
+    *identity = PeerIdentity{ReadAll(dir + "/ca.pem"), ReadAll(dir + "/leech.pem"),
+                             ReadAll(dir + "/leech.key"), 0};
+  }
+  return o;
+}
+
+// Starts an engine as BenchOptions says.
+std::unique_ptr<TorrentEngine> StartEngine(std::map<std::string, std::string>& f,
+                                           const std::string& role, ChunkStore& store) {
+  PeerIdentity identity;
+  EngineOptions o = BenchOptions(f, role, &identity);
+  auto engine = TorrentEngine::Start(o, store);
+  if (!engine.ok()) Die(engine.status().ToString());
+  if (o.await_peer_identity) {
+    Status s = (*engine)->SetPeerIdentity(identity);
+    if (!s.ok()) Die(s.ToString());
+  }
+  return std::move(engine).value();
+}
+
 int Seed(std::map<std::string, std::string>& f) {
   uint64_t size = std::stoull(f["--size"]);
   uint32_t piece = static_cast<uint32_t>(std::stoul(f["--piece"]));
@@ -160,16 +219,15 @@ int Seed(std::map<std::string, std::string>& f) {
   WriteFileAtomically(f["--entry"], EncodeEntry(size, piece, ids));
   uint32_t ps = 0;
   FileEntry e = DecodeEntry(f["--entry"], &ps);
-  auto engine = TorrentEngine::Start(EngineOptions(), *store);
-  if (!engine.ok()) Die(engine.status().ToString());
-  auto id = (*engine)->AddFile(e, piece, "");
+  auto engine = StartEngine(f, "seed", *store);
+  auto id = engine->AddFile(e, piece, "");
   if (!id.ok()) Die(id.status().ToString());
   RssSampler rss;
   double cpu0 = CpuSeconds();
-  WriteFileAtomically(f["--port-file"], std::to_string((*engine)->listen_port()));
+  WriteFileAtomically(f["--port-file"], std::to_string(engine->listen_port()));
   WaitForFile(f["--done"]);
   double cpu = CpuSeconds() - cpu0;
-  EngineStats st = (*engine)->Stats();
+  EngineStats st = engine->Stats();
   std::printf(
       "{\"role\":\"seed\",\"cpu_s\":%.3f,\"peak_anon_rss_kib\":%ld,\"hwm_kib\":%ld,"
       "\"bytes_up\":%llu}\n",
@@ -184,17 +242,15 @@ int Leech(std::map<std::string, std::string>& f) {
   auto store = OpenStore(f["--dir"]);
   RssSampler rss;
   double cpu0 = CpuSeconds();
-  auto engine = TorrentEngine::Start(EngineOptions(), *store);
-  if (!engine.ok()) Die(engine.status().ToString());
-  auto id = (*engine)->AddFile(e, piece, "");
+  auto engine = StartEngine(f, "leech", *store);
+  auto id = engine->AddFile(e, piece, "");
   if (!id.ok()) Die(id.status().ToString());
   auto t0 = std::chrono::steady_clock::now();
-  Status c =
-      (*engine)->ConnectPeer(*id, "127.0.0.1", static_cast<uint16_t>(std::stoi(f["--peer"])));
+  Status c = engine->ConnectPeer(*id, "127.0.0.1", static_cast<uint16_t>(std::stoi(f["--peer"])));
   if (!c.ok()) Die(c.ToString());
   TorrentEngine::FileProgress p;
   for (;;) {
-    auto r = (*engine)->Progress(*id);
+    auto r = engine->Progress(*id);
     if (!r.ok()) Die(r.status().ToString());
     p = *r;
     if (p.complete) break;
@@ -204,9 +260,9 @@ int Leech(std::map<std::string, std::string>& f) {
   double sys = 0;
   double cpu = CpuSeconds(&sys) - cpu0;
   WriteFileAtomically(f["--done"], "done");
-  EngineStats st = (*engine)->Stats();
+  EngineStats st = engine->Stats();
   long peak = rss.peak_anon_kib.load();
-  (*engine)->Stop();
+  engine->Stop();
   // Check every byte, outside the timing.
   std::vector<uint8_t> want(piece), got(piece);
   std::vector<ChunkId> ids = e.ChunkIds();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The user's alternative, in the same run: Debian's `aws s3 cp` of the same
 # number of bytes from a one-node radosgw, against the peer-to-peer transfer
-# of tests/perf/p2p_bench.sh (16 MiB pieces).
+# of tests/perf/p2p_bench.sh (16 MiB pieces), with peer TLS off and on.
 #
 #   tests/perf/p2p_vs_s3_bench.sh BUILD_DIR [SIZE_MIB=2048]
 set -euo pipefail
@@ -12,9 +12,13 @@ work=$(mktemp -d /var/tmp/shoal-p2p-s3.XXXXXX)
 cleanup() { "$here/../s3/radosgw.sh" stop "$work/rgw" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-p2p=$("$here/p2p_bench.sh" "$build" "$size_mib" 16)
-echo "$p2p"
-p2p_mbs=$(echo "$p2p" | awk -F'|' '/^\| 16 / {gsub(/ /, "", $3); print $3}')
+mbs() { awk -F'|' '/^\| 16 / {gsub(/ /, "", $3); print $3}'; }
+plain=$(P2P_BENCH_TLS=0 "$here/p2p_bench.sh" "$build" "$size_mib" 16)
+echo "$plain"
+tls=$(P2P_BENCH_TLS=1 "$here/p2p_bench.sh" "$build" "$size_mib" 16)
+echo "$tls"
+plain_mbs=$(echo "$plain" | mbs)
+tls_mbs=$(echo "$tls" | mbs)
 
 export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_mib / 1024 + 2) * 1073741824 ))
 "$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
@@ -27,7 +31,7 @@ rm -f "$work/object"
 /usr/bin/time -f '%e' -o "$work/t" /usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --only-show-errors \
   "s3://$SHOAL_S3_BUCKET/p2p-baseline" /dev/null
 aws_s=$(cat "$work/t")
-awk -v mib="$size_mib" -v s="$aws_s" -v p="$p2p_mbs" 'BEGIN {
+awk -v mib="$size_mib" -v s="$aws_s" -v p="$plain_mbs" -v t="$tls_mbs" 'BEGIN {
   a = mib * 1048576 / s / 1e6;
-  printf "\naws s3 cp of %d MiB from radosgw: %.1f s, %.0f MB/s; peer-to-peer %s MB/s = %.2fx awscli\n", mib, s, a, p, p / a;
+  printf "\naws s3 cp of %d MiB from radosgw: %.1f s, %.0f MB/s; peer-to-peer %s MB/s = %.2fx awscli with TLS off, %s MB/s = %.2fx with TLS on\n", mib, s, a, p, p / a, t, t / a;
 }'
