@@ -106,5 +106,12 @@ for i in $(seq 1 "$agents"); do
 done
 total=$(find "$ckpt" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
 echo "origin bytes read by all agents: $origin_get of $total checkpoint bytes"
+tls=0
+for i in $(seq 1 "$agents"); do
+  read -r _ agent_http <"$work/agent$i.ports"
+  t=$(curl -s "http://127.0.0.1:$agent_http/metrics" | awk '/^shoal_agent_peer_tls / {print $2}')
+  tls=$((tls + ${t%.*}))
+done
+echo "agents exchanging pieces over TLS with cluster certificates: $tls of $agents"
 echo "== shoal ls demo"
 SHOAL_TOKEN=$reader "$bin/shoal" ls demo
