@@ -75,6 +75,8 @@ class TorrentEngine::Impl {
   // SetPeerIdentity has named it ("" for plain peers); Unavailable after
   // add_timeout_ms without.
   Result<std::string> AwaitPeerCa();
+  // Whether peers are admitted by certificate (the identity names a CA).
+  bool PeerTls() const;
   // Gives `h` the engine's certificate, if peers are admitted by one.
   void PresentCertificate(const lt::torrent_handle& h);
   // Moves the listen socket to TLS or plain BitTorrent, on the same port.

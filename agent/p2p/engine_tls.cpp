@@ -118,6 +118,11 @@ Result<std::string> TorrentEngine::Impl::AwaitPeerCa() {
   return identity_.ca_pem;
 }
 
+bool TorrentEngine::Impl::PeerTls() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return !identity_.ca_pem.empty();
+}
+
 void TorrentEngine::Impl::PresentCertificate(const lt::torrent_handle& h) {
   std::string cert, key;
   {

@@ -87,13 +87,24 @@ lt::add_torrent_params TorrentEngine::Impl::ParamsFor(const FileTorrent& t) {
 Status TorrentEngine::Impl::AddToSession(FileTorrent& t) {
   for (int attempt = 0;; ++attempt) {
     lt::error_code ec;
-    lt::torrent_handle h = session_->add_torrent(ParamsFor(t), ec);
+    lt::add_torrent_params params = ParamsFor(t);
+    // With peer TLS the torrent starts paused: its TLS context exists once
+    // add_torrent returns, and the certificate must be in it before the
+    // torrent announces or connects, or peers turn it away (and back off).
+    // Calls on a handle run in order, so resuming after setting it is
+    // enough.
+    const bool tls = PeerTls();
+    if (tls) params.flags |= lt::torrent_flags::paused;
+    lt::torrent_handle h = session_->add_torrent(std::move(params), ec);
     if (!ec) {
       t.handle = h;
-      // The torrent's TLS context exists once add_torrent returns, and it
-      // announces only once ready: the certificate goes first, so no peer
-      // is turned away (and backs off) for want of it.
-      PresentCertificate(h);
+      if (tls) {
+        PresentCertificate(h);
+        SHOAL_RETURN_IF_ERROR(CallLibtorrent("resume", [&] {
+          h.resume();
+          return Status::OK();
+        }));
+      }
       return WaitReady(h);
     }
     if (ec != lt::errors::duplicate_torrent || attempt >= 100) {
