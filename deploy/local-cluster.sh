@@ -98,20 +98,20 @@ for i in $(seq 1 "$agents"); do
   diff -r "$ckpt" "$work/pulled$i" >/dev/null || { echo "agent$i: files differ" >&2; exit 1; }
 done
 echo "all $agents copies are byte-identical to the checkpoint"
-origin_get=0
-for i in $(seq 1 "$agents"); do
-  read -r _ agent_http <"$work/agent$i.ports"
-  b=$(curl -s "http://127.0.0.1:$agent_http/metrics" | awk '/^shoal_agent_origin_bytes_total/ {print $2}')
-  origin_get=$((origin_get + ${b%.*}))
-done
+# The sum over all agents of the unlabelled metric $1, as an integer.
+sum_metric() {
+  local sum=0 agent_http v
+  for i in $(seq 1 "$agents"); do
+    read -r _ agent_http <"$work/agent$i.ports"
+    v=$(curl -s "http://127.0.0.1:$agent_http/metrics" | awk -v m="$1" '$1 == m {print $2}')
+    sum=$((sum + ${v%.*}))
+  done
+  echo "$sum"
+}
+origin_get=$(sum_metric shoal_agent_origin_bytes_total)
 total=$(find "$ckpt" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
 echo "origin bytes read by all agents: $origin_get of $total checkpoint bytes"
-tls=0
-for i in $(seq 1 "$agents"); do
-  read -r _ agent_http <"$work/agent$i.ports"
-  t=$(curl -s "http://127.0.0.1:$agent_http/metrics" | awk '/^shoal_agent_peer_tls / {print $2}')
-  tls=$((tls + ${t%.*}))
-done
+tls=$(sum_metric shoal_agent_peer_tls)
 echo "agents exchanging pieces over TLS with cluster certificates: $tls of $agents"
 echo "== shoal ls demo"
 SHOAL_TOKEN=$reader "$bin/shoal" ls demo

@@ -44,8 +44,7 @@ class GatewayImpl final : public proto::Gateway::Server {
 
   kj::Promise<void> registerAgent(RegisterAgentContext c) override {
     auto p = c.getParams();
-    Result<TokenClaims> claims = d_.tokens.Verify(Text(p.getToken()));
-    Status s = claims.ok() ? claims->Check("*", Role::kRead, NowMs()) : claims.status();
+    Status s = CheckAgentToken(d_.tokens, Text(p.getToken()), NowMs());
     if (!s.ok()) {
       d_.metrics.auth_denied++;
       ThrowIfError(

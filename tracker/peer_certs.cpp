@@ -10,6 +10,11 @@ namespace shoal::tracker {
 // The longest common name X.509 allows.
 constexpr size_t kMaxSubject = 64;
 
+Status CheckAgentToken(const TokenAuthority& tokens, std::string_view token, int64_t now_ms) {
+  Result<TokenClaims> claims = tokens.Verify(token);
+  return claims.ok() ? claims->Check("*", Role::kRead, now_ms) : claims.status();
+}
+
 std::string PeerCerts::ca_pem() const { return ca_ != nullptr ? ca_->cert_pem() : std::string(); }
 
 Result<IssuedCert> PeerCerts::Issue(std::string_view token, std::string_view public_key_pem,
@@ -19,8 +24,7 @@ Result<IssuedCert> PeerCerts::Issue(std::string_view token, std::string_view pub
         "this cluster's peers speak plain BitTorrent (--peer-tls off): no certificates");
   }
   const int64_t now = NowMs();
-  Result<TokenClaims> claims = tokens_.Verify(token);
-  Status s = claims.ok() ? claims->Check("*", Role::kRead, now) : claims.status();
+  Status s = CheckAgentToken(tokens_, token, now);
   if (!s.ok()) {
     metrics_.peer_certs_refused++;
     Log(LogLevel::kWarn, "agent.cert_refused",

@@ -28,6 +28,10 @@ namespace shoal::tracker {
 
 struct TrackerMetrics;
 
+// What registration and every certificate ask of an agent's token: valid
+// at `now_ms`, and reading every namespace. PermissionDenied otherwise.
+Status CheckAgentToken(const TokenAuthority& tokens, std::string_view token, int64_t now_ms);
+
 class PeerCerts {
  public:
   // `ca` null: peers speak plain BitTorrent and nothing is issued. `ca`,
@@ -41,9 +45,8 @@ class PeerCerts {
 
   // A certificate for `public_key_pem`, named after `agent_id`, valid for
   // the configured time from now.
-  // PermissionDenied for a token that is not valid now or not an agent's;
-  // InvalidArgument for a malformed key, or when not
-  // enabled.
+  // PermissionDenied for a token CheckAgentToken refuses; InvalidArgument
+  // for a malformed key, or when not enabled.
   Result<IssuedCert> Issue(std::string_view token, std::string_view public_key_pem,
                            std::string_view agent_id) const;
 

@@ -1,9 +1,11 @@
 // TrackerLink: the agent's membership with the tracker. Registers over Cap'n
 // Proto, heartbeats, and serves AgentControl to the tracker on the same
-// connection. It also keeps the agent's peer certificate: it makes a key
-// pair once, sends the public half at registration, and asks for a new
-// certificate when two thirds of the last one's life have passed. When the tracker is unreachable
-// or restarts, it keeps retrying with backoff; running transfers are not affected.
+// connection. When the tracker is unreachable or restarts, it keeps
+// retrying with backoff; running transfers are not affected.
+//
+// It also keeps the agent's peer certificate: it makes a key pair once,
+// sends the public half at registration, and asks for a new certificate
+// when two thirds of the last one's life have passed.
 //
 // Thread-safety: Run() and the promise it returns live on one kj event loop;
 // the accessors are safe from any thread.

@@ -137,9 +137,9 @@ class TorrentEngine::Impl {
   std::mutex evict_mu_;
   std::vector<ChunkId> evicted_;  // protected by evict_mu_
 
-  uint64_t file_errors_ = 0;      // engine thread only
-  uint64_t refusals_logged_ = 0;  // engine thread only
-  bool apply_now_ = false;        // engine thread only: apply evictions without batching
+  uint64_t file_errors_ = 0;    // engine thread only
+  uint64_t refusals_seen_ = 0;  // engine thread only
+  bool apply_now_ = false;      // engine thread only: apply evictions without batching
 
   std::atomic<bool> stop_thread_{false};
   std::thread thread_;

@@ -87,12 +87,12 @@ void TorrentEngine::Impl::CountRefusal(const lt::error_code& ec, const lt::tcp::
     ++refused_[static_cast<size_t>(r)];
   }
   // One line per refusal would let a port scan flood the log.
-  if (refusals_logged_++ % 100 == 0) {
+  if (refusals_seen_++ % 100 == 0) {
     Log(LogLevel::kWarn, "p2p.peer.refused",
         {{"peer", from.address().to_string()},
          {"reason", PeerRefusalName(r)},
          {"error", ec.message()},
-         {"refusals", refusals_logged_}});
+         {"refusals", refusals_seen_}});
   }
 }
 
@@ -164,9 +164,11 @@ Status TorrentEngine::SetPeerIdentity(const PeerIdentity& identity) {
   if (!identity.ca_pem.empty() && (identity.cert_pem.empty() || identity.key_pem.empty())) {
     return Status::InvalidArgument("a peer identity with a CA needs a certificate and its key");
   }
+  // add_mu_ keeps other calls of this and every AddFile out until the
+  // listen socket matches the identity and it is published.
   std::lock_guard<std::mutex> add(impl_->add_mu_);
-  bool first;
-  std::vector<lt::torrent_handle> handles;
+  const bool tls = !identity.ca_pem.empty();
+  bool first, relisten;
   {
     std::lock_guard<std::mutex> l(impl_->mu_);
     if (impl_->stopped_) return Status::Unavailable("the peer-to-peer engine is stopped");
@@ -176,17 +178,18 @@ Status TorrentEngine::SetPeerIdentity(const PeerIdentity& identity) {
           "the cluster's peer CA changed (or peer TLS was turned on or off): every torrent's "
           "info-hash changes with it, so restart the agent to follow");
     }
+    relisten = first && tls != impl_->listen_tls_;
+  }
+  if (relisten) SHOAL_RETURN_IF_ERROR(impl_->ListenFor(tls));
+  std::vector<lt::torrent_handle> handles;
+  {
+    std::lock_guard<std::mutex> l(impl_->mu_);
+    impl_->listen_tls_ = tls;
     impl_->identity_ = identity;
     impl_->identity_known_ = true;
     for (const auto& [id, t] : impl_->torrents_) handles.push_back(t->handle);
   }
   impl_->identity_cv_.notify_all();
-  const bool tls = !identity.ca_pem.empty();
-  if (first && tls != impl_->listen_tls_) {
-    SHOAL_RETURN_IF_ERROR(impl_->ListenFor(tls));
-    std::lock_guard<std::mutex> l(impl_->mu_);
-    impl_->listen_tls_ = tls;
-  }
   for (const lt::torrent_handle& h : handles) impl_->PresentCertificate(h);
   Log(LogLevel::kInfo, "p2p.identity",
       {{"peer_tls", tls}, {"not_after_ms", identity.not_after_ms}, {"renewed", !first}});
