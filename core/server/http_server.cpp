@@ -1,5 +1,6 @@
 #include "shoal/server/http_server.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -46,14 +47,91 @@ Status HttpServerOptions::Validate() const {
   if (max_body_bytes > (uint64_t(1) << 40)) {
     return Status::InvalidArgument("HTTP max_body_bytes must be at most 1 TiB");
   }
-  if (idle_timeout.count() <= 0) {
-    return Status::InvalidArgument("HTTP idle_timeout must be positive");
+  if (max_request_line_bytes < 64) {
+    return Status::InvalidArgument("HTTP max_request_line_bytes must be at least 64, got " +
+                                   std::to_string(max_request_line_bytes));
+  }
+  if (max_connections < 1 || max_connections > 1000000) {
+    return Status::InvalidArgument("HTTP max_connections must be 1 to 1000000, got " +
+                                   std::to_string(max_connections));
+  }
+  if (max_connections_per_client < 1) {
+    return Status::InvalidArgument("HTTP max_connections_per_client must be at least 1");
+  }
+  if (idle_timeout.count() <= 0 || header_timeout.count() <= 0 || body_timeout.count() <= 0) {
+    return Status::InvalidArgument("HTTP idle, header and body timeouts must be positive");
   }
   return Status::OK();
 }
 
+namespace {
+
+// The client a TCP connection counts against: its IP address. Unix socket
+// clients are exempt from the per-client limit ("").
+std::string ClientOf(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  tcp::endpoint peer = socket.remote_endpoint(ec);
+  return ec ? std::string("?") : peer.address().to_string();
+}
+std::string ClientOf(const local::socket&) { return ""; }
+
+// Answers a connection over the limits without reading from it, and closes
+// it. One non-blocking send of a few bytes: if the socket cannot take them
+// at once, the client just sees the close.
+template <class Socket>
+void Refuse(Socket& socket) {
+  static const char k503[] =
+      "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\n"
+      "Connection: close\r\n\r\n";
+  ::send(socket.native_handle(), k503, sizeof(k503) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  boost::system::error_code ignored;
+  socket.close(ignored);
+}
+
+}  // namespace
+
 struct HttpServer::Impl {
-  explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
+  explicit Impl(HttpServerOptions o)
+      : options(std::move(o)),
+        registry(options.metrics ? *options.metrics : own_registry),
+        limits(std::make_shared<ConnectionLimits>(
+            options.max_connections, options.max_connections_per_client,
+            &registry.gauge("shoal_http_connections", "Open HTTP connections",
+                            {{"listener", options.metrics_listener}}))),
+        refused_total(Refusals("too_many_connections")),
+        refused_client(Refusals("too_many_from_client")),
+        accept_errors(registry.counter(
+            "shoal_http_accept_errors_total",
+            "Failed accepts (out of descriptors, most likely); each backs off 100 ms",
+            {{"listener", options.metrics_listener}})),
+        context{options, router, nullptr, {}} {
+    const char* reasons[] = {"idle_timeout",     "header_timeout",        "body_timeout",
+                             "header_too_large", "request_line_too_long", "body_too_large"};
+    static_assert(sizeof(reasons) / sizeof(reasons[0]) == size_t(HttpCut::kCount));
+    for (size_t i = 0; i < size_t(HttpCut::kCount); ++i) {
+      context.cuts[i] =
+          &registry.counter("shoal_http_connections_cut_total",
+                            "Connections the server closed before serving a request, by reason",
+                            {{"listener", options.metrics_listener}, {"reason", reasons[i]}});
+    }
+  }
+
+  Counter& Refusals(const char* reason) {
+    return registry.counter("shoal_http_connections_refused_total",
+                            "Connections refused at accept (answered 503), by limit reached",
+                            {{"listener", options.metrics_listener}, {"reason", reason}});
+  }
+
+  template <class Socket>
+  void Admit(Socket socket) {
+    Admission why;
+    ConnectionSlot slot = limits->TryAdmit(ClientOf(socket), &why);
+    if (!slot) {
+      (why == Admission::kTooManyInAll ? refused_total : refused_client).Increment();
+      return Refuse(socket);
+    }
+    StartHttpSession(std::move(socket), context, std::move(slot));
+  }
 
   template <class Acceptor>
   void Accept(Acceptor& acceptor) {
@@ -62,10 +140,11 @@ struct HttpServer::Impl {
                                             typename Acceptor::protocol_type::socket socket) {
                             if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
                             if (!ec) {
-                              StartHttpSession(std::move(socket), options, router, *workers);
+                              Admit(std::move(socket));
                               return Accept(acceptor);
                             }
                             // Out of descriptors, most likely: back off instead of spinning.
+                            accept_errors.Increment();
                             Log(LogLevel::kWarn, "http.accept_failed", {{"error", ec.message()}});
                             retry.expires_after(std::chrono::milliseconds(100));
                             retry.async_wait([this, &acceptor](boost::system::error_code wait_ec) {
@@ -113,9 +192,17 @@ struct HttpServer::Impl {
   }
 
   // Declaration order is destruction order in reverse: the io_context, and
-  // with it every session, goes before the router and options they use.
+  // with it every session, goes before the router, options, limits and
+  // counters they use.
   const HttpServerOptions options;
+  MetricsRegistry own_registry;  // used when options.metrics is not set
+  MetricsRegistry& registry;
+  std::shared_ptr<ConnectionLimits> limits;
+  Counter& refused_total;
+  Counter& refused_client;
+  Counter& accept_errors;
   HttpRouter router;
+  HttpSessionContext context;
   std::unique_ptr<asio::io_context> ioc{new asio::io_context};
   // Runs streaming producers; joined and destroyed before the io_context.
   std::unique_ptr<asio::thread_pool> workers;
@@ -153,6 +240,7 @@ Status HttpServer::Start() {
   SHOAL_RETURN_IF_ERROR(o.unix_socket.empty() ? impl_->ListenTcp() : impl_->ListenUnix());
   impl_->started = true;
   impl_->workers.reset(new asio::thread_pool(size_t(o.threads)));
+  impl_->context.workers = impl_->workers.get();
   if (o.unix_socket.empty()) {
     impl_->Accept(impl_->acceptor);
   } else {

@@ -50,27 +50,73 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   using std::enable_shared_from_this<Session<Protocol>>::shared_from_this;
 
  public:
-  Session(typename Protocol::socket socket, const HttpServerOptions& options,
-          const HttpRouter& router, boost::asio::thread_pool& workers)
-      : stream_(std::move(socket)), options_(options), router_(router), workers_(workers) {
+  Session(typename Protocol::socket socket, const HttpSessionContext& context, ConnectionSlot slot)
+      : stream_(std::move(socket)),
+        context_(context),
+        options_(context.options),
+        router_(context.router),
+        workers_(*context.workers),
+        slot_(std::move(slot)) {
     remote_ = RemoteOf(stream_.socket());
   }
 
+  // A new connection's first request must arrive whole within the header
+  // timeout of the accept.
+  void Start() {
+    stream_.expires_after(options_.header_timeout);
+    Read();
+  }
+
+ private:
+  // Waits for the next request. Its first byte is awaited up to the idle
+  // timeout (keep-alive) unless already here; from that byte on, the header
+  // block has the header timeout.
   void Read() {
     parser_.emplace();
     parser_->header_limit(uint32_t(options_.max_header_bytes));
     parser_->body_limit(options_.max_body_bytes);
+    if (first_request_) {
+      first_request_ = false;  // its deadline runs from the accept
+      return ReadHeader();
+    }
+    if (buffer_.size() > 0) {  // pipelined: its first bytes are here
+      stream_.expires_after(options_.header_timeout);
+      return ReadHeader();
+    }
     stream_.expires_after(options_.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->buffer_.commit(n);
+                              if (ec == beast::error::timeout) self->Count(HttpCut::kIdleTimeout);
+                              if (ec) return self->Close();
+                              self->stream_.expires_after(self->options_.header_timeout);
+                              self->ReadHeader();
+                            });
+  }
+
+  void ReadHeader() {
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
   }
 
- private:
+  void Count(HttpCut why) { context_.cuts[size_t(why)]->Increment(); }
+
+  // True if the request line is longer than max_request_line_bytes. Once
+  // the header is read, or failed at its limit: the parser fills the target
+  // in as soon as the line ends, so an empty one means it never did.
+  bool RequestLineTooLong() const {
+    const auto& msg = parser_->get();
+    if (msg.target().empty()) return true;
+    size_t line = msg.method_string().size() + 1 + msg.target().size() + 9;  // " HTTP/1.1"
+    return line > options_.max_request_line_bytes;
+  }
+
   // A client that sent "Expect: 100-continue" (curl does, for bodies over
   // 1 KiB) waits for a go-ahead before sending the body. A body over the
   // limit has already failed with body_limit here, so it is never invited.
   void OnHeader(beast::error_code ec) {
+    if (!ec && RequestLineTooLong()) ec = http::error::header_limit;
     if (ec || parser_->is_done()) return OnRead(ec);
     if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
       static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -86,17 +132,31 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   }
 
   void ReadBody() {
-    stream_.expires_after(options_.idle_timeout);
+    stream_.expires_after(options_.body_timeout);
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
-    if (ec == http::error::header_limit) return Reject(431, "request headers are too large");
-    if (ec == http::error::body_limit) return Reject(413, "request body is too large");
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == boost::asio::error::operation_aborted) {
+    if (ec == http::error::header_limit) {
+      if (RequestLineTooLong()) {
+        Count(HttpCut::kRequestLineTooLong);
+        return Reject(414, "request line is longer than " +
+                               std::to_string(options_.max_request_line_bytes) + " bytes");
+      }
+      Count(HttpCut::kHeaderTooLarge);
+      return Reject(431, "request headers are too large");
+    }
+    if (ec == http::error::body_limit) {
+      Count(HttpCut::kBodyTooLarge);
+      return Reject(413, "request body is too large");
+    }
+    if (ec == beast::error::timeout) {
+      Count(parser_->is_header_done() ? HttpCut::kBodyTimeout : HttpCut::kHeaderTimeout);
+      return Close();
+    }
+    if (ec == http::error::end_of_stream || ec == boost::asio::error::operation_aborted) {
       return Close();
     }
     if (ec.category() == beast::error_code(http::error::bad_target).category()) {
@@ -427,24 +487,27 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   bool send_timer_armed_ = false;
   bool sending_file_ = false;  // a file piece is being sent
   std::chrono::steady_clock::time_point last_sent_;
+  static constexpr size_t kFirstReadBytes = 4096;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  bool first_request_ = true;  // no request read yet
+  const HttpSessionContext& context_;
   const HttpServerOptions& options_;
   const HttpRouter& router_;
   boost::asio::thread_pool& workers_;
+  ConnectionSlot slot_;  // counts this connection against the server's limits
   std::string remote_;
 };
 
 }  // namespace
 
-void StartHttpSession(tcp::socket socket, const HttpServerOptions& options,
-                      const HttpRouter& router, boost::asio::thread_pool& workers) {
-  std::make_shared<Session<tcp>>(std::move(socket), options, router, workers)->Read();
+void StartHttpSession(tcp::socket socket, const HttpSessionContext& context, ConnectionSlot slot) {
+  std::make_shared<Session<tcp>>(std::move(socket), context, std::move(slot))->Start();
 }
 
-void StartHttpSession(local::socket socket, const HttpServerOptions& options,
-                      const HttpRouter& router, boost::asio::thread_pool& workers) {
-  std::make_shared<Session<local>>(std::move(socket), options, router, workers)->Read();
+void StartHttpSession(local::socket socket, const HttpSessionContext& context,
+                      ConnectionSlot slot) {
+  std::make_shared<Session<local>>(std::move(socket), context, std::move(slot))->Start();
 }
 
 }  // namespace shoal

@@ -8,23 +8,42 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "connection_limits.h"
 #include "http_router.h"
 #include "shoal/server/http_server.h"
+#include "shoal/server/metrics.h"
 
 namespace shoal {
 
+// Why a session closed a connection before its request was served.
+enum class HttpCut {
+  kIdleTimeout,         // no next request within idle_timeout
+  kHeaderTimeout,       // the header block not whole within header_timeout
+  kBodyTimeout,         // the body not whole within body_timeout
+  kHeaderTooLarge,      // 431
+  kRequestLineTooLong,  // 414
+  kBodyTooLarge,        // 413
+  kCount
+};
+
+// What every session of one server shares.
+struct HttpSessionContext {
+  const HttpServerOptions& options;
+  const HttpRouter& router;
+  boost::asio::thread_pool* workers;  // runs streaming producers; set at Start
+  Counter* cuts[size_t(HttpCut::kCount)];
+};
+
 // Starts serving `socket` on its own strand. The session keeps itself alive
 // through its pending operations and ends when the peer goes, a timeout
-// fires or the io_context stops.
-// Streaming bodies are produced on `workers`.
-// REQUIRES: `options` and `router` outlive the socket's io_context; `workers`
-// is joined and destroyed before that io_context.
-void StartHttpSession(boost::asio::ip::tcp::socket socket, const HttpServerOptions& options,
-                      const HttpRouter& router, boost::asio::thread_pool& workers);
+// fires or the io_context stops; `slot` is released then.
+// REQUIRES: everything in `context` outlives the socket's io_context, except
+// the workers, which are joined and destroyed before that io_context.
+void StartHttpSession(boost::asio::ip::tcp::socket socket, const HttpSessionContext& context,
+                      ConnectionSlot slot);
 // The same over a unix socket; the request's remote_address is "unix".
 void StartHttpSession(boost::asio::local::stream_protocol::socket socket,
-                      const HttpServerOptions& options, const HttpRouter& router,
-                      boost::asio::thread_pool& workers);
+                      const HttpSessionContext& context, ConnectionSlot slot);
 
 }  // namespace shoal
 

@@ -236,9 +236,9 @@ TEST_CASE("32 concurrent clients are all served", "[http]") {
   CHECK(ok == 32 * 20);
 }
 
-TEST_CASE("an idle connection is closed after the timeout", "[http]") {
+TEST_CASE("a connection that sends nothing is closed after the header timeout", "[http]") {
   HttpServerOptions o;
-  o.idle_timeout = std::chrono::milliseconds(200);
+  o.header_timeout = std::chrono::milliseconds(200);
   TestServer s(o);
   TestConnection c(s.server.port());
   auto start = std::chrono::steady_clock::now();

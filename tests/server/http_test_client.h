@@ -28,10 +28,18 @@ struct RawResponse {
 
 class TestConnection {
  public:
-  explicit TestConnection(uint16_t port) {
+  // Connects from `from` (another loopback address, such as "127.0.0.2",
+  // counts as another client) if set.
+  explicit TestConnection(uint16_t port, const char* from = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     timeval tv{5, 0};  // a hung server fails the test instead of hanging it
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (from) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      ::inet_pton(AF_INET, from, &local.sin_addr);
+      ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local));
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);

@@ -10,8 +10,9 @@
 // pattern, and a longer prefix beats a shorter one. A HEAD request runs the
 // GET handler and sends its headers without the body. Unknown paths get a
 // JSON 404, known paths with the wrong method 405, bodies over the limit 413,
-// header blocks over the limit 431, and a handler that throws a 500; none of
-// these affects other connections.
+// request lines over the limit 414, header blocks over the limit 431, and a
+// handler that throws a 500; none of these affects other connections. The
+// bounds on connections and the deadlines are in HttpServerOptions.
 //
 // Handlers run on the server's I/O threads, so a slow handler holds one of
 // them; keep handlers short or hand work elsewhere. An asynchronous handler
@@ -29,6 +30,7 @@
 #include <string>
 
 #include "shoal/server/http_message.h"
+#include "shoal/server/metrics.h"
 #include "shoal/status.h"
 
 namespace shoal {
@@ -41,10 +43,32 @@ struct HttpServerOptions {
   // local user (mode 0666: callers authenticate per request), and it is
   // removed on Stop. Requests from it have remote_address "unix".
   std::string unix_socket;
-  int threads = 2;                                // I/O threads, 1 to 256
-  size_t max_header_bytes = 16 * 1024;            // request line and headers
-  size_t max_body_bytes = 1024 * 1024;            // request body
-  std::chrono::milliseconds idle_timeout{30000};  // per read or write, and between requests
+  int threads = 2;                      // I/O threads, 1 to 256
+  size_t max_header_bytes = 16 * 1024;  // request line and headers; more gets 431
+  // Method, target and version; more gets 414 (a line that also overflows
+  // max_header_bytes gets 414 too).
+  size_t max_request_line_bytes = 8 * 1024;
+  size_t max_body_bytes = 1024 * 1024;  // request body; more gets 413
+  // Connections open at once, in all and from one client IP address (the
+  // unix socket's clients are exempt from the per-client count: they are
+  // the node's own pods and share one address). A connection beyond either
+  // is accepted, answered 503 with Retry-After, and closed at once.
+  size_t max_connections = 4096;
+  size_t max_connections_per_client = 256;
+  // Keep-alive: how long a connection may wait for its next request's first
+  // byte; also how long one write of a response may stall.
+  std::chrono::milliseconds idle_timeout{30000};
+  // A request's whole header block must arrive within this of its first
+  // byte (a new connection's first request: of the accept), so a client
+  // sending a byte a second cannot hold a connection.
+  std::chrono::milliseconds header_timeout{10000};
+  // A request's whole body must arrive within this of its header.
+  std::chrono::milliseconds body_timeout{60000};
+  // If set, connection counts, refusals and cut requests are counted here,
+  // labelled listener=metrics_listener (see docs/metrics.md). Not owned;
+  // must outlive the server.
+  MetricsRegistry* metrics = nullptr;
+  std::string metrics_listener = "http";
 
   Status Validate() const;
 };
