@@ -5,6 +5,9 @@
 #include <kj/debug.h>
 #include <sys/socket.h>
 
+#include <map>
+#include <string>
+
 #include "gateway_service.h"
 #include "rpc_frame_guard.h"
 #include "shoal/log.h"
@@ -39,6 +42,7 @@ struct Shared {
   RpcLimits limits;
   TrackerMetrics& metrics;
   GatewayDeps gateway;
+  std::map<std::string, uint32_t> per_client;  // open connections by IP; none: absent
 };
 
 // Serves one connection with its own Gateway, which knows the peer's IP.
@@ -56,9 +60,14 @@ class Connection {
         rpc_(capnp::makeRpcServer(network_,
                                   NewGateway(shared.gateway, peer_, [this] { Authenticated(); }))) {
     shared_.metrics.rpc_unauthenticated++;
+    shared_.metrics.rpc_connections++;
+    shared_.per_client[peer_]++;
   }
   ~Connection() {
     if (!authenticated_) shared_.metrics.rpc_unauthenticated--;
+    shared_.metrics.rpc_connections--;
+    auto it = shared_.per_client.find(peer_);
+    if (--it->second == 0) shared_.per_client.erase(it);
   }
   KJ_DISALLOW_COPY(Connection);
 
@@ -101,15 +110,34 @@ class Connection {
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;  // last: its Gateway calls Authenticated()
 };
 
+// Why a new connection from `peer` must be closed at once, or null.
+const char* Refusal(Shared& shared, const std::string& peer) {
+  TrackerMetrics& m = shared.metrics;
+  if (m.rpc_connections >= shared.limits.max_connections) {
+    m.rpc_refused_connections++;
+    return "too_many_connections";
+  }
+  auto mine = shared.per_client.find(peer);
+  if (mine != shared.per_client.end() && mine->second >= shared.limits.max_per_client) {
+    m.rpc_refused_per_client++;
+    return "too_many_from_client";
+  }
+  if (m.rpc_unauthenticated >= shared.limits.max_unauthenticated) {
+    m.rpc_refused_unauthenticated++;
+    return "too_many_unauthenticated";
+  }
+  return nullptr;
+}
+
 kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, kj::Timer& timer,
                              kj::TaskSet& tasks) {
   return listener.accept().then([&](kj::Own<kj::AsyncIoStream>&& stream) {
-    if (shared.metrics.rpc_unauthenticated >= shared.limits.max_unauthenticated) {
+    std::string peer = PeerIp(*stream);
+    if (const char* why = Refusal(shared, peer)) {
       // Dropping the stream closes it. Logged at debug only: a flood of
       // these would otherwise flood the log.
-      shared.metrics.rpc_refused_unauthenticated++;
       Log(LogLevel::kDebug, "rpc.connection_refused",
-          {{"peer", PeerIp(*stream)}, {"reason", std::string("too_many_unauthenticated")}});
+          {{"peer", peer}, {"reason", std::string(why)}});
     } else {
       auto conn = kj::heap<Connection>(kj::mv(stream), shared, timer);
       auto done = conn->Done();
@@ -126,7 +154,7 @@ kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, const RpcLimits& limits, Trac
   auto addr = io.provider->getNetwork().parseAddress(address).wait(io.waitScope);
   kj::Own<kj::ConnectionReceiver> listener = addr->listen();
   *port = static_cast<uint16_t>(listener->getPort());
-  auto shared = kj::heap<Shared>(Shared{limits, metrics, gateway});
+  auto shared = kj::heap<Shared>(Shared{limits, metrics, gateway, {}});
   auto logger = kj::heap<TaskErrorLog>(LogLevel::kWarn, "rpc.connection_error");
   auto tasks = kj::heap<kj::TaskSet>(*logger);
   auto loop = AcceptLoop(*listener, *shared, io.provider->getTimer(), *tasks);

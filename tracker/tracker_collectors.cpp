@@ -121,6 +121,12 @@ void CollectRpc(MetricsWriter& w, const TrackerMetrics& m) {
                {{"reason", "auth_timeout"}});
   w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused,
                m.rpc_refused_unauthenticated, {{"reason", "too_many_unauthenticated"}});
+  w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_connections,
+               {{"reason", "too_many_connections"}});
+  w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_per_client,
+               {{"reason", "too_many_from_client"}});
+  w.AddGauge("shoal_tracker_rpc_connections", "Open RPC connections, authenticated or not",
+             static_cast<double>(m.rpc_connections));
   w.AddGauge("shoal_tracker_rpc_unauthenticated_connections",
              "RPC connections that have not authenticated yet",
              static_cast<double>(m.rpc_unauthenticated));

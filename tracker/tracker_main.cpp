@@ -4,6 +4,7 @@
 //   shoal-tracker token create --data-dir DIR --ns team-a --role read --ttl 30d
 #include <kj/async-io.h>
 #include <kj/async-unix.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -41,10 +42,39 @@ struct ServeFlags {
   std::string fetch_done_grace = "15s";
   std::string rpc_auth_timeout = "10s";
   std::string rpc_message_timeout = "30s";
+  std::string http_header_timeout = "10s";
+  std::string http_body_timeout = "60s";
+  std::string http_idle_timeout = "30s";
   std::string peer_tls = "on";
   std::string peer_cert_ttl = "12h";
   bool print_config = false;
 };
+
+// Bounds on the HTTP port's connections and requests.
+void AddHttpLimitFlags(CLI::App* cmd, ServeFlags* f) {
+  TrackerOptions& o = f->opts;
+  cmd->add_option("--http-max-connections", o.http_max_connections,
+                  "HTTP connections open at once; more are answered 503 and closed")
+      ->capture_default_str();
+  cmd->add_option("--http-max-connections-per-client", o.http_max_connections_per_client,
+                  "HTTP connections open at once from one IP address; more are answered 503")
+      ->capture_default_str();
+  cmd->add_option("--http-max-header-bytes", o.http_max_header_bytes,
+                  "request line and headers, in bytes; more are answered 431")
+      ->capture_default_str();
+  cmd->add_option("--http-max-request-line-bytes", o.http_max_request_line_bytes,
+                  "method, target and version, in bytes; more are answered 414")
+      ->capture_default_str();
+  cmd->add_option("--http-header-timeout", f->http_header_timeout,
+                  "a request's headers must arrive whole within this of their first byte")
+      ->capture_default_str();
+  cmd->add_option("--http-body-timeout", f->http_body_timeout,
+                  "a request's body must arrive whole within this of its headers")
+      ->capture_default_str();
+  cmd->add_option("--http-idle-timeout", f->http_idle_timeout,
+                  "a kept-alive HTTP connection waiting this long for its next request is closed")
+      ->capture_default_str();
+}
 
 void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   TrackerOptions& o = f->opts;
@@ -98,6 +128,13 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--rpc-max-unauthenticated", o.rpc_max_unauthenticated,
                   "RPC connections allowed at once before they authenticate; more are closed")
       ->capture_default_str();
+  cmd->add_option("--rpc-max-connections", o.rpc_max_connections,
+                  "RPC connections open at once, authenticated or not; more are closed")
+      ->capture_default_str();
+  cmd->add_option("--rpc-max-connections-per-client", o.rpc_max_connections_per_client,
+                  "RPC connections open at once from one IP address; more are closed")
+      ->capture_default_str();
+  AddHttpLimitFlags(cmd, f);
   cmd->add_option("--max-swarms", o.max_swarms,
                   "torrents with live peers at once; announces starting more are refused")
       ->capture_default_str();
@@ -157,6 +194,12 @@ Status ApplyServeFlags(ServeFlags& f) {
                                           &o.rpc_message_timeout_ms));
   SHOAL_RETURN_IF_ERROR(
       ParseDurationFlag(f.peer_cert_ttl, "--peer-cert-ttl", false, &o.peer_cert_ttl_ms));
+  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_header_timeout, "--http-header-timeout", false,
+                                          &o.http_header_timeout_ms));
+  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_body_timeout, "--http-body-timeout", false,
+                                          &o.http_body_timeout_ms));
+  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_idle_timeout, "--http-idle-timeout", false,
+                                          &o.http_idle_timeout_ms));
   o.peer_tls = f.peer_tls == "on";
   return o.Validate();
 }
@@ -224,13 +267,38 @@ CollectorSources CollectorSourcesOf(TrackerContext& ctx) {
 Status StartRpc(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<void>* rpc,
                 uint16_t* port) {
   const TrackerOptions& o = ctx.options;
-  RpcLimits limits{o.rpc_auth_timeout_ms, o.rpc_message_timeout_ms, o.rpc_max_unauthenticated};
+  RpcLimits limits{o.rpc_auth_timeout_ms, o.rpc_message_timeout_ms, o.rpc_max_unauthenticated,
+                   o.rpc_max_connections, o.rpc_max_connections_per_client};
   KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
                  *rpc = ServeRpc(io, limits, ctx.metrics, GatewayDepsOf(ctx), o.rpc_listen, port);
                })) {
     return StatusFromException(*e, "rpc listener").WithContext("listen on " + o.rpc_listen);
   }
   return Status::OK();
+}
+
+// The HTTP server's bounds, counting into `metrics`.
+HttpServerOptions HttpOptionsOf(const TrackerOptions& o, MetricsRegistry* metrics) {
+  HttpServerOptions h;
+  h.max_connections = o.http_max_connections;
+  h.max_connections_per_client = o.http_max_connections_per_client;
+  h.max_header_bytes = o.http_max_header_bytes;
+  h.max_request_line_bytes = o.http_max_request_line_bytes;
+  h.header_timeout = std::chrono::milliseconds(o.http_header_timeout_ms);
+  h.body_timeout = std::chrono::milliseconds(o.http_body_timeout_ms);
+  h.idle_timeout = std::chrono::milliseconds(o.http_idle_timeout_ms);
+  h.metrics = metrics;
+  return h;
+}
+
+// Takes every descriptor the service manager allows: each HTTP and RPC
+// connection holds one, and the connection limits assume they fit.
+void RaiseDescriptorLimit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
 }
 
 // Writes "rpc_port http_port" to `path` (if set) in one rename, so a reader
@@ -271,6 +339,7 @@ Status Serve(ServeFlags& f) {
   kj::UnixEventPort::captureSignal(SIGTERM);
   kj::UnixEventPort::captureSignal(SIGINT);
   SHOAL_RETURN_IF_ERROR(ApplyServeFlags(f));
+  RaiseDescriptorLimit();
   const TrackerOptions& o = f.opts;
   TrackerState state;
   SHOAL_RETURN_IF_ERROR(OpenState(o, &state));
@@ -285,7 +354,7 @@ Status Serve(ServeFlags& f) {
   kj::Promise<void> rpc = nullptr;
   SHOAL_RETURN_IF_ERROR(StartRpc(io, ctx, &rpc, &rpc_port));
   MetricsRegistry metrics;
-  HttpServerOptions http_opts;
+  HttpServerOptions http_opts = HttpOptionsOf(o, &metrics);
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &http_opts.address, &http_opts.port));
   HttpServer http(http_opts);
   AddTrackerCollectors(metrics, CollectorSourcesOf(ctx));

@@ -30,8 +30,15 @@ namespace {
 // A raw TCP connection to 127.0.0.1:`port`, closed on destruction.
 struct RawSocket {
   int fd = -1;
-  explicit RawSocket(int port) {
+  // From `from` (another loopback address counts as another client) if set.
+  explicit RawSocket(int port, const char* from = nullptr) {
     fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (from) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      ::inet_pton(AF_INET, from, &local.sin_addr);
+      REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) == 0);
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -188,6 +195,41 @@ TEST_CASE(
   CHECK(tracker.Metric(kRefused + "{reason=\"auth_timeout\"}") == 3);
   CHECK(tracker.Metric("shoal_tracker_rpc_unauthenticated_connections") == 0);
   CHECK(agent.Whoami() == "agent");
+}
+
+TEST_CASE("one host may hold only so many RPC connections, and all hosts only so many together",
+          "[tracker][rpc][hostile][limits]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"),
+                          "--rpc-max-connections-per-client", "2", "--rpc-max-connections", "4"});
+  tracker.Start();
+  int port = std::stoi(tracker.rpc_address().substr(tracker.rpc_address().rfind(':') + 1));
+  auto io = kj::setupAsyncIo();
+  // An authenticated session counts like any other connection.
+  TokenClient agent(io, tracker.rpc_address(), tracker.MintToken("*", "read", "agent"));
+  RawSocket second(port);
+  RawSocket third(port);
+  CHECK(third.ClosedWithin(1000));
+  CHECK(!second.ClosedWithin(200));
+  CHECK(tracker.Metric(kRefused + "{reason=\"too_many_from_client\"}") == 1);
+
+  // Other hosts get in, up to the total.
+  RawSocket b1(port, "127.0.0.2"), c1(port, "127.0.0.3");
+  CHECK(!b1.ClosedWithin(200));
+  CHECK(!c1.ClosedWithin(10));
+  CHECK(tracker.Metric("shoal_tracker_rpc_connections") == 4);
+  RawSocket d1(port, "127.0.0.4");
+  CHECK(d1.ClosedWithin(1000));
+  CHECK(tracker.Metric(kRefused + "{reason=\"too_many_connections\"}") == 1);
+  CHECK(agent.Whoami() == "agent");
+
+  // A connection that goes gives its place back.
+  ::shutdown(c1.fd, SHUT_RDWR);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  RawSocket d2(port, "127.0.0.4");
+  CHECK(!d2.ClosedWithin(300));
 }
 
 TEST_CASE("a message left half-sent is closed at its deadline, before and after authentication",
