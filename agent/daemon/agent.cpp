@@ -49,7 +49,30 @@ ReadServiceOptions ReadOptionsOf(const AgentOptions& o) {
   ro.fetch.read_ahead_pieces = o.read_ahead_pieces;
   ro.first_byte_timeout_ms = o.read_first_byte_timeout_ms;
   ro.fetch.origin_parallelism = o.origin_parallelism;
+  ro.max_reads_per_token = o.read_max_per_token;
   return ro;
+}
+
+// The HTTP server's bounds; its metrics go to the agent's registry once
+// that exists.
+HttpServerOptions HttpOptionsOf(const AgentOptions& o) {
+  HttpServerOptions h;
+  h.threads = o.http_threads;
+  h.max_connections = o.http_max_connections;
+  h.max_connections_per_client = o.http_max_connections_per_client;
+  h.max_header_bytes = o.http_max_header_bytes;
+  h.max_request_line_bytes = o.http_max_request_line_bytes;
+  h.header_timeout = std::chrono::milliseconds(o.http_header_timeout_ms);
+  h.body_timeout = std::chrono::milliseconds(o.http_body_timeout_ms);
+  h.idle_timeout = std::chrono::milliseconds(o.http_idle_timeout_ms);
+  return h;
+}
+
+HttpServerOptions WithMetrics(HttpServerOptions options, MetricsRegistry* metrics,
+                              const char* listener) {
+  options.metrics = metrics;
+  options.metrics_listener = listener;
+  return options;
 }
 
 std::unique_ptr<HttpServer> UnixSocketServer(HttpServerOptions options, const std::string& path) {
@@ -75,9 +98,8 @@ Result<std::unique_ptr<Agent>> Agent::Open(const AgentOptions& o) {
   auto engine = TorrentEngine::Start(EngineOptionsOf(o), **store);
   if (!engine.ok()) return engine.status();
   relay->Attach(engine->get());
-  HttpServerOptions ho;
+  HttpServerOptions ho = HttpOptionsOf(o);
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &ho.address, &ho.port));
-  ho.threads = o.http_threads;
   return std::unique_ptr<Agent>(new Agent(o, std::move(relay), std::move(store).value(),
                                           std::move(origin).value(), std::move(engine).value(),
                                           ho));
@@ -96,11 +118,12 @@ Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
       orders_(pulls_, [this] { return link_.announce_url(); }),
       link_(io_, options_, engine_->listen_port(), TrackerOrders()),
       metrics_(NewAgentMetrics(*store_, *engine_, counters_, origin_.get(), link_, control_jobs_)),
-      http_(http),
+      http_(WithMetrics(http, metrics_.get(), "http")),
       reads_(
           ReadOptionsOf(options_), *store_, *engine_, origin_.get(),
           [this] { return link_.announce_url(); }, *metrics_),
-      http_unix_(UnixSocketServer(http, options_.http_socket)) {
+      http_unix_(
+          UnixSocketServer(WithMetrics(http, metrics_.get(), "unix"), options_.http_socket)) {
   auto health = [this] { return Health(); };
   AddStandardRoutes(http_, *metrics_, health);
   reads_.fetcher().set_request_origin(OwnerPacedOrigin(options_, *store_));

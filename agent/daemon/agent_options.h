@@ -43,7 +43,16 @@ struct AgentOptions {
       45000;                // a read whose first chunk is not here by then gets 503
   bool cache_sync = true;   // fsync each chunk before it becomes visible (see StoreOptions::sync)
   std::string http_socket;  // if set, the HTTP routes on this unix socket too
-  int64_t stall_timeout_ms = 300000;         // a pull or warm that gains no byte this long fails
+  // Bounds on the HTTP port and the unix socket; see HttpServerOptions.
+  uint32_t http_max_connections = 4096;             // each; more are answered 503 and closed
+  uint32_t http_max_connections_per_client = 256;   // per IP address; the unix socket is exempt
+  uint32_t http_max_header_bytes = 16 * 1024;       // request line and headers; more gets 431
+  uint32_t http_max_request_line_bytes = 8 * 1024;  // more gets 414
+  int64_t http_header_timeout_ms = 10000;  // a request's header must arrive whole within this
+  int64_t http_body_timeout_ms = 60000;    // its body within this of the header
+  int64_t http_idle_timeout_ms = 30000;    // a kept-alive connection may wait this for a request
+  uint32_t read_max_per_token = 64;   // reads in flight per token; more get 429 (S3: 503 SlowDown)
+  int64_t stall_timeout_ms = 300000;  // a pull or warm that gains no byte this long fails
   std::string control_socket_mode = "0660";  // the control socket's permission bits (octal)
   std::string control_socket_group;          // the control socket's group; empty: the agent's own
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -25,7 +26,10 @@ struct ReadCall {
   std::string resource;  // the decoded path, for S3 error bodies
   std::optional<std::string> range, if_none_match, if_range;
   std::map<std::string, std::string> query;
-  std::string token;       // whose read this is, once known
+  std::string token;  // whose read this is, once known
+  // Counts this read against its token's limit; held by the answer's body
+  // until it is sent (see ReadSlots).
+  std::shared_ptr<const void> slot;
   std::string request_id;  // x-amz-request-id
   std::chrono::steady_clock::time_point start;
   HttpResponder respond;

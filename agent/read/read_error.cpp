@@ -25,6 +25,8 @@ int HttpStatusOf(ReadFailure f, bool s3) {
       return 501;
     case ReadFailure::kUnavailable:
       return 503;
+    case ReadFailure::kSlowDown:
+      return s3 ? 503 : 429;
     case ReadFailure::kInternal:
       return 500;
   }
@@ -60,6 +62,8 @@ const char* S3CodeOf(ReadFailure f) {
       return "NotImplemented";
     case ReadFailure::kUnavailable:
       return "ServiceUnavailable";
+    case ReadFailure::kSlowDown:
+      return "SlowDown";
     case ReadFailure::kInternal:
       return "InternalError";
   }

@@ -26,6 +26,7 @@ enum class ReadFailure {
   kInvalidRange,       // 416 InvalidRange
   kInvalidPartNumber,  // 416 InvalidPartNumber: objects here have one part
   kUnavailable,        // 503 ServiceUnavailable: tracker, peers or origin unreachable
+  kSlowDown,           // 429 / S3: 503 SlowDown: the token has too many reads in flight
   kInternal,           // 500 InternalError
 };
 

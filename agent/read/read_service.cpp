@@ -84,6 +84,7 @@ ReadService::ReadService(const ReadServiceOptions& options, ChunkStore& store,
     : options_(options),
       store_(store),
       metrics_(metrics),
+      slots_(std::make_shared<ReadSlots>(std::max<uint32_t>(1, options.max_reads_per_token))),
       resolver_(options.tracker, std::chrono::milliseconds(options.cache_ms)),
       fetcher_(options.fetch, store, engine, origin, std::move(announce_url)),
       workers_(std::max(1, options.workers)) {
@@ -95,6 +96,10 @@ ReadService::ReadService(const ReadServiceOptions& options, ChunkStore& store,
                            {{"api", ReadApiName(static_cast<ReadApi>(api))}});
     bytes_[api] = &metrics.counter("shoal_agent_read_bytes_total", "Body bytes handed to readers",
                                    {{"api", ReadApiName(static_cast<ReadApi>(api))}});
+    throttled_[api] = &metrics.counter(
+        "shoal_agent_read_throttled_total",
+        "Reads refused because their token had --read-max-per-token reads in flight",
+        {{"api", ReadApiName(static_cast<ReadApi>(api))}});
   }
   metrics.AddCollector([this](MetricsWriter& w) {
     const ReadFetchCounters& c = fetcher_.counters();
@@ -148,6 +153,18 @@ std::shared_ptr<ReadCall> ReadService::Begin(ReadApi api, const HttpRequest& req
   return call;
 }
 
+bool ReadService::TakeSlot(const std::shared_ptr<ReadCall>& call) {
+  call->slot = slots_->TryTake(call->token);
+  if (call->slot) return true;
+  throttled_[static_cast<int>(call->api)]->Increment();
+  Fail(call, {ReadFailure::kSlowDown,
+              "this token has " + std::to_string(slots_->max_per_token()) +
+                  " reads in flight already, the most an agent serves one token at once; retry "
+                  "after one ends",
+              {{"Retry-After", "1"}}});
+  return false;
+}
+
 std::string ReadService::AnonymousToken(const HttpRequest& request) const {
   if (!options_.anonymous_loopback || !IsLoopback(request.remote_address)) return "";
   return options_.agent_token;
@@ -177,7 +194,7 @@ void ReadService::Fail(const std::shared_ptr<ReadCall>& call, ReadError error) {
     if (status == 401) r.headers.Set("WWW-Authenticate", "Bearer realm=\"shoal\"");
   }
   for (const auto& [name, value] : error.headers) r.headers.Set(name, value);
-  if (status >= 500) {
+  if (status >= 500 && error.failure != ReadFailure::kSlowDown) {  // a flood must not flood the log
     Log(LogLevel::kWarn, "read.failed",
         {{"path", call->resource}, {"status", status}, {"error", error.message}});
   }
@@ -219,8 +236,10 @@ void ReadService::AnswerFile(std::shared_ptr<ReadCall> call,
     bytes = ByteRange{0, file.size - 1};
   }
   std::shared_ptr<ReadFile> read = ReadFileOf(model, file);
-  auto source = std::make_shared<RangeSource>(
-      fetcher_, store_, read, bytes, ServedMeter(*call, bytes_[static_cast<int>(call->api)]));
+  // The body holds the read's slot until it is sent or dropped.
+  auto meter = [meter = ServedMeter(*call, bytes_[static_cast<int>(call->api)]),
+                slot = call->slot](uint64_t n) { meter(n); };
+  auto source = std::make_shared<RangeSource>(fetcher_, store_, read, bytes, meter);
   r.source = source;
   r.stream_length = static_cast<int64_t>(bytes.length());
   if (call->method == "HEAD") return call->Finish(std::move(r));

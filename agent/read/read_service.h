@@ -38,6 +38,7 @@
 #include "read/read_call.h"
 #include "read/read_error.h"
 #include "read/read_fetcher.h"
+#include "read/read_slots.h"
 #include "shoal/chunk_store.h"
 #include "shoal/origin.h"
 #include "shoal/server/http_server.h"
@@ -55,6 +56,7 @@ struct ReadServiceOptions {
   int64_t cache_ms = 10000;               // how long a (token, model) resolution is reused
   int workers = 8;                        // tracker lookups in flight
   int64_t first_byte_timeout_ms = 45000;  // a body's first chunk is awaited this long before 503
+  uint32_t max_reads_per_token = 64;      // in flight, to the last body byte; more get SlowDown
   ReadFetcherOptions fetch;
 };
 
@@ -107,6 +109,10 @@ class ReadService {
   // The token for a request with no credentials, or "".
   std::string AnonymousToken(const HttpRequest& request) const;
   std::shared_ptr<ReadCall> Begin(ReadApi api, const HttpRequest& request, HttpResponder respond);
+  // Counts the call against its token's reads in flight; false (and the
+  // call answered 429, or 503 SlowDown for S3) if the token has
+  // max_reads_per_token already.
+  bool TakeSlot(const std::shared_ptr<ReadCall>& call);
 
   // Constant after construction.
   const ReadServiceOptions options_;
@@ -114,6 +120,8 @@ class ReadService {
   MetricsRegistry& metrics_;
   Histogram* ttfb_[2];
   Counter* bytes_[2];
+  Counter* throttled_[2];
+  std::shared_ptr<ReadSlots> slots_;
 
   ModelResolver resolver_;
   ReadFetcher fetcher_;
