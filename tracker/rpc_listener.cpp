@@ -131,20 +131,34 @@ const char* Refusal(Shared& shared, const std::string& peer) {
 
 kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, kj::Timer& timer,
                              kj::TaskSet& tasks) {
-  return listener.accept().then([&](kj::Own<kj::AsyncIoStream>&& stream) {
-    std::string peer = PeerIp(*stream);
-    if (const char* why = Refusal(shared, peer)) {
-      // Dropping the stream closes it. Logged at debug only: a flood of
-      // these would otherwise flood the log.
-      Log(LogLevel::kDebug, "rpc.connection_refused",
-          {{"peer", peer}, {"reason", std::string(why)}});
-    } else {
-      auto conn = kj::heap<Connection>(kj::mv(stream), shared, timer);
-      auto done = conn->Done();
-      tasks.add(done.attach(kj::mv(conn)));
-    }
-    return AcceptLoop(listener, shared, timer, tasks);
-  });
+  // evalNow: kj's accept() tries accept(2) at once and may throw right
+  // here, not only through the promise.
+  return kj::evalNow([&] { return listener.accept(); })
+      .then(
+          [&](kj::Own<kj::AsyncIoStream>&& stream) {
+            std::string peer = PeerIp(*stream);
+            if (const char* why = Refusal(shared, peer)) {
+              // Dropping the stream closes it. Logged at debug only: a flood of
+              // these would otherwise flood the log.
+              Log(LogLevel::kDebug, "rpc.connection_refused",
+                  {{"peer", peer}, {"reason", std::string(why)}});
+            } else {
+              auto conn = kj::heap<Connection>(kj::mv(stream), shared, timer);
+              auto done = conn->Done();
+              tasks.add(done.attach(kj::mv(conn)));
+            }
+            return AcceptLoop(listener, shared, timer, tasks);
+          },
+          [&](kj::Exception&& e) {
+            // Out of descriptors, most likely: back off and try again, instead of
+            // spinning or ending the listener (and with it the tracker).
+            shared.metrics.rpc_accept_errors++;
+            Log(LogLevel::kWarn, "rpc.accept_failed",
+                {{"error", std::string(e.getDescription().cStr())}});
+            return timer.afterDelay(100 * kj::MILLISECONDS).then([&] {
+              return AcceptLoop(listener, shared, timer, tasks);
+            });
+          });
 }
 
 }  // namespace

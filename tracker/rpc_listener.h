@@ -30,11 +30,13 @@ struct RpcLimits {
 // authenticate within limits.auth_timeout_ms, and counts against
 // limits.max_unauthenticated: a connection accepted beyond that is closed
 // at once. So is one beyond limits.max_connections open in all, or beyond
-// limits.max_per_client from its IP address, authenticated ones included. Afterwards messages may
-// reach Cap'n Proto's 64 MiB limit. Every message must arrive whole within
-// limits.message_timeout_ms of its first byte; idling between messages is fine. Each closure is
-// counted in `metrics`. Each connection gets its own Gateway built from `gateway`, whose
-// references, like `metrics`, must outlive the returned promise.
+// limits.max_per_client from its IP address, authenticated ones included.
+// Afterwards messages may reach Cap'n Proto's 64 MiB limit. Every message
+// must arrive whole within limits.message_timeout_ms of its first byte;
+// idling between messages is fine. A failed accept (out of descriptors)
+// backs off 100 ms and the listener goes on. Each closure is counted in
+// `metrics`. Each connection gets its own Gateway built from `gateway`,
+// whose references, like `metrics`, must outlive the returned promise.
 kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, const RpcLimits& limits, TrackerMetrics& metrics,
                            const GatewayDeps& gateway, const std::string& address, uint16_t* port);
 

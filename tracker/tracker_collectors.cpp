@@ -125,6 +125,9 @@ void CollectRpc(MetricsWriter& w, const TrackerMetrics& m) {
                {{"reason", "too_many_connections"}});
   w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_per_client,
                {{"reason", "too_many_from_client"}});
+  w.AddCounter("shoal_tracker_rpc_accept_errors_total",
+               "Failed accepts on the RPC port (out of descriptors, most likely)",
+               m.rpc_accept_errors);
   w.AddGauge("shoal_tracker_rpc_connections", "Open RPC connections, authenticated or not",
              static_cast<double>(m.rpc_connections));
   w.AddGauge("shoal_tracker_rpc_unauthenticated_connections",

@@ -53,6 +53,7 @@ struct TrackerMetrics {
   std::atomic<uint64_t> rpc_refused_per_client{0};       // too many from one IP address
   std::atomic<uint64_t> rpc_unauthenticated{0};          // gauge: connections without a token yet
   std::atomic<uint64_t> rpc_connections{0};              // gauge: open RPC connections
+  std::atomic<uint64_t> rpc_accept_errors{0};            // failed accepts (out of descriptors)
   // Gauges the fetch scheduler keeps current.
   std::atomic<uint64_t> fetch_queue{0};        // chunks waiting for an order
   std::atomic<uint64_t> fetches_in_flight{0};  // orders sent, not yet answered

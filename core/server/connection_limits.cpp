@@ -40,7 +40,7 @@ ConnectionSlot ConnectionLimits::TryAdmit(const std::string& client, Admission* 
     ++mine;
   }
   ++open_;
-  gauge_->Set(double(open_));
+  gauge_->Add(1);  // Add, not Set: servers sharing a registry and label sum up
   *why = Admission::kAdmitted;
   return ConnectionSlot(shared_from_this(), client);
 }
@@ -53,7 +53,7 @@ size_t ConnectionLimits::open() const {
 void ConnectionLimits::Release(const std::string& client) {
   std::lock_guard<std::mutex> lock(mu_);
   --open_;
-  gauge_->Set(double(open_));
+  gauge_->Add(-1);
   if (client.empty()) return;
   auto it = per_client_.find(client);
   if (it != per_client_.end() && --it->second == 0) per_client_.erase(it);

@@ -6,6 +6,7 @@
 #include <kj/async-io.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "shoal/proto/tracker.capnp.h"
@@ -230,6 +232,42 @@ TEST_CASE("one host may hold only so many RPC connections, and all hosts only so
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   RawSocket d2(port, "127.0.0.4");
   CHECK(!d2.ClosedWithin(300));
+}
+
+TEST_CASE("out of descriptors, the RPC port backs off, and serves again once it has them",
+          "[tracker][rpc][hostile][limits]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin")});
+  tracker.Start();
+  int port = std::stoi(tracker.rpc_address().substr(tracker.rpc_address().rfind(':') + 1));
+  const std::string pid = std::to_string(tracker.pid());
+  // The next descriptor the tracker would get is its lowest free number:
+  // a soft limit there makes every accept fail.
+  std::set<int> used;
+  for (const auto& e : fs::directory_iterator("/proc/" + pid + "/fd"))
+    used.insert(std::stoi(e.path().filename().string()));
+  int lowest_free = 0;
+  while (used.count(lowest_free)) ++lowest_free;
+  rlimit files{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &files) == 0);
+  const std::string hard = std::to_string(files.rlim_max);
+  REQUIRE(RunProcess({"/usr/bin/prlimit", "--pid", pid,
+                      "--nofile=" + std::to_string(lowest_free) + ":" + hard})
+              .exit_code == 0);
+  {
+    RawSocket a(port), b(port);
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    REQUIRE(
+        RunProcess({"/usr/bin/prlimit", "--pid", pid, "--nofile=" + hard + ":" + hard}).exit_code ==
+        0);
+  }
+  auto io = kj::setupAsyncIo();
+  TokenClient agent(io, tracker.rpc_address(), tracker.MintToken("*", "read", "agent"));
+  CHECK(agent.Whoami() == "agent");
+  double errors = tracker.Metric("shoal_tracker_rpc_accept_errors_total");
+  CHECK(errors >= 1);
+  CHECK(errors <= 12);  // one try per 100 ms, not a spin
 }
 
 TEST_CASE("a message left half-sent is closed at its deadline, before and after authentication",
