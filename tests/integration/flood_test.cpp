@@ -80,7 +80,7 @@ TEST_CASE(
   CHECK(c.tracker.Metric("shoal_http_connections{listener=\"http\"}") >= 2000);
   CHECK(agent_flood.StillOpen() == 2000);
   CHECK(tracker_http_flood.StillOpen() == 2000);
-  CHECK(tracker_rpc_flood.StillOpen() == 128);
+  CHECK(tracker_rpc_flood.StillOpen() <= 128);  // the rest go at the auth timeout
   CHECK(c.tracker.Metric(
             "shoal_tracker_rpc_connections_refused_total{reason=\"too_many_from_client\"}") ==
         2000 - 128);
