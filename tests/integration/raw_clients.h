@@ -52,21 +52,6 @@ inline bool ClosedWithin(int fd, int ms) {
   }
 }
 
-// What the server sent on `fd` until it closed it, waiting up to `ms`.
-inline std::string ReadUntilClosed(int fd, int ms) {
-  std::string out;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  char buf[4096];
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 50) <= 0) continue;
-    ssize_t n = ::recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
 // `count` idle connections to `port`, spread evenly over `sources`; each
 // says nothing. Closed on destruction.
 class IdleFlood {
