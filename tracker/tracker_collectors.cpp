@@ -121,6 +121,8 @@ void CollectRpc(MetricsWriter& w, const TrackerMetrics& m) {
                {{"reason", "auth_timeout"}});
   w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused,
                m.rpc_refused_unauthenticated, {{"reason", "too_many_unauthenticated"}});
+  w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_tls_handshake,
+               {{"reason", "tls_handshake"}});
   w.AddGauge("shoal_tracker_rpc_unauthenticated_connections",
              "RPC connections that have not authenticated yet",
              static_cast<double>(m.rpc_unauthenticated));

@@ -49,6 +49,7 @@ struct TrackerMetrics {
   std::atomic<uint64_t> rpc_refused_message_timeout{0};  // a message not complete in time
   std::atomic<uint64_t> rpc_refused_auth_timeout{0};     // no token presented in time
   std::atomic<uint64_t> rpc_refused_unauthenticated{0};  // too many connections without a token
+  std::atomic<uint64_t> rpc_refused_tls_handshake{0};    // a TLS handshake failed or was too slow
   std::atomic<uint64_t> rpc_unauthenticated{0};          // gauge: connections without a token yet
   // Gauges the fetch scheduler keeps current.
   std::atomic<uint64_t> fetch_queue{0};        // chunks waiting for an order

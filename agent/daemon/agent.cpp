@@ -127,7 +127,7 @@ AgentStats Agent::Stats() {
 
 Status Agent::Health() const {
   if (!link_.registered())
-    return Status::Unavailable("not registered with tracker " + options_.tracker);
+    return Status::Unavailable("not registered with tracker " + options_.tracker.address);
   return Status::OK();
 }
 

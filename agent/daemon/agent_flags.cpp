@@ -8,9 +8,15 @@ void AddNodeFlags(CLI::App& app, AgentFlags& f) {
   AgentOptions& o = f.options;
   app.add_option("--name", o.name, "node name; default: the host name");
   app.add_option("--zone", o.zone, "zone label; same-zone peers are preferred");
-  app.add_option("--tracker", o.tracker, "tracker RPC host:port")
+  app.add_option("--tracker", o.tracker.address, "tracker RPC host:port")
       ->envname("SHOAL_TRACKER")
       ->capture_default_str();
+  app.add_option("--tracker-ca", o.tracker.ca_file,
+                 "PEM CA file: speak TLS to the tracker (RPC and announces), trusting only this CA")
+      ->envname("SHOAL_TRACKER_CA");
+  app.add_option("--tracker-server-name", o.tracker.server_name,
+                 "DNS name the tracker's certificate must carry; default: the --tracker host")
+      ->envname("SHOAL_TRACKER_SERVER_NAME");
   app.add_option("--token", o.token,
                  "agent token (shoal-tracker token create --ns '*' --role read)")
       ->envname("SHOAL_AGENT_TOKEN");

@@ -10,13 +10,14 @@
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/origin_options.h"
 #include "shoal/status.h"
+#include "shoal/tracker_endpoint.h"
 
 namespace shoal {
 
 struct AgentOptions {
   std::string name;                            // node name; empty = the host name
   std::string zone;                            // topology label for peer preference
-  std::string tracker = "127.0.0.1:7400";      // tracker RPC host:port
+  TrackerEndpoint tracker;                     // the tracker's RPC, and the CA to trust it by
   std::string token;                           // agent token: read on every namespace ('*')
   std::string cache_dir = "/var/lib/shoald";   // chunk store and its index
   uint64_t cache_bytes = 100ull << 30;         // cache budget (bytes)

@@ -7,6 +7,7 @@
 #include "capnp_views.h"
 #include "kj_status.h"
 #include "record_codec.h"
+#include "rpc_tls.h"
 #include "shoal/log.h"
 #include "shoal/utc_time.h"
 
@@ -192,7 +193,7 @@ kj::Promise<void> TrackerLink::Run() {
       },
       [this](kj::Exception&& e) -> kj::Promise<void> {
         registered_ = false;
-        Status s = StatusFromException(e, "tracker " + options_.tracker);
+        Status s = StatusFromException(e, "tracker " + options_.tracker.address);
         Log(LogLevel::kWarn, "tracker.unreachable",
             {{"error", s.ToString()}, {"retry_ms", backoff_ms_}});
         uint32_t wait = backoff_ms_;
@@ -207,9 +208,7 @@ kj::Promise<void> TrackerLink::Run() {
 }
 
 kj::Promise<void> TrackerLink::ConnectAndServe() {
-  return io_.provider->getNetwork()
-      .parseAddress(options_.tracker)
-      .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
+  return DialTracker(*io_.provider, options_.tracker)
       .then([this](kj::Own<kj::AsyncIoStream> stream) {
         stream_ = kj::mv(stream);
         network_ =
@@ -242,7 +241,7 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               {
                 std::lock_guard<std::mutex> lock(mu_);
                 agent_id_ = r.getAgentId();
-                announce_url_ = "http://" + HostOf(options_.tracker) + ":" +
+                announce_url_ = "http://" + HostOf(options_.tracker.address) + ":" +
                                 std::to_string(r.getHttpPort()) +
                                 "/announce?token=" + options_.token +
                                 (options_.zone.empty() ? "" : "&zone=" + options_.zone);
