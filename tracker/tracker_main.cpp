@@ -211,24 +211,29 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   return Status::OK();
 }
 
+// What answers an announce, over HTTP or relayed by an agent's session.
+AnnounceDeps AnnounceDepsOf(TrackerContext& ctx) {
+  return AnnounceDeps{ctx.tokens,
+                      ctx.torrents,
+                      ctx.swarm,
+                      ctx.metrics,
+                      ctx.options.announce_interval_ms,
+                      ctx.options.seed_announce_interval_ms};
+}
+
 // The parts of the tracker each RPC connection's Gateway reaches.
 GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
   WarmDeps warm{ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
   RegistryDeps registry{ctx.options, ctx.store,    ctx.leases, ctx.metrics, ctx.pool,
                         ctx.signer,  ctx.torrents, ctx.origin, warm};
-  return GatewayDeps{ctx.tokens, ctx.signer,   ctx.peer_certs, ctx.metrics,
-                     ctx.agents, ctx.controls, ctx.http_port,  registry};
+  return GatewayDeps{ctx.tokens,   ctx.signer,    ctx.peer_certs, ctx.metrics,        ctx.agents,
+                     ctx.controls, ctx.http_port, registry,       AnnounceDepsOf(ctx)};
 }
 
 // The parts of the tracker the HTTP routes reach.
 HttpApiDeps HttpApiDepsOf(TrackerContext& ctx) {
-  AnnounceDeps announce{ctx.tokens,
-                        ctx.torrents,
-                        ctx.swarm,
-                        ctx.metrics,
-                        ctx.options.announce_interval_ms,
-                        ctx.options.seed_announce_interval_ms};
-  return HttpApiDeps{ctx.tokens, ctx.signer, ctx.store, ctx.agents, ctx.metrics, announce};
+  return HttpApiDeps{ctx.tokens, ctx.signer,  ctx.store,
+                     ctx.agents, ctx.metrics, AnnounceDepsOf(ctx)};
 }
 
 // What /metrics reads at each scrape.
@@ -305,6 +310,7 @@ Status Serve(ServeFlags& f) {
   MetricsRegistry metrics;
   HttpServerOptions http_opts;
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &http_opts.address, &http_opts.port));
+  http_opts.tls = state.tls;
   HttpServer http(http_opts);
   AddTrackerCollectors(metrics, CollectorSourcesOf(ctx));
   AddTrackerRoutes(http, metrics, HttpApiDepsOf(ctx));

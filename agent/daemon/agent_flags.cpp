@@ -35,6 +35,12 @@ void AddHttpFlags(CLI::App& app, AgentOptions& o) {
   app.add_option(
       "--http-socket", o.http_socket,
       "also serve reads, /metrics and /healthz on this unix socket (mode 0666), for pods");
+  app.add_option("--https-listen", o.https_listen,
+                 "also serve reads, /metrics and /healthz over TLS on this address, for pods on "
+                 "other nodes (with --https-cert and --https-key)");
+  app.add_option("--https-cert", o.https_cert_file, "PEM certificate chain for --https-listen");
+  app.add_option("--https-key", o.https_key_file,
+                 "PEM private key of --https-cert, readable by its owner only");
   app.add_flag("--read-anonymous", o.read_anonymous,
                "let reads without credentials from loopback use the agent's --token");
   app.add_option("--read-cache-ms", o.read_cache_ms, "reuse a (token, model) resolution this long")
@@ -70,7 +76,8 @@ void AddLocalFlags(CLI::App& app, AgentOptions& o) {
   app.add_option("--stall-timeout-ms", o.stall_timeout_ms,
                  "a pull or warm that gains no byte this long fails")
       ->capture_default_str();
-  app.add_option("--port-file", o.port_file, "write 'peer_port http_port' here once listening");
+  app.add_option("--port-file", o.port_file,
+                 "write 'peer_port http_port https_port' here once listening");
 }
 
 void AddOriginFlags(CLI::App& app, AgentOptions& o) {

@@ -44,6 +44,11 @@ struct AgentOptions {
       45000;                // a read whose first chunk is not here by then gets 503
   bool cache_sync = true;   // fsync each chunk before it becomes visible (see StoreOptions::sync)
   std::string http_socket;  // if set, the HTTP routes on this unix socket too
+  // If set, the HTTP routes over TLS on this address too, for pods on other
+  // nodes, with this certificate chain and key (PEM).
+  std::string https_listen;
+  std::string https_cert_file;
+  std::string https_key_file;
   int64_t stall_timeout_ms = 300000;         // a pull or warm that gains no byte this long fails
   std::string control_socket_mode = "0660";  // the control socket's permission bits (octal)
   std::string control_socket_group;          // the control socket's group; empty: the agent's own

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -49,6 +50,9 @@ Status HttpServerOptions::Validate() const {
   if (idle_timeout.count() <= 0) {
     return Status::InvalidArgument("HTTP idle_timeout must be positive");
   }
+  if (tls && !unix_socket.empty()) {
+    return Status::InvalidArgument("HTTP over a unix socket does not take TLS");
+  }
   return Status::OK();
 }
 
@@ -62,7 +66,7 @@ struct HttpServer::Impl {
                                             typename Acceptor::protocol_type::socket socket) {
                             if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
                             if (!ec) {
-                              StartHttpSession(std::move(socket), options, router, *workers);
+                              StartSession(std::move(socket));
                               return Accept(acceptor);
                             }
                             // Out of descriptors, most likely: back off instead of spinning.
@@ -72,6 +76,29 @@ struct HttpServer::Impl {
                               if (!wait_ec) Accept(acceptor);
                             });
                           });
+  }
+
+  void StartSession(tcp::socket socket) {
+    if (tls) return StartHttpsSession(std::move(socket), *tls, options, router, *workers);
+    StartHttpSession(std::move(socket), options, router, *workers);
+  }
+  void StartSession(local::socket socket) {
+    StartHttpSession(std::move(socket), options, router, *workers);
+  }
+
+  // The TLS context of options.tls: TLS 1.2 or later, its chain and key.
+  Status MakeTlsContext() {
+    auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    boost::system::error_code ec;
+    context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                             asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                             asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
+                         ec);
+    if (!ec) context->use_certificate_chain(asio::buffer(options.tls->cert_chain), ec);
+    if (!ec) context->use_private_key(asio::buffer(options.tls->key), asio::ssl::context::pem, ec);
+    if (ec) return Status::InvalidArgument("HTTP TLS certificate or key refused: " + ec.message());
+    tls = std::move(context);
+    return Status::OK();
   }
 
   Status ListenTcp() {
@@ -116,6 +143,7 @@ struct HttpServer::Impl {
   // with it every session, goes before the router and options they use.
   const HttpServerOptions options;
   HttpRouter router;
+  std::unique_ptr<asio::ssl::context> tls;  // with options.tls
   std::unique_ptr<asio::io_context> ioc{new asio::io_context};
   // Runs streaming producers; joined and destroyed before the io_context.
   std::unique_ptr<asio::thread_pool> workers;
@@ -150,6 +178,7 @@ Status HttpServer::Start() {
   }
   SHOAL_RETURN_IF_ERROR(impl_->options.Validate());
   const HttpServerOptions& o = impl_->options;
+  if (o.tls) SHOAL_RETURN_IF_ERROR(impl_->MakeTlsContext());
   SHOAL_RETURN_IF_ERROR(o.unix_socket.empty() ? impl_->ListenTcp() : impl_->ListenUnix());
   impl_->started = true;
   impl_->workers.reset(new asio::thread_pool(size_t(o.threads)));

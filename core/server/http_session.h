@@ -6,6 +6,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "http_router.h"
@@ -25,6 +26,12 @@ void StartHttpSession(boost::asio::ip::tcp::socket socket, const HttpServerOptio
 void StartHttpSession(boost::asio::local::stream_protocol::socket socket,
                       const HttpServerOptions& options, const HttpRouter& router,
                       boost::asio::thread_pool& workers);
+// The same over TLS with `tls`, which must outlive the io_context: the
+// handshake first, within the idle timeout; file bodies are read and
+// encrypted in slices, since sendfile(2) cannot encrypt.
+void StartHttpsSession(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context& tls,
+                       const HttpServerOptions& options, const HttpRouter& router,
+                       boost::asio::thread_pool& workers);
 
 }  // namespace shoal
 

@@ -1,7 +1,8 @@
-// TLS on the control links: a tracker serving its RPC with a certificate
-// from a test CA, agents and the CLI trusting only that CA, and clients
-// that trust another CA, expect another name, or speak plain text refused
-// with one clear line. Certificates are made with the openssl command.
+// TLS on the control links: a tracker serving its RPC and HTTP with a
+// certificate from a test CA, agents and the CLI trusting only that CA,
+// agents serving reads over HTTPS, and clients that trust another CA,
+// expect another name, or speak plain text refused with one clear line.
+// Certificates are made with the openssl command.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -47,17 +48,21 @@ TestPki MakePki(const std::string& dir, const std::string& names) {
   return p;
 }
 
-// A pull cluster whose tracker serves TLS with `pki`, and whose agents and
-// CLI trust its CA and expect the name "localhost".
+// A pull cluster whose tracker serves TLS with `pki`, whose agents and CLI
+// trust its CA and expect the name "localhost", and whose agents also
+// serve reads over HTTPS with the same certificate.
 struct TlsCluster : TempDir, TestPki, TestCluster {
   explicit TlsCluster(int agents)
       : TestPki(MakePki(static_cast<TempDir&>(*this) / "pki", "DNS:localhost,IP:127.0.0.1")),
-        TestCluster(Options(agents, *this)) {}
+        TestCluster(Options(agents, *this)) {
+    tracker.set_https_ca(ca);
+  }
 
   static ClusterOptions Options(int agents, const TestPki& pki) {
-    ClusterOptions o =
-        PullCluster::Options(agents, "1GiB", {"--tls-cert", pki.cert, "--tls-key", pki.key},
-                             {"--tracker-ca", pki.ca, "--tracker-server-name", "localhost"});
+    ClusterOptions o = PullCluster::Options(
+        agents, "1GiB", {"--tls-cert", pki.cert, "--tls-key", pki.key},
+        {"--tracker-ca", pki.ca, "--tracker-server-name", "localhost", "--https-listen",
+         "127.0.0.1:0", "--https-cert", pki.cert, "--https-key", pki.key});
     o.cli_env = {"SHOAL_TRACKER_CA=" + pki.ca, "SHOAL_TRACKER_SERVER_NAME=localhost"};
     return o;
   }
@@ -65,7 +70,7 @@ struct TlsCluster : TempDir, TestPki, TestCluster {
 
 }  // namespace
 
-TEST_CASE("with TLS on the tracker's RPC, agents register, publish and pull over it",
+TEST_CASE("with TLS on every control link, a publish, pulls and reads work and nothing is plain",
           "[control-tls]") {
   TlsCluster c(3);
   std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 7);
@@ -78,11 +83,33 @@ TEST_CASE("with TLS on the tracker's RPC, agents register, publish and pull over
     REQUIRE(WaitProcess(pulls[i]) == 0);
   }
   for (int i = 1; i <= 2; ++i) CHECK(SameTree(ckpt, c.tmp / ("out" + std::to_string(i))));
-  // A read through an agent resolves the model over the TLS link too.
-  CurlAnswer read =
-      c.Curl({"-H", "Authorization: Bearer " + c.reader, c.FileUrl(2, "m", "config.json")});
+  // The agents found each other through announces relayed over their TLS
+  // sessions.
+  CHECK(c.tracker.Metric("shoal_tracker_announces_total") > 0);
+
+  // A read over the agent's HTTPS endpoint, as a pod on another node would.
+  const std::string path = "/v1/models/team-a/m:latest/files/model-00002.safetensors";
+  const std::string https = "https://localhost:" + std::to_string(c.agents[2]->https_port()) + path;
+  const std::string shard = Slurp(ckpt + "/model-00002.safetensors");
+  CurlAnswer read = c.Curl({"--cacert", c.ca, "-H", "Authorization: Bearer " + c.reader, https});
   CHECK(read.status == 200);
-  CHECK(read.body == Slurp(ckpt + "/config.json"));
+  CHECK(read.body == shard);
+  CurlAnswer range = c.Curl(
+      {"--cacert", c.ca, "-H", "Authorization: Bearer " + c.reader, "-r", "1000-1999", https});
+  CHECK(range.status == 206);
+  CHECK(range.body == shard.substr(1000, 1000));
+  // The loopback endpoint stays plain.
+  CHECK(c.Curl({"-H", "Authorization: Bearer " + c.reader, c.FileUrl(2, "m", "config.json")})
+            .status == 200);
+
+  // The tracker's HTTP is TLS only: /v1 over HTTPS works, plain text does not.
+  const std::string v1 =
+      "localhost:" + std::to_string(c.tracker.http_port()) + "/v1/models?ns=team-a";
+  CurlAnswer listed =
+      c.Curl({"--cacert", c.ca, "-H", "Authorization: Bearer " + c.reader, "https://" + v1});
+  CHECK(listed.status == 200);
+  CHECK_THAT(listed.body, Catch::Contains("\"m\""));
+  CHECK(c.Curl({"-H", "Authorization: Bearer " + c.reader, "http://" + v1}).status != 200);
   CHECK(c.tracker.Metric("shoal_tracker_rpc_connections_refused_total{reason=\"tls_handshake\"}") ==
         0);
 }
@@ -131,6 +158,12 @@ TEST_CASE("a client that does not trust the tracker's certificate is refused wit
     auto r = c.Shoal(c.reader, {"ls", "team-a"});
     INFO(r.err);
     CHECK(r.exit_code == 0);
+  }
+  SECTION("HTTPS with another CA") {
+    CurlAnswer r =
+        c.Curl({"--cacert", other.ca,
+                "https://localhost:" + std::to_string(c.tracker.http_port()) + "/healthz"});
+    CHECK(r.exit_code == 60);  // curl: the peer's certificate cannot be verified
   }
 }
 

@@ -26,10 +26,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "shoal/server/http_message.h"
 #include "shoal/status.h"
+#include "shoal/tls_files.h"
 
 namespace shoal {
 
@@ -45,6 +47,9 @@ struct HttpServerOptions {
   size_t max_header_bytes = 16 * 1024;            // request line and headers
   size_t max_body_bytes = 1024 * 1024;            // request body
   std::chrono::milliseconds idle_timeout{30000};  // per read or write, and between requests
+  // If set, TCP connections speak TLS (1.2 or later) with this identity.
+  // Not on a unix socket.
+  std::optional<TlsServerPem> tls;
 
   Status Validate() const;
 };
@@ -77,7 +82,8 @@ class HttpServer {
   void HandleAsync(std::string method, std::string pattern, HttpAsyncHandler handler);
 
   // Binds, listens and starts the I/O threads. InvalidArgument for bad
-  // options, IOError naming the address if it cannot be bound.
+  // options (a TLS identity OpenSSL refuses included), IOError naming the
+  // address if it cannot be bound.
   // REQUIRES: called at most once.
   Status Start();
 
