@@ -102,7 +102,7 @@ echo "all $agents copies are byte-identical to the checkpoint"
 sum_metric() {
   local sum=0 agent_http v
   for i in $(seq 1 "$agents"); do
-    read -r _ agent_http <"$work/agent$i.ports"
+    read -r _ agent_http _ <"$work/agent$i.ports"
     v=$(curl -s "http://127.0.0.1:$agent_http/metrics" | awk -v m="$1" '$1 == m {print $2}')
     sum=$((sum + ${v%.*}))
   done

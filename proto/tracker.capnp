@@ -229,6 +229,11 @@ interface AgentSession {
   # A new peer certificate for `peerKey`, before the last one expires. The
   # token is checked again: one no longer valid gets none.
   renewPeerCert @2 (token :Text, peerKey :Text) -> (peerCert :PeerCert);
+  # A BitTorrent announce from the agent's own libtorrent, relayed over this
+  # session: `query` is the query string of GET /announce, token included.
+  # Answered as /announce would (its HTTP status and bencoded body), with the
+  # address of this connection as the peer's.
+  announce @3 (query :Text) -> (status :UInt16, body :Data);
 }
 
 struct PeerCert {

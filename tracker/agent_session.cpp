@@ -16,9 +16,14 @@ namespace {
 // removes the agent.
 class AgentSessionImpl final : public proto::AgentSession::Server {
  public:
-  AgentSessionImpl(AgentDirectory& agents, AgentControls& controls, const PeerCerts& certs,
-                   std::string id, proto::AgentControl::Client control)
-      : agents_(agents), controls_(controls), certs_(certs), id_(std::move(id)) {
+  AgentSessionImpl(const AgentSessionDeps& deps, std::string id, std::string peer_ip,
+                   proto::AgentControl::Client control)
+      : agents_(deps.agents),
+        controls_(deps.controls),
+        certs_(deps.certs),
+        announce_(deps.announce),
+        id_(std::move(id)),
+        peer_ip_(std::move(peer_ip)) {
     controls_.Attach(id_, kj::mv(control));
   }
   ~AgentSessionImpl() noexcept(false) {
@@ -56,20 +61,37 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     return kj::READY_NOW;
   }
 
+  kj::Promise<void> announce(AnnounceContext c) override {
+    HttpRequest req;
+    req.method = "GET";
+    req.target = "/announce?" + std::string(Text(c.getParams().getQuery()));
+    // The port is not used: the peer's port is the announce's own.
+    req.remote_address =
+        (peer_ip_.find(':') == std::string::npos ? peer_ip_ : "[" + peer_ip_ + "]") + ":0";
+    HttpResponse res = ParseTarget(req.target, &req)
+                           ? HandleAnnounce(announce_, req)
+                           : HttpResponse::Text(400, BencodeFailure("malformed announce query"));
+    auto out = c.getResults();
+    out.setStatus(static_cast<uint16_t>(res.status));
+    out.setBody(kj::arrayPtr(reinterpret_cast<const kj::byte*>(res.body.data()), res.body.size()));
+    return kj::READY_NOW;
+  }
+
  private:
   AgentDirectory& agents_;
   AgentControls& controls_;
   const PeerCerts& certs_;
+  const AnnounceDeps& announce_;
   const std::string id_;
+  const std::string peer_ip_;
 };
 
 }  // namespace
 
-kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
-                                                     AgentControls& controls,
-                                                     const PeerCerts& certs, std::string agent_id,
+kj::Own<proto::AgentSession::Server> NewAgentSession(const AgentSessionDeps& deps,
+                                                     std::string agent_id, std::string peer_ip,
                                                      proto::AgentControl::Client control) {
-  return kj::heap<AgentSessionImpl>(agents, controls, certs, std::move(agent_id), kj::mv(control));
+  return kj::heap<AgentSessionImpl>(deps, std::move(agent_id), std::move(peer_ip), kj::mv(control));
 }
 
 }  // namespace shoal::tracker

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "announce_handler.h"
 #include "shoal/proto/tracker.capnp.h"
 
 namespace shoal::tracker {
@@ -14,12 +15,17 @@ class AgentControls;
 class AgentDirectory;
 class PeerCerts;
 
-// The session of `agent_id`, which has joined `agents` already; attaches
-// `control` to `controls` until dropped, and renews the agent's peer
-// certificate from `certs`. All three must outlive it.
-kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
-                                                     AgentControls& controls,
-                                                     const PeerCerts& certs, std::string agent_id,
+// What a session touches; every reference must outlive it.
+struct AgentSessionDeps {
+  AgentDirectory& agents;        // the agent has joined it already
+  AgentControls& controls;       // holds the agent's control capability while the session lives
+  const PeerCerts& certs;        // renews the agent's peer certificate
+  const AnnounceDeps& announce;  // answers the announces the agent relays
+};
+
+// The session of `agent_id`, connected from `peer_ip`.
+kj::Own<proto::AgentSession::Server> NewAgentSession(const AgentSessionDeps& deps,
+                                                     std::string agent_id, std::string peer_ip,
                                                      proto::AgentControl::Client control);
 
 }  // namespace shoal::tracker

@@ -81,7 +81,9 @@ class GatewayImpl final : public proto::Gateway::Server {
     }
     uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
     Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
-    results.setSession(NewAgentSession(d_.agents, d_.controls, d_.peer_certs, id, p.getControl()));
+    results.setSession(
+        NewAgentSession(AgentSessionDeps{d_.agents, d_.controls, d_.peer_certs, d_.announce}, id,
+                        peer_address_, p.getControl()));
     results.setAgentId(id);
     results.setEpoch(epoch);
     results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));

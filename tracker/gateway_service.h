@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "announce_handler.h"
 #include "registry_service.h"
 #include "shoal/proto/tracker.capnp.h"
 
@@ -34,6 +35,7 @@ struct GatewayDeps {
   AgentControls& controls;    // ... and attaches the agent's control capability
   const uint16_t& http_port;  // told to agents; set once the HTTP server listens
   RegistryDeps registry;      // for the Registry authenticate returns
+  AnnounceDeps announce;      // for the announces agents relay over their sessions
 };
 
 // The capability a new RPC connection from `peer_address` (its IP)

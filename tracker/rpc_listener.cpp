@@ -6,10 +6,10 @@
 #include <sys/socket.h>
 
 #include <map>
-#include <string>
 
 #include "gateway_service.h"
 #include "rpc_frame_guard.h"
+#include "rpc_tls.h"
 #include "shoal/log.h"
 #include "task_error_log.h"
 #include "tracker_metrics.h"
@@ -42,7 +42,36 @@ struct Shared {
   RpcLimits limits;
   TrackerMetrics& metrics;
   GatewayDeps gateway;
+  RpcTlsServer* tls;                           // null: plain
   std::map<std::string, uint32_t> per_client;  // open connections by IP; none: absent
+};
+
+// A connection's place in the counts, from accept (TLS handshake included)
+// until it closes: among all connections, its IP's, and the
+// unauthenticated ones until it presents a token (Authenticated).
+class ConnectionSlot {
+ public:
+  ConnectionSlot(Shared& shared, std::string peer) : shared_(shared), peer_(std::move(peer)) {
+    shared_.metrics.rpc_unauthenticated++;
+    shared_.metrics.rpc_connections++;
+    shared_.per_client[peer_]++;
+  }
+  ~ConnectionSlot() {
+    Authenticated();
+    shared_.metrics.rpc_connections--;
+    auto it = shared_.per_client.find(peer_);
+    if (--it->second == 0) shared_.per_client.erase(it);
+  }
+  KJ_DISALLOW_COPY(ConnectionSlot);
+  void Authenticated() {
+    if (!authenticated_) shared_.metrics.rpc_unauthenticated--;
+    authenticated_ = true;
+  }
+
+ private:
+  Shared& shared_;
+  const std::string peer_;
+  bool authenticated_ = false;
 };
 
 // Serves one connection with its own Gateway, which knows the peer's IP.
@@ -50,25 +79,21 @@ struct Shared {
 // unauthenticated: small messages only, and a deadline to authenticate.
 class Connection {
  public:
-  Connection(kj::Own<kj::AsyncIoStream> raw, Shared& shared, kj::Timer& timer)
+  // `stream` is the connection after any TLS handshake; `accepted_at` is
+  // when the socket was accepted, from which the authentication deadline
+  // runs.
+  Connection(kj::Own<kj::AsyncIoStream> stream, std::string peer, kj::Own<ConnectionSlot> slot,
+             Shared& shared, kj::Timer& timer, kj::TimePoint accepted_at)
       : shared_(shared),
         timer_(timer),
-        peer_(PeerIp(*raw)),
-        stream_(kj::heap<FrameGuard>(kj::mv(raw), timer, kUnauthenticatedMessageBytes,
+        peer_(std::move(peer)),
+        accepted_at_(accepted_at),
+        slot_(kj::mv(slot)),
+        stream_(kj::heap<FrameGuard>(kj::mv(stream), timer, kUnauthenticatedMessageBytes,
                                      shared.limits.message_timeout_ms * kj::MILLISECONDS)),
         network_(*stream_, capnp::rpc::twoparty::Side::SERVER),
-        rpc_(capnp::makeRpcServer(network_,
-                                  NewGateway(shared.gateway, peer_, [this] { Authenticated(); }))) {
-    shared_.metrics.rpc_unauthenticated++;
-    shared_.metrics.rpc_connections++;
-    shared_.per_client[peer_]++;
-  }
-  ~Connection() {
-    if (!authenticated_) shared_.metrics.rpc_unauthenticated--;
-    shared_.metrics.rpc_connections--;
-    auto it = shared_.per_client.find(peer_);
-    if (--it->second == 0) shared_.per_client.erase(it);
-  }
+        rpc_(capnp::makeRpcServer(
+            network_, NewGateway(shared.gateway, peer_, [this] { Authenticated(); }))) {}
   KJ_DISALLOW_COPY(Connection);
 
   // Resolves when the connection should be dropped: the peer hung up, a
@@ -79,7 +104,7 @@ class Connection {
                                       : shared_.metrics.rpc_refused_message_timeout)++;
       Closed(why == FrameRefusal::kTooLarge ? "message_too_large" : "message_timeout");
     });
-    auto deadline = timer_.afterDelay(shared_.limits.auth_timeout_ms * kj::MILLISECONDS)
+    auto deadline = timer_.atTime(accepted_at_ + shared_.limits.auth_timeout_ms * kj::MILLISECONDS)
                         .then([this]() -> kj::Promise<void> {
                           if (authenticated_) return kj::NEVER_DONE;
                           shared_.metrics.rpc_refused_auth_timeout++;
@@ -93,7 +118,7 @@ class Connection {
   void Authenticated() {
     if (authenticated_) return;
     authenticated_ = true;
-    shared_.metrics.rpc_unauthenticated--;
+    slot_->Authenticated();
     stream_->set_message_limit_bytes(kAuthenticatedMessageBytes);
   }
   void Closed(const char* reason) {
@@ -104,11 +129,46 @@ class Connection {
   Shared& shared_;
   kj::Timer& timer_;
   const std::string peer_;
+  const kj::TimePoint accepted_at_;
   bool authenticated_ = false;
+  kj::Own<ConnectionSlot> slot_;
   kj::Own<FrameGuard> stream_;
   capnp::TwoPartyVatNetwork network_;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;  // last: its Gateway calls Authenticated()
 };
+
+// Serves an accepted socket: with TLS, once its handshake completes, which
+// must happen within the authentication deadline.
+kj::Promise<void> ServeConnection(kj::Own<kj::AsyncIoStream> raw, Shared& shared,
+                                  kj::Timer& timer) {
+  std::string peer = PeerIp(*raw);
+  auto slot = kj::heap<ConnectionSlot>(shared, peer);
+  const kj::TimePoint accepted_at = timer.now();
+  auto ready = [&]() -> kj::Promise<kj::Own<kj::AsyncIoStream>> {
+    if (shared.tls == nullptr) return kj::mv(raw);
+    auto deadline = timer.atTime(accepted_at + shared.limits.auth_timeout_ms * kj::MILLISECONDS)
+                        .then([]() -> kj::Own<kj::AsyncIoStream> {
+                          KJ_FAIL_REQUIRE("TLS handshake not complete in time");
+                        });
+    return shared.tls->Accept(kj::mv(raw)).exclusiveJoin(kj::mv(deadline));
+  }();
+  return ready.then(
+      [&shared, &timer, peer, slot = kj::mv(slot),
+       accepted_at](kj::Own<kj::AsyncIoStream> stream) mutable {
+        auto conn =
+            kj::heap<Connection>(kj::mv(stream), peer, kj::mv(slot), shared, timer, accepted_at);
+        auto done = conn->Done();
+        return done.attach(kj::mv(conn));
+      },
+      [&shared, peer](kj::Exception&& e) {
+        // Debug only: a port scan would otherwise flood the log.
+        shared.metrics.rpc_refused_tls_handshake++;
+        Log(LogLevel::kDebug, "rpc.connection_closed",
+            {{"peer", peer},
+             {"reason", std::string("tls_handshake")},
+             {"error", std::string(e.getDescription().cStr())}});
+      });
+}
 
 // Why a new connection from `peer` must be closed at once, or null.
 const char* Refusal(Shared& shared, const std::string& peer) {
@@ -143,9 +203,7 @@ kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, k
               Log(LogLevel::kDebug, "rpc.connection_refused",
                   {{"peer", peer}, {"reason", std::string(why)}});
             } else {
-              auto conn = kj::heap<Connection>(kj::mv(stream), shared, timer);
-              auto done = conn->Done();
-              tasks.add(done.attach(kj::mv(conn)));
+              tasks.add(ServeConnection(kj::mv(stream), shared, timer));
             }
             return AcceptLoop(listener, shared, timer, tasks);
           },
@@ -164,11 +222,12 @@ kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, k
 }  // namespace
 
 kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, const RpcLimits& limits, TrackerMetrics& metrics,
-                           const GatewayDeps& gateway, const std::string& address, uint16_t* port) {
+                           const GatewayDeps& gateway, const std::string& address,
+                           RpcTlsServer* tls, uint16_t* port) {
   auto addr = io.provider->getNetwork().parseAddress(address).wait(io.waitScope);
   kj::Own<kj::ConnectionReceiver> listener = addr->listen();
   *port = static_cast<uint16_t>(listener->getPort());
-  auto shared = kj::heap<Shared>(Shared{limits, metrics, gateway, {}});
+  auto shared = kj::heap<Shared>(Shared{limits, metrics, gateway, tls, {}});
   auto logger = kj::heap<TaskErrorLog>(LogLevel::kWarn, "rpc.connection_error");
   auto tasks = kj::heap<kj::TaskSet>(*logger);
   auto loop = AcceptLoop(*listener, *shared, io.provider->getTimer(), *tasks);

@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <string>
 
+namespace shoal {
+class RpcTlsServer;
+}
+
 namespace shoal::tracker {
 
 struct GatewayDeps;
@@ -23,7 +27,9 @@ struct RpcLimits {
 
 // Listens on `address` ("127.0.0.1:7400"; port 0 picks one) and serves
 // every connection until the returned promise is dropped. *port receives
-// the bound port.
+// the bound port. With `tls` (which must outlive the promise) every
+// connection speaks TLS; its handshake must complete within the
+// authentication deadline, and a failed one is closed and counted.
 //
 // Before a connection authenticates (Gateway.authenticate or registerAgent
 // accepts its token) it may send messages of at most 64 KiB, must
@@ -38,7 +44,8 @@ struct RpcLimits {
 // `metrics`. Each connection gets its own Gateway built from `gateway`,
 // whose references, like `metrics`, must outlive the returned promise.
 kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, const RpcLimits& limits, TrackerMetrics& metrics,
-                           const GatewayDeps& gateway, const std::string& address, uint16_t* port);
+                           const GatewayDeps& gateway, const std::string& address,
+                           RpcTlsServer* tls, uint16_t* port);
 
 }  // namespace shoal::tracker
 

@@ -130,6 +130,8 @@ void CollectRpc(MetricsWriter& w, const TrackerMetrics& m) {
                m.rpc_accept_errors);
   w.AddGauge("shoal_tracker_rpc_connections", "Open RPC connections, authenticated or not",
              static_cast<double>(m.rpc_connections));
+  w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_tls_handshake,
+               {{"reason", "tls_handshake"}});
   w.AddGauge("shoal_tracker_rpc_unauthenticated_connections",
              "RPC connections that have not authenticated yet",
              static_cast<double>(m.rpc_unauthenticated));

@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "gateway_service.h"
 #include "http_api.h"
 #include "kj_status.h"
 #include "registry_store.h"
 #include "rpc_listener.h"
+#include "rpc_tls.h"
 #include "shoal/duration.h"
 #include "shoal/host_port.h"
 #include "shoal/log.h"
@@ -24,6 +26,7 @@
 #include "shoal/origin.h"
 #include "shoal/peer_cert.h"
 #include "shoal/server/effective_config.h"
+#include "shoal/tls_files.h"
 #include "shoal/token.h"
 #include "tracker_collectors.h"
 #include "tracker_context.h"
@@ -149,6 +152,10 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--peer-cert-ttl", f->peer_cert_ttl,
                   "how long an agent's peer certificate lasts; agents renew at two thirds")
       ->capture_default_str();
+  cmd->add_option("--tls-cert", o.tls_cert_file,
+                  "PEM certificate chain: the RPC and HTTP ports speak TLS (with --tls-key)");
+  cmd->add_option("--tls-key", o.tls_key_file,
+                  "PEM private key of --tls-cert, readable by its owner only");
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
   cmd->add_flag("--print-config", f->print_config,
                 "print the effective configuration as a config file and exit")
@@ -211,6 +218,8 @@ struct TrackerState {
   std::unique_ptr<ManifestSigner> signer;
   std::unique_ptr<PeerCa> peer_ca;  // null with --peer-tls off
   std::unique_ptr<Origin> origin;
+  std::optional<TlsServerPem> tls;        // the control ports' identity; none: plain
+  std::unique_ptr<RpcTlsServer> rpc_tls;  // null: plain
 };
 
 Status OpenState(const TrackerOptions& o, TrackerState* state) {
@@ -228,6 +237,14 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
     if (!ca.ok()) return ca.status().WithContext("peer CA");
     state->peer_ca = std::move(ca).value();
   }
+  if (!o.tls_cert_file.empty()) {
+    auto pem = LoadTlsServerPem(o.tls_cert_file, o.tls_key_file);
+    if (!pem.ok()) return pem.status();
+    auto rpc_tls = RpcTlsServer::Create(*pem);
+    if (!rpc_tls.ok()) return rpc_tls.status().WithContext("--tls-cert");
+    state->tls = std::move(pem).value();
+    state->rpc_tls = std::move(rpc_tls).value();
+  }
   auto origin = OpenOrigin(o.origin);
   if (!origin.ok()) return origin.status().WithContext("open origin " + o.origin.url);
   state->store = std::move(store).value();
@@ -237,24 +254,29 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   return Status::OK();
 }
 
+// What answers an announce, over HTTP or relayed by an agent's session.
+AnnounceDeps AnnounceDepsOf(TrackerContext& ctx) {
+  return AnnounceDeps{ctx.tokens,
+                      ctx.torrents,
+                      ctx.swarm,
+                      ctx.metrics,
+                      ctx.options.announce_interval_ms,
+                      ctx.options.seed_announce_interval_ms};
+}
+
 // The parts of the tracker each RPC connection's Gateway reaches.
 GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
   WarmDeps warm{ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
   RegistryDeps registry{ctx.options, ctx.store,    ctx.leases, ctx.metrics, ctx.pool,
                         ctx.signer,  ctx.torrents, ctx.origin, warm};
-  return GatewayDeps{ctx.tokens, ctx.signer,   ctx.peer_certs, ctx.metrics,
-                     ctx.agents, ctx.controls, ctx.http_port,  registry};
+  return GatewayDeps{ctx.tokens,   ctx.signer,    ctx.peer_certs, ctx.metrics,        ctx.agents,
+                     ctx.controls, ctx.http_port, registry,       AnnounceDepsOf(ctx)};
 }
 
 // The parts of the tracker the HTTP routes reach.
 HttpApiDeps HttpApiDepsOf(TrackerContext& ctx) {
-  AnnounceDeps announce{ctx.tokens,
-                        ctx.torrents,
-                        ctx.swarm,
-                        ctx.metrics,
-                        ctx.options.announce_interval_ms,
-                        ctx.options.seed_announce_interval_ms};
-  return HttpApiDeps{ctx.tokens, ctx.signer, ctx.store, ctx.agents, ctx.metrics, announce};
+  return HttpApiDeps{ctx.tokens, ctx.signer,  ctx.store,
+                     ctx.agents, ctx.metrics, AnnounceDepsOf(ctx)};
 }
 
 // What /metrics reads at each scrape.
@@ -264,13 +286,14 @@ CollectorSources CollectorSourcesOf(TrackerContext& ctx) {
 }
 
 // Listens for RPC; *rpc serves until dropped.
-Status StartRpc(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<void>* rpc,
-                uint16_t* port) {
+Status StartRpc(kj::AsyncIoContext& io, TrackerContext& ctx, RpcTlsServer* tls,
+                kj::Promise<void>* rpc, uint16_t* port) {
   const TrackerOptions& o = ctx.options;
   RpcLimits limits{o.rpc_auth_timeout_ms, o.rpc_message_timeout_ms, o.rpc_max_unauthenticated,
                    o.rpc_max_connections, o.rpc_max_connections_per_client};
   KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
-                 *rpc = ServeRpc(io, limits, ctx.metrics, GatewayDepsOf(ctx), o.rpc_listen, port);
+                 *rpc =
+                     ServeRpc(io, limits, ctx.metrics, GatewayDepsOf(ctx), o.rpc_listen, tls, port);
                })) {
     return StatusFromException(*e, "rpc listener").WithContext("listen on " + o.rpc_listen);
   }
@@ -352,10 +375,11 @@ Status Serve(ServeFlags& f) {
           .WithContext("indexing published torrents"));
   uint16_t rpc_port = 0;
   kj::Promise<void> rpc = nullptr;
-  SHOAL_RETURN_IF_ERROR(StartRpc(io, ctx, &rpc, &rpc_port));
+  SHOAL_RETURN_IF_ERROR(StartRpc(io, ctx, state.rpc_tls.get(), &rpc, &rpc_port));
   MetricsRegistry metrics;
   HttpServerOptions http_opts = HttpOptionsOf(o, &metrics);
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &http_opts.address, &http_opts.port));
+  http_opts.tls = state.tls;
   HttpServer http(http_opts);
   AddTrackerCollectors(metrics, CollectorSourcesOf(ctx));
   AddTrackerRoutes(http, metrics, HttpApiDepsOf(ctx));
@@ -370,6 +394,7 @@ Status Serve(ServeFlags& f) {
        {"origin", state.origin->Describe()},
        {"signing_key", state.signer->key_id()},
        {"peer_tls", o.peer_tls},
+       {"control_tls", state.tls.has_value()},
        {"versions", static_cast<int64_t>(state.store->version_count())},
        {"torrents", static_cast<int64_t>(ctx.torrents.size())}});
   RunUntilStopped(io, ctx, kj::mv(rpc));

@@ -51,6 +51,7 @@ struct TrackerMetrics {
   std::atomic<uint64_t> rpc_refused_unauthenticated{0};  // too many connections without a token
   std::atomic<uint64_t> rpc_refused_connections{0};      // too many connections in all
   std::atomic<uint64_t> rpc_refused_per_client{0};       // too many from one IP address
+  std::atomic<uint64_t> rpc_refused_tls_handshake{0};    // a TLS handshake failed or was too slow
   std::atomic<uint64_t> rpc_unauthenticated{0};          // gauge: connections without a token yet
   std::atomic<uint64_t> rpc_connections{0};              // gauge: open RPC connections
   std::atomic<uint64_t> rpc_accept_errors{0};            // failed accepts (out of descriptors)

@@ -24,6 +24,9 @@ Status TrackerOptions::Validate() const {
   if (replicas < 1 || replicas > 8) return Status::InvalidArgument("--replicas must be 1 to 8");
   if (fetch_done_grace_ms < 0)
     return Status::InvalidArgument("--fetch-done-grace must not be negative");
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
   if (rpc_auth_timeout_ms <= 0)
     return Status::InvalidArgument("--rpc-auth-timeout must be positive");
   if (rpc_message_timeout_ms <= 0)

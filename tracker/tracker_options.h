@@ -50,6 +50,10 @@ struct TrackerOptions {
   // data_dir) and speak TLS; false: plain BitTorrent, for trusted networks.
   bool peer_tls = true;
   int64_t peer_cert_ttl_ms = 12 * 3600 * 1000;  // agents' certificates last this long
+  // If both are set, the RPC and HTTP ports speak TLS with this certificate
+  // chain and key (PEM); clients verify it against their CA file.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 
   Status Validate() const;
 };

@@ -5,9 +5,15 @@
 namespace shoal {
 
 void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
-  cmd->add_option("--tracker", f->tracker, "tracker RPC address host:port")
+  cmd->add_option("--tracker", f->tracker.address, "tracker RPC address host:port")
       ->envname("SHOAL_TRACKER")
       ->capture_default_str();
+  cmd->add_option("--tracker-ca", f->tracker.ca_file,
+                  "PEM CA file: speak TLS to the tracker and trust only this CA")
+      ->envname("SHOAL_TRACKER_CA");
+  cmd->add_option("--tracker-server-name", f->tracker.server_name,
+                  "DNS name the tracker's certificate must carry; default: the --tracker host")
+      ->envname("SHOAL_TRACKER_SERVER_NAME");
   cmd->add_option("--token", f->token, "access token")->envname("SHOAL_TOKEN");
   cmd->add_option("--tracker-key", f->tracker_key, "hex Ed25519 key the tracker must sign with")
       ->envname("SHOAL_TRACKER_KEY");

@@ -1,5 +1,6 @@
 // Flags every tracker-facing command shares, with their environment
-// variables: --tracker (SHOAL_TRACKER), --token (SHOAL_TOKEN),
+// variables: --tracker (SHOAL_TRACKER), --tracker-ca (SHOAL_TRACKER_CA),
+// --tracker-server-name (SHOAL_TRACKER_SERVER_NAME), --token (SHOAL_TOKEN),
 // --tracker-key (SHOAL_TRACKER_KEY); and the origin flags of commands that
 // write to the origin.
 #ifndef SHOAL_AGENT_CLI_CLIENT_FLAGS_H_
@@ -18,9 +19,9 @@ class App;
 namespace shoal {
 
 struct ClientFlags {
-  std::string tracker = "127.0.0.1:7400";  // host:port of shoal-tracker's RPC
-  std::string token;                       // a token from `shoal-tracker token create`
-  std::string tracker_key;                 // hex Ed25519 key to pin; empty = trust the tracker's
+  TrackerEndpoint tracker;  // shoal-tracker's RPC, and the CA to trust it by
+  std::string token;        // a token from `shoal-tracker token create`
+  std::string tracker_key;  // hex Ed25519 key to pin; empty = trust the tracker's
 };
 
 void AddClientFlags(CLI::App* cmd, ClientFlags* f);

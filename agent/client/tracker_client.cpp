@@ -6,6 +6,7 @@
 #include "capnp_views.h"
 #include "kj_status.h"
 #include "record_codec.h"
+#include "rpc_tls.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/proto/tracker.capnp.h"
@@ -92,9 +93,10 @@ TrackerClient::~TrackerClient() = default;
 
 const Identity& TrackerClient::identity() const { return impl_->identity; }
 
-Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string& address,
+Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const TrackerEndpoint& tracker,
                                                               const std::string& token,
                                                               const std::string& pinned_key_hex) {
+  const std::string& address = tracker.address;
   if (address.empty()) {
     return Status::InvalidArgument(
         "no tracker address; pass --tracker host:port or set SHOAL_TRACKER");
@@ -105,8 +107,7 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   auto impl = std::make_unique<Impl>(kj::setupAsyncIo(), address);
   Impl& c = *impl;
   Status s = c.Call([&] {
-    auto addr = c.io.provider->getNetwork().parseAddress(address).wait(c.io.waitScope);
-    c.stream = addr->connect().wait(c.io.waitScope);
+    c.stream = DialTracker(*c.io.provider, tracker).wait(c.io.waitScope);
     c.rpc = kj::heap<capnp::TwoPartyClient>(*c.stream);
     auto gateway = c.rpc->bootstrap().castAs<proto::Gateway>();
     auto key = gateway.publicKeyRequest().send().wait(c.io.waitScope);
@@ -121,6 +122,10 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
     for (auto ns : id.getNamespaces()) c.identity.namespaces.push_back(ns);
     c.identity.expires_at_ms = id.getExpiresAtMs();
   });
+  if (s.code() == Status::Code::kUnavailable && !tracker.tls()) {
+    // A TLS port closes a plain client's connection without a word.
+    return Status::Unavailable(s.message() + " (if it serves TLS, pass --tracker-ca)");
+  }
   if (!s.ok()) return s;
   if (!pinned_key_hex.empty() && hex::Encode(reinterpret_cast<const uint8_t*>(c.public_key.data()),
                                              c.public_key.size()) != pinned_key_hex) {

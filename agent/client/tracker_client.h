@@ -22,6 +22,7 @@
 #include "shoal/registry_records.h"
 #include "shoal/status.h"
 #include "shoal/token.h"
+#include "shoal/tracker_endpoint.h"
 #include "shoal/version_id.h"
 
 namespace shoal {
@@ -64,10 +65,10 @@ struct GcSummary {
 
 class TrackerClient {
  public:
-  // Connects to `address` ("host:port") and presents `token`. If
-  // `pinned_key_hex` is set, manifests must be signed by that Ed25519 key;
-  // otherwise by the key the tracker reports.
-  static Result<std::unique_ptr<TrackerClient>> Connect(const std::string& address,
+  // Connects to `tracker` (over TLS if it names a CA file) and presents
+  // `token`. If `pinned_key_hex` is set, manifests must be signed by that
+  // Ed25519 key; otherwise by the key the tracker reports.
+  static Result<std::unique_ptr<TrackerClient>> Connect(const TrackerEndpoint& tracker,
                                                         const std::string& token,
                                                         const std::string& pinned_key_hex = "");
   ~TrackerClient();

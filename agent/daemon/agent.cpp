@@ -15,6 +15,7 @@
 #include "shoal/log.h"
 #include "shoal/server/standard_routes.h"
 #include "shoal/store_options.h"
+#include "shoal/tls_files.h"
 
 namespace shoal {
 namespace {
@@ -100,14 +101,23 @@ Result<std::unique_ptr<Agent>> Agent::Open(const AgentOptions& o) {
   relay->Attach(engine->get());
   HttpServerOptions ho = HttpOptionsOf(o);
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &ho.address, &ho.port));
+  std::optional<HttpServerOptions> https;
+  if (!o.https_listen.empty()) {
+    https = ho;
+    SHOAL_RETURN_IF_ERROR(SplitHostPort(o.https_listen, &https->address, &https->port));
+    auto pem = LoadTlsServerPem(o.https_cert_file, o.https_key_file);
+    if (!pem.ok()) return pem.status().WithContext("--https-cert");
+    https->tls = std::move(pem).value();
+  }
   return std::unique_ptr<Agent>(new Agent(o, std::move(relay), std::move(store).value(),
-                                          std::move(origin).value(), std::move(engine).value(),
-                                          ho));
+                                          std::move(origin).value(), std::move(engine).value(), ho,
+                                          https));
 }
 
 Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
              std::unique_ptr<ChunkStore> store, std::unique_ptr<Origin> origin,
-             std::unique_ptr<TorrentEngine> engine, const HttpServerOptions& http)
+             std::unique_ptr<TorrentEngine> engine, const HttpServerOptions& http,
+             const std::optional<HttpServerOptions>& https)
     : options_(options),
       relay_(std::move(relay)),
       store_(std::move(store)),
@@ -122,15 +132,17 @@ Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
       reads_(
           ReadOptionsOf(options_), *store_, *engine_, origin_.get(),
           [this] { return link_.announce_url(); }, *metrics_),
-      http_unix_(
-          UnixSocketServer(WithMetrics(http, metrics_.get(), "unix"), options_.http_socket)) {
+      http_unix_(UnixSocketServer(WithMetrics(http, metrics_.get(), "unix"), options_.http_socket)),
+      https_(https ? std::make_unique<HttpServer>(WithMetrics(*https, metrics_.get(), "https"))
+                   : nullptr) {
   auto health = [this] { return Health(); };
   AddStandardRoutes(http_, *metrics_, health);
   reads_.fetcher().set_request_origin(OwnerPacedOrigin(options_, *store_));
   reads_.AddRoutes(http_);
-  if (http_unix_) {
-    AddStandardRoutes(*http_unix_, *metrics_, health);
-    reads_.AddRoutes(*http_unix_);
+  for (HttpServer* extra : {http_unix_.get(), https_.get()}) {
+    if (extra == nullptr) continue;
+    AddStandardRoutes(*extra, *metrics_, health);
+    reads_.AddRoutes(*extra);
   }
 }
 
@@ -150,7 +162,7 @@ AgentStats Agent::Stats() {
 
 Status Agent::Health() const {
   if (!link_.registered())
-    return Status::Unavailable("not registered with tracker " + options_.tracker);
+    return Status::Unavailable("not registered with tracker " + options_.tracker.address);
   return Status::OK();
 }
 
@@ -193,6 +205,10 @@ Status Agent::Run() {
   if (http_unix_) {
     SHOAL_RETURN_IF_ERROR(http_unix_->Start().WithContext("listen on " + options_.http_socket));
   }
+  if (https_) {
+    SHOAL_RETURN_IF_ERROR(https_->Start().WithContext("listen on " + options_.https_listen));
+  }
+  SHOAL_RETURN_IF_ERROR(link_.StartRelay());
   kj::Promise<void> control = nullptr;
   SHOAL_RETURN_IF_ERROR(ServeControl(&control));
   WritePortFile();
@@ -221,7 +237,8 @@ Status Agent::ServeControl(kj::Promise<void>* served) {
 void Agent::WritePortFile() {
   if (options_.port_file.empty()) return;
   std::string tmp = options_.port_file + ".tmp";
-  std::ofstream(tmp) << engine_->listen_port() << " " << http_.port() << "\n";
+  std::ofstream(tmp) << engine_->listen_port() << " " << http_.port() << " "
+                     << (https_ ? https_->port() : 0) << "\n";
   std::filesystem::rename(tmp, options_.port_file);
 }
 
@@ -230,6 +247,7 @@ void Agent::LogStart() {
       {{"peer_port", static_cast<int64_t>(engine_->listen_port())},
        {"http_port", static_cast<int64_t>(http_.port())},
        {"http_socket", options_.http_socket},
+       {"https_port", static_cast<int64_t>(https_ ? https_->port() : 0)},
        {"cache_dir", options_.cache_dir},
        {"cache_bytes", options_.cache_bytes},
        {"control", options_.control_socket},
@@ -252,9 +270,11 @@ void Agent::Stop() {
   auto& timer = io_.provider->getTimer();
   for (int i = 0; i < 500 && control_jobs_.Running() > 0; ++i)
     timer.afterDelay(10 * kj::MILLISECONDS).wait(io_.waitScope);
+  link_.StopRelay();
   reads_.Stop();  // its waiting reads hold HTTP connections
   http_.Stop();
   if (http_unix_) http_unix_->Stop();
+  if (https_) https_->Stop();
   relay_->Detach();
   engine_->Stop();
   ::unlink(options_.control_socket.c_str());

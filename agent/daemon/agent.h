@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include "daemon/agent_options.h"
 #include "daemon/fetch_orders.h"
@@ -51,7 +52,8 @@ class Agent {
  private:
   Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
         std::unique_ptr<ChunkStore> store, std::unique_ptr<Origin> origin,
-        std::unique_ptr<TorrentEngine> engine, const HttpServerOptions& http);
+        std::unique_ptr<TorrentEngine> engine, const HttpServerOptions& http,
+        const std::optional<HttpServerOptions>& https);
 
   AgentStats Stats();
   // Unavailable while the link is not registered with the tracker.
@@ -89,6 +91,7 @@ class Agent {
   HttpServer http_;
   ReadService reads_;
   std::unique_ptr<HttpServer> http_unix_;  // the same routes on a unix socket, for pods
+  std::unique_ptr<HttpServer> https_;      // ... and over TLS, for pods on other nodes
 };
 
 }  // namespace shoal

@@ -8,9 +8,15 @@ void AddNodeFlags(CLI::App& app, AgentFlags& f) {
   AgentOptions& o = f.options;
   app.add_option("--name", o.name, "node name; default: the host name");
   app.add_option("--zone", o.zone, "zone label; same-zone peers are preferred");
-  app.add_option("--tracker", o.tracker, "tracker RPC host:port")
+  app.add_option("--tracker", o.tracker.address, "tracker RPC host:port")
       ->envname("SHOAL_TRACKER")
       ->capture_default_str();
+  app.add_option("--tracker-ca", o.tracker.ca_file,
+                 "PEM CA file: speak TLS to the tracker (RPC and announces), trusting only this CA")
+      ->envname("SHOAL_TRACKER_CA");
+  app.add_option("--tracker-server-name", o.tracker.server_name,
+                 "DNS name the tracker's certificate must carry; default: the --tracker host")
+      ->envname("SHOAL_TRACKER_SERVER_NAME");
   app.add_option("--token", o.token,
                  "agent token (shoal-tracker token create --ns '*' --role read)")
       ->envname("SHOAL_AGENT_TOKEN");
@@ -29,6 +35,12 @@ void AddHttpFlags(CLI::App& app, AgentOptions& o) {
   app.add_option(
       "--http-socket", o.http_socket,
       "also serve reads, /metrics and /healthz on this unix socket (mode 0666), for pods");
+  app.add_option("--https-listen", o.https_listen,
+                 "also serve reads, /metrics and /healthz over TLS on this address, for pods on "
+                 "other nodes (with --https-cert and --https-key)");
+  app.add_option("--https-cert", o.https_cert_file, "PEM certificate chain for --https-listen");
+  app.add_option("--https-key", o.https_key_file,
+                 "PEM private key of --https-cert, readable by its owner only");
   app.add_flag("--read-anonymous", o.read_anonymous,
                "let reads without credentials from loopback use the agent's --token");
   app.add_option("--read-cache-ms", o.read_cache_ms, "reuse a (token, model) resolution this long")
@@ -95,7 +107,8 @@ void AddLocalFlags(CLI::App& app, AgentOptions& o) {
   app.add_option("--stall-timeout-ms", o.stall_timeout_ms,
                  "a pull or warm that gains no byte this long fails")
       ->capture_default_str();
-  app.add_option("--port-file", o.port_file, "write 'peer_port http_port' here once listening");
+  app.add_option("--port-file", o.port_file,
+                 "write 'peer_port http_port https_port' here once listening");
 }
 
 void AddOriginFlags(CLI::App& app, AgentOptions& o) {

@@ -3,12 +3,18 @@
 namespace shoal {
 
 Status AgentOptions::Validate() const {
-  if (tracker.empty()) return Status::InvalidArgument("--tracker must be set");
+  if (tracker.address.empty()) return Status::InvalidArgument("--tracker must be set");
   if (token.empty()) {
     return Status::InvalidArgument(
         "--token must be set (an agent token: shoal-tracker token create --ns '*' --role read)");
   }
   if (cache_dir.empty()) return Status::InvalidArgument("--cache-dir must be set");
+  if (!https_listen.empty() && (https_cert_file.empty() || https_key_file.empty())) {
+    return Status::InvalidArgument("--https-listen needs --https-cert and --https-key");
+  }
+  if (https_listen.empty() && !(https_cert_file.empty() && https_key_file.empty())) {
+    return Status::InvalidArgument("--https-cert and --https-key need --https-listen");
+  }
   if (cache_bytes < (64ull << 20))
     return Status::InvalidArgument("--cache-bytes must be at least 64 MiB");
   if (control_socket.empty()) return Status::InvalidArgument("--control-socket must be set");

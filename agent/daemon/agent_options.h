@@ -10,13 +10,14 @@
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/origin_options.h"
 #include "shoal/status.h"
+#include "shoal/tracker_endpoint.h"
 
 namespace shoal {
 
 struct AgentOptions {
   std::string name;                            // node name; empty = the host name
   std::string zone;                            // topology label for peer preference
-  std::string tracker = "127.0.0.1:7400";      // tracker RPC host:port
+  TrackerEndpoint tracker;                     // the tracker's RPC, and the CA to trust it by
   std::string token;                           // agent token: read on every namespace ('*')
   std::string cache_dir = "/var/lib/shoald";   // chunk store and its index
   uint64_t cache_bytes = 100ull << 30;         // cache budget (bytes)
@@ -51,8 +52,13 @@ struct AgentOptions {
   int64_t http_header_timeout_ms = 10000;  // a request's header must arrive whole within this
   int64_t http_body_timeout_ms = 60000;    // its body within this of the header
   int64_t http_idle_timeout_ms = 30000;    // a kept-alive connection may wait this for a request
-  uint32_t read_max_per_token = 64;   // reads in flight per token; more get 429 (S3: 503 SlowDown)
-  int64_t stall_timeout_ms = 300000;  // a pull or warm that gains no byte this long fails
+  uint32_t read_max_per_token = 64;  // reads in flight per token; more get 429 (S3: 503 SlowDown)
+  // If set, the HTTP routes over TLS on this address too, for pods on other
+  // nodes, with this certificate chain and key (PEM).
+  std::string https_listen;
+  std::string https_cert_file;
+  std::string https_key_file;
+  int64_t stall_timeout_ms = 300000;         // a pull or warm that gains no byte this long fails
   std::string control_socket_mode = "0660";  // the control socket's permission bits (octal)
   std::string control_socket_group;          // the control socket's group; empty: the agent's own
 

@@ -1,5 +1,6 @@
 #include "daemon/tracker_link.h"
 
+#include <openssl/rand.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,7 +8,10 @@
 #include "capnp_views.h"
 #include "kj_status.h"
 #include "record_codec.h"
+#include "rpc_tls.h"
+#include "shoal/hex.h"
 #include "shoal/log.h"
+#include "shoal/uri_encode.h"
 #include "shoal/utc_time.h"
 
 namespace shoal {
@@ -89,11 +93,6 @@ class AgentControlImpl final : public proto::AgentControl::Server {
   const ControlHandlers& handlers_;
   JobThreads& jobs_;
 };
-
-std::string HostOf(const std::string& host_port) {
-  size_t colon = host_port.rfind(':');
-  return colon == std::string::npos ? host_port : host_port.substr(0, colon);
-}
 
 std::string NodeName(const AgentOptions& o) {
   if (!o.name.empty()) return o.name;
@@ -181,18 +180,123 @@ std::string TrackerLink::announce_url() const {
   return announce_url_;
 }
 
+Status TrackerLink::StartRelay() {
+  uint8_t key[16];
+  if (RAND_bytes(key, sizeof(key)) != 1) return Status::IOError("cannot draw a relay key");
+  const std::string path = "/announce/" + hex::Encode(key, sizeof(key));
+  HttpServerOptions o;
+  o.address = "127.0.0.1";
+  o.threads = 1;
+  relay_server_ = std::make_unique<HttpServer>(o);
+  relay_server_->HandleAsync(
+      "GET", "/announce/*", [this, path](const HttpRequest& req, HttpResponder respond) {
+        if (req.path != path) {
+          return respond(HttpResponse::Error(404, "no such relay"));
+        }
+        size_t q = req.target.find('?');
+        std::string query = q == std::string::npos ? "" : req.target.substr(q + 1);
+        QueueAnnounce(std::move(query), [respond](Result<AnnounceReply> r) {
+          if (!r.ok()) {
+            // libtorrent reads a failure reason and retries later.
+            std::string why = r.status().ToString();
+            return respond(HttpResponse::Text(
+                200, "d14:failure reason" + std::to_string(why.size()) + ":" + why + "e"));
+          }
+          respond(HttpResponse::Text(r->status, std::move(r->body)));
+        });
+      });
+  relay_errors_ = kj::heap<TaskErrorLog>(LogLevel::kWarn, "tracker.announce_relay_failed");
+  relay_sends_ = kj::heap<kj::TaskSet>(*relay_errors_);
+  SHOAL_RETURN_IF_ERROR(relay_server_->Start().WithContext("announce relay"));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    announce_url_ = "http://127.0.0.1:" + std::to_string(relay_server_->port()) + path +
+                    (options_.zone.empty() ? "" : "?zone=" + options_.zone);
+  }
+  relay_loop_ = RelayLoop().eagerlyEvaluate([](kj::Exception&& e) {
+    Log(LogLevel::kError, "tracker.announce_relay_stopped",
+        {{"error", std::string(e.getDescription().cStr())}});
+  });
+  return Status::OK();
+}
+
+void TrackerLink::StopRelay() {
+  if (!relay_server_) return;
+  std::vector<QueuedAnnounce> queued;
+  {
+    std::lock_guard<std::mutex> lock(relay_mu_);
+    relay_stopped_ = true;
+    queued.swap(relay_queue_);
+  }
+  for (QueuedAnnounce& a : queued) a.done(Status::Unavailable("the agent is stopping"));
+  // Cancels the announces in flight, and with them their responders, which
+  // must go before the server stops.
+  relay_loop_ = nullptr;
+  relay_sends_ = kj::heap<kj::TaskSet>(*relay_errors_);
+  relay_server_->Stop();
+}
+
+void TrackerLink::QueueAnnounce(std::string query, AnnounceDone done) {
+  std::unique_lock<std::mutex> lock(relay_mu_);
+  if (relay_stopped_) {
+    lock.unlock();
+    return done(Status::Unavailable("the agent is stopping"));
+  }
+  relay_queue_.push_back({std::move(query), std::move(done)});
+  if (relay_wake_) {
+    relay_wake_->fulfill();
+    relay_wake_ = nullptr;
+  }
+}
+
+kj::Promise<void> TrackerLink::RelayLoop() {
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+  std::vector<QueuedAnnounce> batch;
+  {
+    std::lock_guard<std::mutex> lock(relay_mu_);
+    if (relay_queue_.empty()) {
+      relay_wake_ = kj::mv(paf.fulfiller);
+    } else {
+      batch.swap(relay_queue_);
+      paf.fulfiller->fulfill();
+    }
+  }
+  for (QueuedAnnounce& a : batch) SendAnnounce(std::move(a.query), std::move(a.done));
+  return paf.promise.then([this] { return RelayLoop(); });
+}
+
+void TrackerLink::SendAnnounce(std::string query, AnnounceDone done) {
+  KJ_IF_MAYBE (session, session_) {
+    auto req = session->announceRequest();
+    req.setQuery(query + "&token=" + UriEncodeQuery(options_.token));
+    auto shared_done = std::make_shared<AnnounceDone>(std::move(done));
+    relay_sends_->add(req.send().then(
+        [shared_done](capnp::Response<proto::AgentSession::AnnounceResults> r) {
+          auto body = r.getBody();
+          (*shared_done)(AnnounceReply{r.getStatus(), std::string(body.begin(), body.end())});
+        },
+        [shared_done](kj::Exception&& e) {
+          (*shared_done)(StatusFromException(e, "tracker announce"));
+        }));
+    return;
+  }
+  done(Status::Unavailable("not registered with the tracker yet"));
+}
+
 kj::Promise<void> TrackerLink::Run() {
   return ConnectAndServe().then(
       [this]() -> kj::Promise<void> {
         // The session ended (tracker gone); start over.
         registered_ = false;
+        session_ = nullptr;
         return io_.provider->getTimer().afterDelay(backoff_ms_ * kj::MILLISECONDS).then([this] {
           return Run();
         });
       },
       [this](kj::Exception&& e) -> kj::Promise<void> {
         registered_ = false;
-        Status s = StatusFromException(e, "tracker " + options_.tracker);
+        session_ = nullptr;
+        Status s = StatusFromException(e, "tracker " + options_.tracker.address);
         Log(LogLevel::kWarn, "tracker.unreachable",
             {{"error", s.ToString()}, {"retry_ms", backoff_ms_}});
         uint32_t wait = backoff_ms_;
@@ -207,9 +311,7 @@ kj::Promise<void> TrackerLink::Run() {
 }
 
 kj::Promise<void> TrackerLink::ConnectAndServe() {
-  return io_.provider->getNetwork()
-      .parseAddress(options_.tracker)
-      .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
+  return DialTracker(*io_.provider, options_.tracker)
       .then([this](kj::Own<kj::AsyncIoStream> stream) {
         stream_ = kj::mv(stream);
         network_ =
@@ -242,10 +344,6 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               {
                 std::lock_guard<std::mutex> lock(mu_);
                 agent_id_ = r.getAgentId();
-                announce_url_ = "http://" + HostOf(options_.tracker) + ":" +
-                                std::to_string(r.getHttpPort()) +
-                                "/announce?token=" + options_.token +
-                                (options_.zone.empty() ? "" : "&zone=" + options_.zone);
               }
               epoch_ = r.getEpoch();
               registered_ = true;
@@ -257,6 +355,7 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               const int64_t renew_at =
                   TakePeerIdentity(r.getPeerCa(), ReadPeerCert(r.getPeerCert()));
               auto session = r.getSession();
+              session_ = session;
               uint32_t interval = r.getHeartbeatMs();
               return RefreshRing(session)
                   .then([this, session, interval]() mutable {

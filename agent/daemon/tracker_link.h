@@ -7,6 +7,13 @@
 // sends the public half at registration, and asks for a new certificate
 // when two thirds of the last one's life have passed.
 //
+// And it relays the agent's BitTorrent announces. libtorrent announces to
+// a loopback-only HTTP listener whose URL holds a random key; each
+// announce goes on to the tracker over the registered session, with the
+// agent's token added. Announces thus never carry a token in a URL, share
+// the one connection to the tracker, and are encrypted whenever it is
+// (--tracker-ca).
+//
 // Thread-safety: Run() and the promise it returns live on one kj event loop;
 // the accessors are safe from any thread.
 #ifndef SHOAL_AGENT_DAEMON_TRACKER_LINK_H_
@@ -20,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "daemon/agent_options.h"
 #include "daemon/job_threads.h"
@@ -29,7 +37,9 @@
 #include "shoal/hash_ring.h"
 #include "shoal/peer_cert.h"
 #include "shoal/proto/tracker.capnp.h"
+#include "shoal/server/http_server.h"
 #include "shoal/version_id.h"
+#include "task_error_log.h"
 
 namespace shoal {
 
@@ -73,14 +83,21 @@ class TrackerLink {
   TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
               ControlHandlers handlers);
 
+  // Listens for announces on 127.0.0.1 (a free port). Call before Run(),
+  // on the event loop's thread.
+  Status StartRelay();
+  // Answers every pending announce with a failure and stops listening; on
+  // the event loop's thread, before the loop goes.
+  void StopRelay();
+
   // Runs until the promise is dropped.
   kj::Promise<void> Run();
 
   bool registered() const { return registered_; }
   uint64_t epoch() const { return epoch_; }
   std::string agent_id() const;
-  // http://<tracker host>:<tracker http port>/announce?token=...&zone=...;
-  // empty until the first registration.
+  // Where this agent's torrents announce: the relay's URL (with the zone);
+  // empty until StartRelay.
   std::string announce_url() const;
   // The ring of chunk owners as of the last epoch seen; empty until the
   // first registration, and kept (stale) while the tracker is unreachable.
@@ -97,6 +114,19 @@ class TrackerLink {
   // the session lasts. Never fails: a refusal is logged and retried.
   kj::Promise<void> RenewLoop(proto::AgentSession::Client session, int64_t renew_at_ms);
 
+  // A relayed announce's tracker answer: its HTTP status and bencoded body.
+  struct AnnounceReply {
+    int status = 0;
+    std::string body;
+  };
+  using AnnounceDone = std::function<void(Result<AnnounceReply>)>;
+  // Queues the announce `query` for the event loop. Any thread; `done` is
+  // called exactly once, on the loop's thread or, once stopped, this one.
+  void QueueAnnounce(std::string query, AnnounceDone done);
+  // Sends what is queued, then waits to be woken by QueueAnnounce.
+  kj::Promise<void> RelayLoop();
+  void SendAnnounce(std::string query, AnnounceDone done);
+
   kj::AsyncIoContext& io_;
   const AgentOptions& options_;
   const uint16_t peer_port_;
@@ -109,6 +139,22 @@ class TrackerLink {
   kj::Own<kj::AsyncIoStream> stream_;
   kj::Own<capnp::TwoPartyVatNetwork> network_;
   kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc_;
+
+  // The session while registered (event loop only), for relayed announces.
+  kj::Maybe<proto::AgentSession::Client> session_;
+  std::unique_ptr<HttpServer> relay_server_;
+  std::string relay_url_;  // set once by StartRelay
+  kj::Own<TaskErrorLog> relay_errors_;
+  kj::Own<kj::TaskSet> relay_sends_;  // announces in flight; event loop only
+  kj::Promise<void> relay_loop_ = nullptr;
+  struct QueuedAnnounce {
+    std::string query;
+    AnnounceDone done;
+  };
+  std::mutex relay_mu_;
+  std::vector<QueuedAnnounce> relay_queue_;                    // protected by relay_mu_
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> relay_wake_;  // protected; null while awake
+  bool relay_stopped_ = false;                                 // protected by relay_mu_
 
   std::atomic<bool> registered_{false};
   bool ever_registered_ = false;  // event loop only

@@ -40,7 +40,7 @@ std::string ResolvedModel::LastModifiedIso() const {
   return FormatUtcMillis(manifest.created_at_ms);
 }
 
-ModelResolver::ModelResolver(std::string tracker, std::chrono::milliseconds ttl)
+ModelResolver::ModelResolver(TrackerEndpoint tracker, std::chrono::milliseconds ttl)
     : tracker_(std::move(tracker)), ttl_(ttl) {}
 
 ModelResolver::Clock::time_point ModelResolver::KeepUntil(int64_t token_expires_at_ms) const {
@@ -71,7 +71,7 @@ std::shared_ptr<const ResolvedModel> ModelResolver::Cached(const std::string& to
 namespace {
 
 // A tracker connection with `token`, or why not.
-Result<std::unique_ptr<TrackerClient>> ConnectAs(const std::string& tracker,
+Result<std::unique_ptr<TrackerClient>> ConnectAs(const TrackerEndpoint& tracker,
                                                  const std::string& token, ReadError* error) {
   auto client = TrackerClient::Connect(tracker, token);
   if (!client.ok()) {

@@ -25,6 +25,7 @@
 #include "read/read_error.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/manifest.h"
+#include "shoal/tracker_endpoint.h"
 #include "shoal/version_id.h"
 
 namespace shoal {
@@ -68,7 +69,7 @@ struct TagsResolution {
 
 class ModelResolver {
  public:
-  ModelResolver(std::string tracker, std::chrono::milliseconds ttl);
+  ModelResolver(TrackerEndpoint tracker, std::chrono::milliseconds ttl);
   ModelResolver(const ModelResolver&) = delete;
   ModelResolver& operator=(const ModelResolver&) = delete;
 
@@ -98,7 +99,7 @@ class ModelResolver {
   static std::string Key(const std::string& token, const std::string& ns, const std::string& name,
                          const std::string& ref);
 
-  const std::string tracker_;
+  const TrackerEndpoint tracker_;
   const std::chrono::milliseconds ttl_;
   std::mutex mu_;
   struct TagsEntry {

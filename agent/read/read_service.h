@@ -50,7 +50,7 @@ namespace shoal {
 class TorrentEngine;
 
 struct ReadServiceOptions {
-  std::string tracker;                    // tracker RPC host:port
+  TrackerEndpoint tracker;                // the tracker's RPC
   std::string agent_token;                // used for anonymous loopback reads
   bool anonymous_loopback = false;        // allow credential-less reads from 127.0.0.0/8 and ::1
   int64_t cache_ms = 10000;               // how long a (token, model) resolution is reused

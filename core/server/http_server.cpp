@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -61,6 +62,9 @@ Status HttpServerOptions::Validate() const {
   if (idle_timeout.count() <= 0 || header_timeout.count() <= 0 || body_timeout.count() <= 0) {
     return Status::InvalidArgument("HTTP idle, header and body timeouts must be positive");
   }
+  if (tls && !unix_socket.empty()) {
+    return Status::InvalidArgument("HTTP over a unix socket does not take TLS");
+  }
   return Status::OK();
 }
 
@@ -104,7 +108,7 @@ struct HttpServer::Impl {
             "shoal_http_accept_errors_total",
             "Failed accepts (out of descriptors, most likely); each backs off 100 ms",
             {{"listener", options.metrics_listener}})),
-        context{options, router, nullptr, {}} {
+        context{options, router, nullptr, nullptr, {}} {
     const char* reasons[] = {"idle_timeout",     "header_timeout",        "body_timeout",
                              "header_too_large", "request_line_too_long", "body_too_large"};
     static_assert(sizeof(reasons) / sizeof(reasons[0]) == size_t(HttpCut::kCount));
@@ -151,6 +155,22 @@ struct HttpServer::Impl {
                               if (!wait_ec) Accept(acceptor);
                             });
                           });
+  }
+
+  // The TLS context of options.tls: TLS 1.2 or later, its chain and key.
+  Status MakeTlsContext() {
+    auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    boost::system::error_code ec;
+    context->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                             asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                             asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
+                         ec);
+    if (!ec) context->use_certificate_chain(asio::buffer(options.tls->cert_chain), ec);
+    if (!ec) context->use_private_key(asio::buffer(options.tls->key), asio::ssl::context::pem, ec);
+    if (ec) return Status::InvalidArgument("HTTP TLS certificate or key refused: " + ec.message());
+    tls = std::move(context);
+    this->context.tls = tls.get();
+    return Status::OK();
   }
 
   Status ListenTcp() {
@@ -202,6 +222,7 @@ struct HttpServer::Impl {
   Counter& refused_client;
   Counter& accept_errors;
   HttpRouter router;
+  std::unique_ptr<asio::ssl::context> tls;  // with options.tls
   HttpSessionContext context;
   std::unique_ptr<asio::io_context> ioc{new asio::io_context};
   // Runs streaming producers; joined and destroyed before the io_context.
@@ -237,6 +258,7 @@ Status HttpServer::Start() {
   }
   SHOAL_RETURN_IF_ERROR(impl_->options.Validate());
   const HttpServerOptions& o = impl_->options;
+  if (o.tls) SHOAL_RETURN_IF_ERROR(impl_->MakeTlsContext());
   SHOAL_RETURN_IF_ERROR(o.unix_socket.empty() ? impl_->ListenTcp() : impl_->ListenUnix());
   impl_->started = true;
   impl_->workers.reset(new asio::thread_pool(size_t(o.threads)));

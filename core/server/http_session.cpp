@@ -8,13 +8,16 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "http_wire.h"
 #include "shoal/log.h"
+#include "shoal/posix_file.h"
 
 namespace shoal {
 namespace {
@@ -44,27 +47,50 @@ class OnePiece final : public HttpBodySource {
   HttpBodyPiece piece_;
 };
 
-// One connection over TCP or a unix socket (`Protocol`).
-template <class Protocol>
-class Session : public std::enable_shared_from_this<Session<Protocol>> {
-  using std::enable_shared_from_this<Session<Protocol>>::shared_from_this;
+template <class Transport>
+struct IsTls : std::false_type {};
+template <class Next>
+struct IsTls<beast::ssl_stream<Next>> : std::true_type {};
+
+// One connection over TCP, a unix socket, or TLS over TCP (`Transport`).
+template <class Transport>
+class Session : public std::enable_shared_from_this<Session<Transport>> {
+  using std::enable_shared_from_this<Session<Transport>>::shared_from_this;
+  static constexpr bool kTls = IsTls<Transport>::value;
 
  public:
-  Session(typename Protocol::socket socket, const HttpSessionContext& context, ConnectionSlot slot)
-      : stream_(std::move(socket)),
+  // `stream_args` construct the stream: a socket, and for TLS the context.
+  template <class... StreamArgs>
+  Session(const HttpSessionContext& context, ConnectionSlot slot, StreamArgs&&... stream_args)
+      : stream_(std::forward<StreamArgs>(stream_args)...),
         context_(context),
         options_(context.options),
         router_(context.router),
         workers_(*context.workers),
         slot_(std::move(slot)) {
-    remote_ = RemoteOf(stream_.socket());
+    remote_ = RemoteOf(Lowest().socket());
   }
 
-  // A new connection's first request must arrive whole within the header
-  // timeout of the accept.
+  // A new connection's first request, and with TLS its handshake before
+  // it, must arrive whole within the header timeout of the accept.
   void Start() {
-    stream_.expires_after(options_.header_timeout);
-    Read();
+    Lowest().expires_after(options_.header_timeout);
+    if constexpr (kTls) {
+      stream_.async_handshake(boost::asio::ssl::stream_base::server,
+                              [self = shared_from_this()](beast::error_code ec) {
+                                if (ec) {
+                                  if (ec == beast::error::timeout) {
+                                    self->Count(HttpCut::kHeaderTimeout);
+                                  }
+                                  Log(LogLevel::kDebug, "http.tls_handshake_failed",
+                                      {{"peer", self->remote_}, {"error", ec.message()}});
+                                  return self->Close();
+                                }
+                                self->Read();
+                              });
+    } else {
+      Read();
+    }
   }
 
  private:
@@ -80,16 +106,16 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       return ReadHeader();
     }
     if (buffer_.size() > 0) {  // pipelined: its first bytes are here
-      stream_.expires_after(options_.header_timeout);
+      Lowest().expires_after(options_.header_timeout);
       return ReadHeader();
     }
-    stream_.expires_after(options_.idle_timeout);
+    Lowest().expires_after(options_.idle_timeout);
     stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
                             [self = shared_from_this()](beast::error_code ec, size_t n) {
                               self->buffer_.commit(n);
                               if (ec == beast::error::timeout) self->Count(HttpCut::kIdleTimeout);
                               if (ec) return self->Close();
-                              self->stream_.expires_after(self->options_.header_timeout);
+                              self->Lowest().expires_after(self->options_.header_timeout);
                               self->ReadHeader();
                             });
   }
@@ -120,7 +146,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     if (ec || parser_->is_done()) return OnRead(ec);
     if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
       static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-      stream_.expires_after(options_.idle_timeout);
+      Lowest().expires_after(options_.idle_timeout);
       boost::asio::async_write(stream_, boost::asio::buffer(kContinue, sizeof(kContinue) - 1),
                                [self = shared_from_this()](beast::error_code write_ec, size_t) {
                                  if (write_ec) return self->Close();
@@ -132,7 +158,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   }
 
   void ReadBody() {
-    stream_.expires_after(options_.body_timeout);
+    Lowest().expires_after(options_.body_timeout);
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
@@ -248,7 +274,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   template <class Body>
   void WriteSome(std::shared_ptr<http::response<Body>> msg,
                  std::shared_ptr<http::response_serializer<Body>> sr) {
-    stream_.expires_after(options_.idle_timeout);
+    Lowest().expires_after(options_.idle_timeout);
     http::async_write_some(stream_, *sr,
                            [self = shared_from_this(), msg, sr](beast::error_code ec, size_t) {
                              if (ec) return self->Close();
@@ -287,7 +313,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   template <typename Next>
   void WriteHeaderThen(std::shared_ptr<http::response<http::empty_body>> header, Next next) {
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*header);
-    stream_.expires_after(options_.idle_timeout);
+    Lowest().expires_after(options_.idle_timeout);
     http::async_write_header(
         stream_, *sr, [self = shared_from_this(), sr, header, next](beast::error_code ec, size_t) {
           if (ec) return self->Close();
@@ -327,7 +353,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       if (ec) return self->Close();
       self->ProducePiece(st);
     };
-    stream_.expires_after(options_.idle_timeout);
+    Lowest().expires_after(options_.idle_timeout);
     if (!more) {
       if (!st->chunked) return st->remaining == 0 ? done({}, 0) : Close();
       return boost::asio::async_write(stream_, http::make_chunk_last(), done);
@@ -368,7 +394,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
       return Read();
     }
     // No timeout while the source waits: the client is waiting too.
-    stream_.expires_never();
+    Lowest().expires_never();
     st->source->Next([self = shared_from_this(), st](Result<HttpBodyPiece> piece) {
       boost::asio::dispatch(self->stream_.get_executor(),
                             [self, st, piece = std::move(piece)]() mutable {
@@ -392,15 +418,43 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
     st->remaining -= length;
     if (st->piece.file) {
+      if constexpr (kTls) return SendFileThroughTls(st);
       sending_file_ = true;
       last_sent_ = std::chrono::steady_clock::now();
       return SendFileSome(st);
     }
-    stream_.expires_after(options_.idle_timeout);
+    Lowest().expires_after(options_.idle_timeout);
     boost::asio::async_write(stream_, boost::asio::buffer(st->piece.bytes),
                              [self = shared_from_this(), st](beast::error_code ec, size_t) {
                                if (ec) return self->Close();
                                self->NextSourcePiece(st);
+                             });
+  }
+
+  // TLS encrypts in user space, so a file region is read and written in
+  // bounded slices instead of sent with sendfile(2).
+  void SendFileThroughTls(std::shared_ptr<Source> st) {
+    static constexpr uint64_t kSlice = 256 << 10;
+    const HttpFileBody& file = *st->piece.file;
+    if (st->piece_sent == file.length()) {
+      st->piece = HttpBodyPiece{};
+      return NextSourcePiece(st);
+    }
+    size_t want = size_t(std::min<uint64_t>(file.length() - st->piece_sent, kSlice));
+    tls_slice_.resize(want);
+    Result<size_t> got = PreadFull(file.fd(), reinterpret_cast<uint8_t*>(&tls_slice_[0]), want,
+                                   file.offset() + st->piece_sent, "response body");
+    if (!got.ok() || *got != want) {
+      Log(LogLevel::kWarn, "http.file_read_failed",
+          {{"error", got.ok() ? std::string("file shrank") : got.status().ToString()}});
+      return Close();
+    }
+    st->piece_sent += want;
+    Lowest().expires_after(options_.idle_timeout);
+    boost::asio::async_write(stream_, boost::asio::buffer(tls_slice_),
+                             [self = shared_from_this(), st](beast::error_code ec, size_t) {
+                               if (ec) return self->Close();
+                               self->SendFileThroughTls(st);
                              });
   }
 
@@ -410,7 +464,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   void SendFileSome(std::shared_ptr<Source> st) {
     static constexpr uint64_t kSendfileBurst = 4 << 20;
     const HttpFileBody& file = *st->piece.file;
-    typename Protocol::socket& socket = stream_.socket();
+    auto& socket = Lowest().socket();
     if (!sendfile_ready_) {
       boost::system::error_code ec;
       socket.native_non_blocking(true, ec);
@@ -452,11 +506,11 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
   void WaitWritable(std::shared_ptr<Source> st) {
     if (!send_timer_armed_) ArmSendTimer(options_.idle_timeout);
-    stream_.socket().async_wait(boost::asio::socket_base::wait_write,
-                                [self = shared_from_this(), st](beast::error_code ec) {
-                                  if (ec) return self->Close();
-                                  self->SendFileSome(st);
-                                });
+    Lowest().socket().async_wait(boost::asio::socket_base::wait_write,
+                                 [self = shared_from_this(), st](beast::error_code ec) {
+                                   if (ec) return self->Close();
+                                   self->SendFileSome(st);
+                                 });
   }
 
   // One timer per connection, not one per wait: it closes the connection
@@ -466,21 +520,25 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     send_timer_.expires_after(after);
     send_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       self->send_timer_armed_ = false;
-      if (ec || !self->stream_.socket().is_open()) return;
+      if (ec || !self->Lowest().socket().is_open()) return;
       auto idle = std::chrono::steady_clock::now() - self->last_sent_;
       if (idle >= self->options_.idle_timeout) return self->Close();  // the client stopped reading
       if (self->sending_file_) self->ArmSendTimer(self->options_.idle_timeout - idle);
     });
   }
 
+  // With TLS, closes without a close_notify: every response is framed by
+  // its length or its chunks, so a cut-off one is seen as cut off anyway.
   void Close() {
     send_timer_.cancel();
     beast::error_code ignored;
-    stream_.socket().shutdown(boost::asio::socket_base::shutdown_send, ignored);
-    stream_.close();
+    Lowest().socket().shutdown(boost::asio::socket_base::shutdown_send, ignored);
+    Lowest().close();
   }
 
-  beast::basic_stream<Protocol> stream_;
+  auto& Lowest() { return beast::get_lowest_layer(stream_); }
+
+  Transport stream_;
   boost::asio::steady_timer send_timer_{stream_.get_executor()};  // sendfile's wait for the socket
   static constexpr int kSendBufferBytes = 4 << 20;
   bool sendfile_ready_ = false;  // non-blocking, with a large send buffer
@@ -488,6 +546,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   bool sending_file_ = false;  // a file piece is being sent
   std::chrono::steady_clock::time_point last_sent_;
   static constexpr size_t kFirstReadBytes = 4096;
+  std::string tls_slice_;  // the file bytes being written through TLS
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool first_request_ = true;  // no request read yet
@@ -502,12 +561,19 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 }  // namespace
 
 void StartHttpSession(tcp::socket socket, const HttpSessionContext& context, ConnectionSlot slot) {
-  std::make_shared<Session<tcp>>(std::move(socket), context, std::move(slot))->Start();
+  if (context.tls != nullptr) {
+    using Tls = beast::ssl_stream<beast::basic_stream<tcp>>;
+    return std::make_shared<Session<Tls>>(context, std::move(slot), std::move(socket), *context.tls)
+        ->Start();
+  }
+  std::make_shared<Session<beast::basic_stream<tcp>>>(context, std::move(slot), std::move(socket))
+      ->Start();
 }
 
 void StartHttpSession(local::socket socket, const HttpSessionContext& context,
                       ConnectionSlot slot) {
-  std::make_shared<Session<local>>(std::move(socket), context, std::move(slot))->Start();
+  std::make_shared<Session<beast::basic_stream<local>>>(context, std::move(slot), std::move(socket))
+      ->Start();
 }
 
 }  // namespace shoal

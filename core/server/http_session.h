@@ -6,6 +6,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "connection_limits.h"
@@ -31,6 +32,10 @@ struct HttpSessionContext {
   const HttpServerOptions& options;
   const HttpRouter& router;
   boost::asio::thread_pool* workers;  // runs streaming producers; set at Start
+  // If set, TCP connections speak TLS with it: the handshake first, within
+  // header_timeout of the accept; file bodies are read and encrypted in
+  // slices, since sendfile(2) cannot encrypt.
+  boost::asio::ssl::context* tls;
   Counter* cuts[size_t(HttpCut::kCount)];
 };
 

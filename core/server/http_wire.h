@@ -18,10 +18,6 @@ namespace shoal {
 HttpRequest RequestFrom(boost::beast::http::request<boost::beast::http::string_body>& msg,
                         const std::string& remote);
 
-// Splits a request target into the decoded path and query parameters;
-// false if it does not start with '/' or has a malformed %-escape.
-bool ParseTarget(std::string_view target, HttpRequest* req);
-
 // A header name is an RFC 7230 token; a value has no CR, LF or NUL.
 bool IsHeaderSafe(std::string_view name, std::string_view value);
 

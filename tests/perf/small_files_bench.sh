@@ -86,12 +86,12 @@ PY
   for i in 0 1 2; do
     for _ in $(seq 150); do
       if [[ -s $work/agent$i.ports ]]; then
-        read -r _ hp <"$work/agent$i.ports" || true
+        read -r _ hp _ <"$work/agent$i.ports" || true
         [[ $(metric "$hp" shoal_agent_tracker_registered) == 1 ]] && break
       fi
       sleep 0.1
     done
-    read -r _ hp <"$work/agent$i.ports" || true
+    read -r _ hp _ <"$work/agent$i.ports" || true
     agent_http+=("$hp")
   done
 

@@ -26,7 +26,8 @@ class AgentProcess {
   const std::string& cache_dir() const { return cache_dir_; }
   int http_port() const { return http_port_; }
   pid_t pid() const { return pid_; }
-  int peer_port() const { return peer_port_; }  // its BitTorrent listen port
+  int peer_port() const { return peer_port_; }    // its BitTorrent listen port
+  int https_port() const { return https_port_; }  // 0 without --https-listen
   // A counter or gauge from /metrics (0 if absent).
   double Metric(const std::string& sample) const;
   std::string log() const;
@@ -35,7 +36,7 @@ class AgentProcess {
   std::string dir_, name_, socket_, cache_dir_;
   std::vector<std::string> args_;
   pid_t pid_ = -1;
-  int peer_port_ = 0, http_port_ = 0;
+  int peer_port_ = 0, http_port_ = 0, https_port_ = 0;
 };
 
 std::string AgentBinary();

@@ -141,10 +141,16 @@ void WriteRandomFile(const std::string& path, size_t size, unsigned seed) {
   std::ofstream(path, std::ios::binary).write(data.data(), static_cast<std::streamsize>(size));
 }
 
-double ScrapeMetric(int http_port, const std::string& sample) {
+double ScrapeMetric(int http_port, const std::string& sample, const std::string& ca_file) {
   if (http_port == 0) return 0;
-  ProcessResult r = RunProcess({"/usr/bin/curl", "-s", "--max-time", "5",
-                                "http://127.0.0.1:" + std::to_string(http_port) + "/metrics"});
+  std::vector<std::string> curl = {"/usr/bin/curl", "-s", "--max-time", "5"};
+  if (ca_file.empty()) {
+    curl.push_back("http://127.0.0.1:" + std::to_string(http_port) + "/metrics");
+  } else {
+    curl.insert(curl.end(), {"--cacert", ca_file,
+                             "https://localhost:" + std::to_string(http_port) + "/metrics"});
+  }
+  ProcessResult r = RunProcess(curl);
   std::istringstream in(r.out);
   std::string line;
   while (std::getline(in, line)) {

@@ -17,7 +17,8 @@ struct ProcessResult {
 
 // One sample ("name" or "name{label=\"v\"}") from the Prometheus /metrics
 // of the process whose HTTP server is on 127.0.0.1:`http_port`; 0 if absent.
-double ScrapeMetric(int http_port, const std::string& sample);
+// With `ca_file`, over HTTPS to "localhost", trusting that CA.
+double ScrapeMetric(int http_port, const std::string& sample, const std::string& ca_file = "");
 
 // Runs argv[0] with argv and waits for it. Extra environment entries
 // ("KEY=value") are added to the inherited environment.

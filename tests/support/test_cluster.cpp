@@ -82,6 +82,7 @@ std::vector<std::string> TestCluster::CliEnv(const std::string& token) const {
         {"SHOAL_S3_ENDPOINT=" + origin_spec.endpoint, "AWS_ACCESS_KEY_ID=" + origin_spec.access_key,
          "AWS_SECRET_ACCESS_KEY=" + origin_spec.secret_key, "AWS_REGION=" + origin_spec.region});
   }
+  env.insert(env.end(), options_.cli_env.begin(), options_.cli_env.end());
   return env;
 }
 

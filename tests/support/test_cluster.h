@@ -42,6 +42,8 @@ struct ClusterOptions {
   bool rack_labels = false;  // agent i gets --label rack=r<i % 2>
   // Flags every agent gets after the tracker, token, cache and origin flags.
   std::vector<std::string> agent_flags;
+  // Environment the CLI gets besides CliEnv's ("SHOAL_TRACKER_CA=...").
+  std::vector<std::string> cli_env;
 };
 
 // What curl saw: the last status line's code, its headers (names lower

@@ -101,7 +101,7 @@ std::string TrackerProcess::MintToken(const std::string& ns, const std::string& 
 }
 
 double TrackerProcess::Metric(const std::string& sample) const {
-  return ScrapeMetric(http_port_, sample);
+  return ScrapeMetric(http_port_, sample, https_ca_);
 }
 
 }  // namespace shoal::testing

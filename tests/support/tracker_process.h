@@ -36,6 +36,8 @@ class TrackerProcess {
   std::string log() const;
   // A counter or gauge from /metrics (0 if absent).
   double Metric(const std::string& sample) const;
+  // For a tracker started with --tls-cert: scrape over HTTPS, trusting `ca_file`.
+  void set_https_ca(std::string ca_file) { https_ca_ = std::move(ca_file); }
 
   // Mints a token with `shoal-tracker token create`.
   std::string MintToken(const std::string& ns, const std::string& role, const std::string& subject,
@@ -47,6 +49,7 @@ class TrackerProcess {
   pid_t pid_ = -1;
   int rpc_port_ = 0;
   int http_port_ = 0;
+  std::string https_ca_;
 };
 
 // Path of a built binary, from the compile definitions of the test target.

@@ -119,6 +119,12 @@ int HttpStatusFor(Status::Code code);
 // The standard reason phrase, "Not Found" for 404; "" when unknown.
 const char* HttpReason(int status);
 
+// Splits a request target ("/a%20b?x=1") into req->path and req->query,
+// percent-decoded; false if it does not start with '/' or has a malformed
+// %-escape. The server does this for every request; it is public for
+// requests that arrive by other means (an announce relayed over RPC).
+bool ParseTarget(std::string_view target, HttpRequest* req);
+
 }  // namespace shoal
 
 #endif  // SHOAL_SERVER_HTTP_MESSAGE_H_

@@ -27,11 +27,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "shoal/server/http_message.h"
 #include "shoal/server/metrics.h"
 #include "shoal/status.h"
+#include "shoal/tls_files.h"
 
 namespace shoal {
 
@@ -69,6 +71,10 @@ struct HttpServerOptions {
   // must outlive the server.
   MetricsRegistry* metrics = nullptr;
   std::string metrics_listener = "http";
+  // If set, TCP connections speak TLS (1.2 or later) with this identity;
+  // the handshake must finish within header_timeout of the accept. Not on a
+  // unix socket.
+  std::optional<TlsServerPem> tls;
 
   Status Validate() const;
 };
@@ -101,7 +107,8 @@ class HttpServer {
   void HandleAsync(std::string method, std::string pattern, HttpAsyncHandler handler);
 
   // Binds, listens and starts the I/O threads. InvalidArgument for bad
-  // options, IOError naming the address if it cannot be bound.
+  // options (a TLS identity OpenSSL refuses included), IOError naming the
+  // address if it cannot be bound.
   // REQUIRES: called at most once.
   Status Start();
 
