@@ -3,6 +3,7 @@
 // agents serving reads over HTTPS, and clients that trust another CA,
 // expect another name, or speak plain text refused with one clear line.
 // Certificates are made with the openssl command.
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "integration/pull_cluster.h"
+#include "integration/raw_clients.h"
 
 using namespace shoal::testing;
 
@@ -52,17 +54,21 @@ TestPki MakePki(const std::string& dir, const std::string& names) {
 // trust its CA and expect the name "localhost", and whose agents also
 // serve reads over HTTPS with the same certificate.
 struct TlsCluster : TempDir, TestPki, TestCluster {
-  explicit TlsCluster(int agents)
+  explicit TlsCluster(int agents, std::vector<std::string> tracker_flags = {},
+                      std::vector<std::string> agent_flags = {})
       : TestPki(MakePki(static_cast<TempDir&>(*this) / "pki", "DNS:localhost,IP:127.0.0.1")),
-        TestCluster(Options(agents, *this)) {
+        TestCluster(Options(agents, *this, std::move(tracker_flags), std::move(agent_flags))) {
     tracker.set_https_ca(ca);
   }
 
-  static ClusterOptions Options(int agents, const TestPki& pki) {
-    ClusterOptions o = PullCluster::Options(
-        agents, "1GiB", {"--tls-cert", pki.cert, "--tls-key", pki.key},
-        {"--tracker-ca", pki.ca, "--tracker-server-name", "localhost", "--https-listen",
-         "127.0.0.1:0", "--https-cert", pki.cert, "--https-key", pki.key});
+  static ClusterOptions Options(int agents, const TestPki& pki,
+                                std::vector<std::string> tracker_flags,
+                                std::vector<std::string> agent_flags) {
+    tracker_flags.insert(tracker_flags.end(), {"--tls-cert", pki.cert, "--tls-key", pki.key});
+    agent_flags.insert(agent_flags.end(), {"--tracker-ca", pki.ca, "--tracker-server-name",
+                                           "localhost", "--https-listen", "127.0.0.1:0",
+                                           "--https-cert", pki.cert, "--https-key", pki.key});
+    ClusterOptions o = PullCluster::Options(agents, "1GiB", tracker_flags, agent_flags);
     o.cli_env = {"SHOAL_TRACKER_CA=" + pki.ca, "SHOAL_TRACKER_SERVER_NAME=localhost"};
     return o;
   }
@@ -177,4 +183,33 @@ TEST_CASE("a tracker refuses to start with a key that does not match its certifi
                        "127.0.0.1:0", "--tls-cert", a.cert, "--tls-key", b.key});
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("does not belong to the first certificate in " + a.cert));
+}
+
+TEST_CASE("a TLS handshake that stalls is cut at the port's deadline, on every TLS port",
+          "[control-tls]") {
+  TlsCluster c(1, {"--http-header-timeout", "1s", "--rpc-auth-timeout", "1s"},
+               {"--http-header-timeout-ms", "1000"});
+  const int ports[] = {c.agents[0]->https_port(), c.tracker.http_port(),
+                       std::stoi(c.tracker.rpc_address().substr(10))};
+  for (int port : ports) {
+    INFO("port " << port);
+    // Silent, and a ClientHello that never finishes: both are cut.
+    int silent = ConnectFrom("127.0.0.1", port);
+    int partial = ConnectFrom("127.0.0.1", port);
+    REQUIRE(silent >= 0);
+    REQUIRE(partial >= 0);
+    const unsigned char hello_start[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01};
+    REQUIRE(::send(partial, hello_start, sizeof(hello_start), MSG_NOSIGNAL) ==
+            ssize_t(sizeof(hello_start)));
+    auto start = std::chrono::steady_clock::now();
+    CHECK(ClosedWithin(silent, 4000));
+    CHECK(ClosedWithin(partial, 4000));
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(seconds >= 0.5);  // not refused at once: held until the deadline
+    ::close(silent);
+    ::close(partial);
+  }
+  // The ports still serve a real client afterwards.
+  CHECK(c.Shoal(c.reader, {"ls", "team-a"}).exit_code == 0);
 }
