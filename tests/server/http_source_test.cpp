@@ -207,7 +207,9 @@ TEST_CASE("a client that stops reading a file body is cut off after the idle tim
   ::unlink(path);
   REQUIRE(::ftruncate(fd, 64 << 20) == 0);  // more than any socket buffers hold
   HttpServerOptions o;
-  o.idle_timeout = std::chrono::milliseconds(300);
+  // Long enough that a loaded machine's reader of the second fetch does not
+  // pause past it.
+  o.idle_timeout = std::chrono::milliseconds(1000);
   HttpServer server(o);
   server.Handle("GET", "/big", [fd](const HttpRequest&) {
     HttpResponse r;
@@ -217,7 +219,7 @@ TEST_CASE("a client that stops reading a file body is cut off after the idle tim
   REQUIRE(server.Start().ok());
   TestConnection stalled(server.port());
   REQUIRE(stalled.Send(Request("/big")));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
   RawResponse r = stalled.Read();
   CHECK(r.status == 200);
   CHECK(!r.complete);
