@@ -17,8 +17,13 @@ namespace {
 class AgentSessionImpl final : public proto::AgentSession::Server {
  public:
   AgentSessionImpl(AgentDirectory& agents, AgentControls& controls, const PeerCerts& certs,
-                   std::string id, proto::AgentControl::Client control)
-      : agents_(agents), controls_(controls), certs_(certs), id_(std::move(id)) {
+                   const RevocationList& revocations, std::string id,
+                   proto::AgentControl::Client control)
+      : agents_(agents),
+        controls_(controls),
+        certs_(certs),
+        revocations_(revocations),
+        id_(std::move(id)) {
     controls_.Attach(id_, kj::mv(control));
   }
   ~AgentSessionImpl() noexcept(false) {
@@ -34,6 +39,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
                                        " missed its heartbeats and was dropped; register again"));
     }
     c.getResults().setEpoch(agents_.epoch());
+    FillDelta(c.getParams().getRevocationsSeen(), c.getResults().initRevocations());
     return kj::READY_NOW;
   }
 
@@ -57,19 +63,33 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   }
 
  private:
+  // The revocations after the agent's `seen`; all of them if the agent has
+  // seen more than this tracker holds (its registry was replaced).
+  void FillDelta(uint64_t seen, proto::RevocationDelta::Builder out) const {
+    const uint64_t generation = revocations_.generation();
+    const bool reset = seen > generation;
+    std::vector<Revocation> delta = revocations_.Since(reset ? 0 : seen);
+    out.setGeneration(delta.empty() ? generation : delta.back().seq);
+    out.setReset(reset);
+    auto list = out.initRevocations(static_cast<unsigned>(delta.size()));
+    for (size_t i = 0; i < delta.size(); ++i)
+      FillRevocation(delta[i], list[static_cast<unsigned>(i)]);
+  }
+
   AgentDirectory& agents_;
   AgentControls& controls_;
   const PeerCerts& certs_;
+  const RevocationList& revocations_;
   const std::string id_;
 };
 
 }  // namespace
 
-kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
-                                                     AgentControls& controls,
-                                                     const PeerCerts& certs, std::string agent_id,
-                                                     proto::AgentControl::Client control) {
-  return kj::heap<AgentSessionImpl>(agents, controls, certs, std::move(agent_id), kj::mv(control));
+kj::Own<proto::AgentSession::Server> NewAgentSession(
+    AgentDirectory& agents, AgentControls& controls, const PeerCerts& certs,
+    const RevocationList& revocations, std::string agent_id, proto::AgentControl::Client control) {
+  return kj::heap<AgentSessionImpl>(agents, controls, certs, revocations, std::move(agent_id),
+                                    kj::mv(control));
 }
 
 }  // namespace shoal::tracker

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "shoal/proto/tracker.capnp.h"
+#include "shoal/token_revocations.h"
 
 namespace shoal::tracker {
 
@@ -15,12 +16,12 @@ class AgentDirectory;
 class PeerCerts;
 
 // The session of `agent_id`, which has joined `agents` already; attaches
-// `control` to `controls` until dropped, and renews the agent's peer
-// certificate from `certs`. All three must outlive it.
-kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
-                                                     AgentControls& controls,
-                                                     const PeerCerts& certs, std::string agent_id,
-                                                     proto::AgentControl::Client control);
+// `control` to `controls` until dropped, renews the agent's peer
+// certificate from `certs`, and brings each heartbeat the revocations the
+// agent has not seen from `revocations`. All four must outlive it.
+kj::Own<proto::AgentSession::Server> NewAgentSession(
+    AgentDirectory& agents, AgentControls& controls, const PeerCerts& certs,
+    const RevocationList& revocations, std::string agent_id, proto::AgentControl::Client control);
 
 }  // namespace shoal::tracker
 

@@ -11,6 +11,7 @@
 #include "shoal/manifest_signer.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
+#include "token_verifier.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {
@@ -25,12 +26,7 @@ class GatewayImpl final : public proto::Gateway::Server {
 
  protected:
   kj::Promise<void> authenticate(AuthenticateContext c) override {
-    Result<TokenClaims> claims = d_.tokens.Verify(Text(c.getParams().getToken()));
-    if (claims.ok() && claims->expires_at_ms <= NowMs()) {
-      claims = Status::PermissionDenied("token for '" + claims->subject +
-                                        "' has expired; mint a new one with "
-                                        "`shoal-tracker token create`");
-    }
+    Result<TokenClaims> claims = d_.tokens.Verify(Text(c.getParams().getToken()), NowMs());
     if (!claims.ok()) {
       d_.metrics.auth_denied++;
       ThrowIfError(claims.status());
@@ -81,7 +77,8 @@ class GatewayImpl final : public proto::Gateway::Server {
     }
     uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
     Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
-    results.setSession(NewAgentSession(d_.agents, d_.controls, d_.peer_certs, id, p.getControl()));
+    results.setSession(NewAgentSession(d_.agents, d_.controls, d_.peer_certs,
+                                       d_.tokens.revocations(), id, p.getControl()));
     results.setAgentId(id);
     results.setEpoch(epoch);
     results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));

@@ -7,6 +7,10 @@
 // sends the public half at registration, and asks for a new certificate
 // when two thirds of the last one's life have passed.
 //
+// And it keeps the agent's copy of the tracker's token revocations: each
+// heartbeat sends the generation it holds and gets the revocations after
+// it, so the read endpoint refuses a revoked token within one heartbeat.
+//
 // Thread-safety: Run() and the promise it returns live on one kj event loop;
 // the accessors are safe from any thread.
 #ifndef SHOAL_AGENT_DAEMON_TRACKER_LINK_H_
@@ -29,6 +33,7 @@
 #include "shoal/hash_ring.h"
 #include "shoal/peer_cert.h"
 #include "shoal/proto/tracker.capnp.h"
+#include "shoal/token_revocations.h"
 #include "shoal/version_id.h"
 
 namespace shoal {
@@ -70,8 +75,10 @@ struct ControlHandlers {
 
 class TrackerLink {
  public:
+  // `revocations` is brought up to date by every heartbeat; it must
+  // outlive the link.
   TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-              ControlHandlers handlers);
+              ControlHandlers handlers, RevocationList& revocations);
 
   // Runs until the promise is dropped.
   kj::Promise<void> Run();
@@ -90,6 +97,8 @@ class TrackerLink {
   kj::Promise<void> ConnectAndServe();
   kj::Promise<void> HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms);
   kj::Promise<void> RefreshRing(proto::AgentSession::Client session);
+  // Applies a heartbeat's revocations to revocations_.
+  void TakeRevocations(proto::RevocationDelta::Reader delta);
   // Hands the identity in a registration or renewal to the handler, and
   // returns when the certificate should be renewed (0: never).
   int64_t TakePeerIdentity(const std::string& ca_pem, const IssuedCert& cert);
@@ -101,6 +110,7 @@ class TrackerLink {
   const AgentOptions& options_;
   const uint16_t peer_port_;
   ControlHandlers handlers_;
+  RevocationList& revocations_;
   const Result<PeerKey> peer_key_;  // made once; an error is reported at registration
   std::string peer_ca_;             // event loop only: the CA of the last registration
   uint32_t backoff_ms_ = 500;

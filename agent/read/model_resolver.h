@@ -16,6 +16,7 @@
 #define SHOAL_AGENT_READ_MODEL_RESOLVER_H_
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,6 +82,9 @@ class ModelResolver {
   // The namespace's models and tags, with `token`; errors as for Resolve.
   // Kept for `ttl` too.
   TagsResolution ListTags(const std::string& token, const std::string& ns);
+
+  // Drops every kept answer for a token `revoked` says is revoked.
+  void Forget(const std::function<bool(const std::string& token)>& revoked);
 
   // The kept answer, or null; never blocks.
   std::shared_ptr<const ResolvedModel> Cached(const std::string& token, const std::string& ns,
