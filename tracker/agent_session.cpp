@@ -17,12 +17,13 @@ namespace {
 class AgentSessionImpl final : public proto::AgentSession::Server {
  public:
   AgentSessionImpl(AgentDirectory& agents, AgentControls& controls, const PeerCerts& certs,
-                   const RevocationList& revocations, std::string id,
+                   const RevocationList& revocations, TokenClaims agent_token, std::string id,
                    proto::AgentControl::Client control)
       : agents_(agents),
         controls_(controls),
         certs_(certs),
         revocations_(revocations),
+        agent_token_(std::move(agent_token)),
         id_(std::move(id)) {
     controls_.Attach(id_, kj::mv(control));
   }
@@ -34,6 +35,9 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
 
  protected:
   kj::Promise<void> heartbeat(HeartbeatContext c) override {
+    // Expiry is left to registration and certificate renewal, as before;
+    // a revocation ends the membership now.
+    ThrowIfError(revocations_.Check(agent_token_).WithContext("agent " + id_));
     if (!agents_.Heartbeat(id_, ReadAgentStats(c.getParams().getStats()), NowMs())) {
       ThrowIfError(Status::Unavailable("agent " + id_ +
                                        " missed its heartbeats and was dropped; register again"));
@@ -80,16 +84,20 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   AgentControls& controls_;
   const PeerCerts& certs_;
   const RevocationList& revocations_;
+  const TokenClaims agent_token_;  // verified at registration
   const std::string id_;
 };
 
 }  // namespace
 
-kj::Own<proto::AgentSession::Server> NewAgentSession(
-    AgentDirectory& agents, AgentControls& controls, const PeerCerts& certs,
-    const RevocationList& revocations, std::string agent_id, proto::AgentControl::Client control) {
-  return kj::heap<AgentSessionImpl>(agents, controls, certs, revocations, std::move(agent_id),
-                                    kj::mv(control));
+kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
+                                                     AgentControls& controls,
+                                                     const PeerCerts& certs,
+                                                     const RevocationList& revocations,
+                                                     TokenClaims agent_token, std::string agent_id,
+                                                     proto::AgentControl::Client control) {
+  return kj::heap<AgentSessionImpl>(agents, controls, certs, revocations, std::move(agent_token),
+                                    std::move(agent_id), kj::mv(control));
 }
 
 }  // namespace shoal::tracker

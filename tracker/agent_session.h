@@ -7,6 +7,7 @@
 #include <string>
 
 #include "shoal/proto/tracker.capnp.h"
+#include "shoal/token.h"
 #include "shoal/token_revocations.h"
 
 namespace shoal::tracker {
@@ -18,10 +19,16 @@ class PeerCerts;
 // The session of `agent_id`, which has joined `agents` already; attaches
 // `control` to `controls` until dropped, renews the agent's peer
 // certificate from `certs`, and brings each heartbeat the revocations the
-// agent has not seen from `revocations`. All four must outlive it.
-kj::Own<proto::AgentSession::Server> NewAgentSession(
-    AgentDirectory& agents, AgentControls& controls, const PeerCerts& certs,
-    const RevocationList& revocations, std::string agent_id, proto::AgentControl::Client control);
+// agent has not seen from `revocations`. All four must outlive it. Once the
+// agent's own token (`agent_token`, verified at registration) is revoked,
+// its heartbeats are refused, so it leaves the ring and cannot register
+// again.
+kj::Own<proto::AgentSession::Server> NewAgentSession(AgentDirectory& agents,
+                                                     AgentControls& controls,
+                                                     const PeerCerts& certs,
+                                                     const RevocationList& revocations,
+                                                     TokenClaims agent_token, std::string agent_id,
+                                                     proto::AgentControl::Client control);
 
 }  // namespace shoal::tracker
 

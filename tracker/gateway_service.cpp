@@ -43,8 +43,10 @@ class GatewayImpl final : public proto::Gateway::Server {
     Status s = CheckAgentToken(d_.tokens, Text(p.getToken()), NowMs());
     if (!s.ok()) {
       d_.metrics.auth_denied++;
-      ThrowIfError(
-          s.WithContext("agent registration needs a token for every namespace (--ns '*')"));
+      ThrowIfError(s.WithContext(s.code() == Status::Code::kPermissionDenied
+                                     ? "agent registration needs a token for every namespace "
+                                       "(--ns '*')"
+                                     : "agent registration"));
     }
     on_authenticated_();
     auto info = p.getInfo();
@@ -77,8 +79,12 @@ class GatewayImpl final : public proto::Gateway::Server {
     }
     uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
     Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
+    // Verified just above; read again for the session, which watches for
+    // its revocation.
+    TokenClaims agent_token = ValueOrThrow(d_.tokens.Verify(Text(p.getToken()), NowMs()));
     results.setSession(NewAgentSession(d_.agents, d_.controls, d_.peer_certs,
-                                       d_.tokens.revocations(), id, p.getControl()));
+                                       d_.tokens.revocations(), std::move(agent_token), id,
+                                       p.getControl()));
     results.setAgentId(id);
     results.setEpoch(epoch);
     results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));

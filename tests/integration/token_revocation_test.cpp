@@ -298,3 +298,25 @@ TEST_CASE("an agent's read endpoint refuses a revoked token within one heartbeat
   CHECK_THAT(refused_s3.body, Catch::Contains("was revoked at"));
   CHECK(plain(c.reader).status == 200);  // other tokens read on
 }
+
+TEST_CASE("an agent whose own token is revoked leaves the ring and cannot register again",
+          "[agent][token][revocation]") {
+  TestCluster c;
+  c.AddAgent();
+  const std::string admin = c.tracker.MintToken("*", "admin", "alice");
+  REQUIRE(c.agents[0]->Metric("shoal_agent_tracker_registered") == 1);
+
+  REQUIRE(ViaTracker(c, admin, {"revoke", "--subject", "agents"}).exit_code == 0);
+  const Clock::time_point revoked_at = Clock::now();
+  std::string members;
+  while (Clock::now() - revoked_at < std::chrono::seconds(10)) {
+    members = c.Curl({"-H", "Authorization: Bearer " + admin, HttpBase(c) + "/v1/agents"}).body;
+    if (members == "[]") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(members == "[]");
+  CHECK(Clock::now() - revoked_at <= std::chrono::milliseconds(2 * kHeartbeatMs + 1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // its retries are refused too
+  CHECK(c.agents[0]->Metric("shoal_agent_tracker_registered") == 0);
+  CHECK_THAT(c.agents[0]->log(), Catch::Contains("for 'agents' was revoked at"));
+}
