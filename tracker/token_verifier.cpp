@@ -31,11 +31,7 @@ Result<TokenClaims> TokenVerifier::Authorize(std::string_view token, const std::
 }
 
 Status TokenVerifier::StillValid(const TokenClaims& claims, int64_t now_ms) const {
-  if (now_ms >= claims.expires_at_ms) {
-    // Check words the expiry; any namespace the token holds passes its
-    // scope test, so only the expiry can fail it.
-    return claims.Check(claims.namespaces.front(), Role::kRead, now_ms);
-  }
+  SHOAL_RETURN_IF_ERROR(claims.CheckNotExpired(now_ms));
   return revocations_.Check(claims);
 }
 

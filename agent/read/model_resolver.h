@@ -7,8 +7,9 @@
 // does not pay a tracker round trip per request, and a tag moved on the
 // tracker is seen within `ttl`. An answer is never kept past the expiry of
 // the token it was given to (the tracker says when, on connecting), so an
-// expired token stops reading at its expiry, not up to `ttl` later.
-// Failures are never kept.
+// expired token stops reading at its expiry, not up to `ttl` later; and
+// ReadService drops (Forget) the answers of a token once it learns the
+// token was revoked. Failures are never kept.
 //
 // Thread-safety: every method may be called from any thread. Resolve blocks
 // on the tracker; call it off the HTTP server's I/O threads.

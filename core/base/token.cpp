@@ -168,12 +168,16 @@ Status TokenClaims::Validate() const {
   return Status::OK();
 }
 
+Status TokenClaims::CheckNotExpired(int64_t now_ms) const {
+  if (now_ms < expires_at_ms) return Status::OK();
+  return Status::Unauthenticated("token for '" + subject + "' expired at " +
+                                 FormatUtcMillis(expires_at_ms) +
+                                 "; mint a new one with 'shoal-tracker token create'");
+}
+
 Status TokenClaims::Check(const std::string& ns, Role needed, int64_t now_ms) const {
   const std::string who = "token for '" + subject + "'";
-  if (now_ms >= expires_at_ms) {
-    return Status::Unauthenticated(who + " expired at " + FormatUtcMillis(expires_at_ms) +
-                                   "; mint a new one with 'shoal-tracker token create'");
-  }
+  SHOAL_RETURN_IF_ERROR(CheckNotExpired(now_ms));
   bool everywhere = false, here = false;
   for (const std::string& n : namespaces) {
     everywhere |= n == "*";

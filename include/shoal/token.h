@@ -40,6 +40,8 @@ struct TokenClaims {
   // names the subject. An empty `ns` means a cluster-wide action, which
   // needs "*".
   Status Check(const std::string& ns, Role needed, int64_t now_ms) const;
+  // OK until `expires_at_ms`; from then on Unauthenticated, as Check words it.
+  Status CheckNotExpired(int64_t now_ms) const;
 
   // OK if every field is well formed: id and subject of 1-128 characters from
   // [A-Za-z0-9._@:+/-], 1-64 namespaces of 1-64 characters from
