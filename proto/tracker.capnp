@@ -224,9 +224,10 @@ interface AgentControl {
 # An agent's membership; dropping it (or missing heartbeats) leaves the ring.
 interface AgentSession {
   # `revocationsSeen`: the generation of the agent's revocation list (0 at
-  # first); the reply brings the revocations after it, so an agent refuses a
-  # revoked token within one heartbeat.
-  heartbeat @0 (stats :AgentStats, revocationsSeen :UInt64)
+  # first), and `revocationsSource` the `source` it came from; the reply
+  # brings the revocations after it, so an agent refuses a revoked token
+  # within one heartbeat.
+  heartbeat @0 (stats :AgentStats, revocationsSeen :UInt64, revocationsSource :UInt64)
       -> (epoch :UInt64, revocations :RevocationDelta);
   # The live members and their weights, for computing chunk owners.
   ring @1 () -> (epoch :UInt64, members :List(RingMember));
@@ -255,6 +256,7 @@ struct RevocationDelta {
   generation @0 :UInt64;          # the tracker's; sent back as revocationsSeen
   reset @1 :Bool;                 # true: `revocations` is the whole list; replace, not add
   revocations @2 :List(Revocation);
+  source @3 :UInt64;              # random per tracker start: another source means a reset
 }
 
 # A token `shoal-tracker token create` issued, as `token list` shows it:

@@ -43,7 +43,8 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
                                        " missed its heartbeats and was dropped; register again"));
     }
     c.getResults().setEpoch(agents_.epoch());
-    FillDelta(c.getParams().getRevocationsSeen(), c.getResults().initRevocations());
+    FillDelta(c.getParams().getRevocationsSource(), c.getParams().getRevocationsSeen(),
+              c.getResults().initRevocations());
     return kj::READY_NOW;
   }
 
@@ -67,14 +68,16 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   }
 
  private:
-  // The revocations after the agent's `seen`; all of them if the agent has
-  // seen more than this tracker holds (its registry was replaced).
-  void FillDelta(uint64_t seen, proto::RevocationDelta::Builder out) const {
+  // The revocations after the agent's `seen`; all of them if the agent's
+  // list came from another source (another tracker start) or has seen more
+  // than this tracker holds.
+  void FillDelta(uint64_t source, uint64_t seen, proto::RevocationDelta::Builder out) const {
     const uint64_t generation = revocations_.generation();
-    const bool reset = seen > generation;
+    const bool reset = source != revocations_.source() || seen > generation;
     std::vector<Revocation> delta = revocations_.Since(reset ? 0 : seen);
     out.setGeneration(delta.empty() ? generation : delta.back().seq);
     out.setReset(reset);
+    out.setSource(revocations_.source());
     auto list = out.initRevocations(static_cast<unsigned>(delta.size()));
     for (size_t i = 0; i < delta.size(); ++i)
       FillRevocation(delta[i], list[static_cast<unsigned>(i)]);

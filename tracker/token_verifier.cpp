@@ -1,5 +1,7 @@
 #include "token_verifier.h"
 
+#include <openssl/rand.h>
+
 #include "registry_store.h"
 #include "shoal/log.h"
 
@@ -9,6 +11,13 @@ Status TokenVerifier::Load() {
   Result<std::vector<Revocation>> stored = store_.Revocations();
   if (!stored.ok()) return stored.status().WithContext("load token revocations");
   revocations_.Reset(*stored);
+  uint64_t source = 0;
+  while (source == 0) {
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(&source), sizeof(source)) != 1) {
+      return Status::IOError("cannot draw random bytes for the revocation list's source");
+    }
+  }
+  revocations_.set_source(source);
   return Status::OK();
 }
 

@@ -189,6 +189,7 @@ void TrackerLink::TakeRevocations(proto::RevocationDelta::Reader delta) {
   }
   if (delta.getReset()) {
     revocations_.Reset(list);
+    revocations_.set_source(delta.getSource());
   } else if (!list.empty()) {
     revocations_.Add(list);
   } else {
@@ -300,6 +301,7 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
         auto req = session.heartbeatRequest();
         FillAgentStats(handlers_.stats(), req.initStats());
         req.setRevocationsSeen(revocations_.generation());
+        req.setRevocationsSource(revocations_.source());
         return req.send().then(
             [this, session,
              interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {

@@ -88,6 +88,16 @@ uint64_t RevocationList::generation() const {
   return generation_;
 }
 
+uint64_t RevocationList::source() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return source_;
+}
+
+void RevocationList::set_source(uint64_t source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  source_ = source;
+}
+
 std::vector<Revocation> RevocationList::Since(uint64_t generation) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Revocation> out;

@@ -68,6 +68,12 @@ class RevocationList {
 
   // The highest seq known; 0 when empty.
   uint64_t generation() const;
+  // Which list the seqs count in: the tracker draws a random one at each
+  // start, and an agent keeps the one it last replaced its list from. Seqs
+  // from another source say nothing (a restored registry renumbers), so
+  // an agent whose source differs gets the whole list again.
+  uint64_t source() const;
+  void set_source(uint64_t source);
   // Every revocation with seq above `generation`, oldest first.
   std::vector<Revocation> Since(uint64_t generation) const;
 
@@ -80,6 +86,7 @@ class RevocationList {
   std::map<std::string, int64_t> subject_cutoff_;  // protected by mu_; the latest cutoff
   std::map<std::string, size_t> by_subject_;       // protected by mu_; the revocation with it
   uint64_t generation_ = 0;                        // protected by mu_
+  uint64_t source_ = 0;                            // protected by mu_
 };
 
 }  // namespace shoal

@@ -297,6 +297,25 @@ TEST_CASE("an agent's read endpoint refuses a revoked token within one heartbeat
   CHECK_THAT(refused_s3.body, Catch::Contains("<Code>InvalidAccessKeyId</Code>"));
   CHECK_THAT(refused_s3.body, Catch::Contains("was revoked at"));
   CHECK(plain(c.reader).status == 200);  // other tokens read on
+
+  // Revoked while the tracker is down, and learnt by the agent once it is
+  // back, though the token's lookup is still in the agent's read cache.
+  const std::string pod8 = c.tracker.MintToken("team-a", "read", "pod-8");
+  REQUIRE(plain(pod8).status == 200);
+  c.tracker.Stop();
+  REQUIRE(TokenCommand({"revoke", "--subject", "pod-8", "--data-dir", c.tracker.data_dir()})
+              .exit_code == 0);
+  c.tracker.Start();
+  const Clock::time_point restarted = Clock::now();
+  CurlAnswer after_restart;
+  while (Clock::now() - restarted < std::chrono::seconds(15)) {
+    after_restart = plain(pod8);
+    if (after_restart.status != 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  INFO(after_restart.body);
+  CHECK(after_restart.status == 401);
+  CHECK(plain(pod).status == 401);
 }
 
 TEST_CASE("an agent whose own token is revoked leaves the ring and cannot register again",
