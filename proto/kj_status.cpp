@@ -42,6 +42,8 @@ Status StatusFromException(const kj::Exception& e, const std::string& peer) {
           return Status::NoSpace(msg);
         case Status::Code::kAlreadyExists:
           return Status::AlreadyExists(msg);
+        case Status::Code::kUnauthenticated:
+          return Status::Unauthenticated(msg);
         case Status::Code::kOk:
           break;
       }

@@ -105,6 +105,29 @@ IssuedCert ReadPeerCert(proto::PeerCert::Reader in) {
   return c;
 }
 
+void FillRevocation(const Revocation& r, proto::Revocation::Builder out) {
+  out.setSeq(r.seq);
+  out.setKind(r.kind == Revocation::Kind::kSubject ? proto::Revocation::Kind::SUBJECT
+                                                   : proto::Revocation::Kind::TOKEN_ID);
+  out.setValue(r.value);
+  out.setCutoffMs(r.cutoff_ms);
+  out.setAtMs(r.at_ms);
+  out.setBy(r.by);
+}
+
+Result<Revocation> ReadRevocation(proto::Revocation::Reader in) {
+  Revocation r;
+  r.seq = in.getSeq();
+  r.kind = in.getKind() == proto::Revocation::Kind::SUBJECT ? Revocation::Kind::kSubject
+                                                            : Revocation::Kind::kTokenId;
+  r.value = Text(in.getValue());
+  r.cutoff_ms = in.getCutoffMs();
+  r.at_ms = in.getAtMs();
+  r.by = Text(in.getBy());
+  SHOAL_RETURN_IF_ERROR(r.Validate());
+  return r;
+}
+
 void FillAgentStats(const AgentStats& s, proto::AgentStats::Builder out) {
   out.setCachedBytes(s.cached_bytes);
   out.setCachedChunks(s.cached_chunks);

@@ -15,6 +15,7 @@
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/registry_records.h"
 #include "shoal/status.h"
+#include "shoal/token_revocations.h"
 
 namespace shoal {
 
@@ -33,6 +34,10 @@ AgentStats ReadAgentStats(proto::AgentStats::Reader in);
 void FillPeerCert(const IssuedCert& c, proto::PeerCert::Builder out);
 // not_before_ms is not sent, and reads as 0.
 IssuedCert ReadPeerCert(proto::PeerCert::Reader in);
+
+void FillRevocation(const Revocation& r, proto::Revocation::Builder out);
+// InvalidArgument for a revocation Revocation::Validate refuses.
+Result<Revocation> ReadRevocation(proto::Revocation::Reader in);
 
 void FillNeedReply(const NeedReply& r, proto::Registry::NeedResults::Builder out);
 Result<NeedReply> ReadNeedReply(proto::Registry::NeedResults::Reader in);

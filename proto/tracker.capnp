@@ -223,7 +223,12 @@ interface AgentControl {
 
 # An agent's membership; dropping it (or missing heartbeats) leaves the ring.
 interface AgentSession {
-  heartbeat @0 (stats :AgentStats) -> (epoch :UInt64);
+  # `revocationsSeen`: the generation of the agent's revocation list (0 at
+  # first), and `revocationsSource` the `source` it came from; the reply
+  # brings the revocations after it, so an agent refuses a revoked token
+  # within one heartbeat.
+  heartbeat @0 (stats :AgentStats, revocationsSeen :UInt64, revocationsSource :UInt64)
+      -> (epoch :UInt64, revocations :RevocationDelta);
   # The live members and their weights, for computing chunk owners.
   ring @1 () -> (epoch :UInt64, members :List(RingMember));
   # A new peer certificate for `peerKey`, before the last one expires. The
@@ -234,6 +239,48 @@ interface AgentSession {
   # Answered as /announce would (its HTTP status and bencoded body), with the
   # address of this connection as the peer's.
   announce @3 (query :Text) -> (status :UInt16, body :Data);
+}
+
+# A token the tracker no longer honours (shoal/token_revocations.h).
+struct Revocation {
+  seq @0 :UInt64;                 # position in the tracker's list, from 1
+  kind @1 :Kind;
+  value @2 :Text;                 # the token id, or the subject
+  cutoffMs @3 :Int64;             # subject: tokens issued at or before this are dead
+  atMs @4 :Int64;                 # when it was revoked
+  by @5 :Text;                    # who revoked it
+
+  enum Kind {
+    tokenId @0;
+    subject @1;
+  }
+}
+
+# The revocations an agent has not seen yet.
+struct RevocationDelta {
+  generation @0 :UInt64;          # the tracker's; sent back as revocationsSeen
+  reset @1 :Bool;                 # true: `revocations` is the whole list; replace, not add
+  revocations @2 :List(Revocation);
+  source @3 :UInt64;              # random per tracker start: another source means a reset
+}
+
+# A token `shoal-tracker token create` issued, as `token list` shows it:
+# its claims and whether it was revoked, never its MAC.
+struct IssuedToken {
+  id @0 :Text;
+  subject @1 :Text;
+  role @2 :Role;
+  namespaces @3 :List(Text);
+  issuedAtMs @4 :Int64;
+  expiresAtMs @5 :Int64;
+  revoked @6 :Bool;
+  revokedAtMs @7 :Int64;          # 0 unless revoked
+  revokedBy @8 :Text;             # empty unless revoked
+}
+
+# GET /v1/tokens's array, wrapped so the CLI can decode it as one struct.
+struct IssuedTokenList {
+  tokens @0 :List(IssuedToken);
 }
 
 struct PeerCert {

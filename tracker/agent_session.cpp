@@ -16,12 +16,14 @@ namespace {
 // removes the agent.
 class AgentSessionImpl final : public proto::AgentSession::Server {
  public:
-  AgentSessionImpl(const AgentSessionDeps& deps, std::string id, std::string peer_ip,
-                   proto::AgentControl::Client control)
+  AgentSessionImpl(const AgentSessionDeps& deps, TokenClaims agent_token, std::string id,
+                   std::string peer_ip, proto::AgentControl::Client control)
       : agents_(deps.agents),
         controls_(deps.controls),
         certs_(deps.certs),
+        revocations_(deps.revocations),
         announce_(deps.announce),
+        agent_token_(std::move(agent_token)),
         id_(std::move(id)),
         peer_ip_(std::move(peer_ip)) {
     controls_.Attach(id_, kj::mv(control));
@@ -34,11 +36,16 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
 
  protected:
   kj::Promise<void> heartbeat(HeartbeatContext c) override {
+    // Expiry is left to registration and certificate renewal, as before;
+    // a revocation ends the membership now.
+    ThrowIfError(revocations_.Check(agent_token_).WithContext("agent " + id_));
     if (!agents_.Heartbeat(id_, ReadAgentStats(c.getParams().getStats()), NowMs())) {
       ThrowIfError(Status::Unavailable("agent " + id_ +
                                        " missed its heartbeats and was dropped; register again"));
     }
     c.getResults().setEpoch(agents_.epoch());
+    FillDelta(c.getParams().getRevocationsSource(), c.getParams().getRevocationsSeen(),
+              c.getResults().initRevocations());
     return kj::READY_NOW;
   }
 
@@ -78,10 +85,27 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   }
 
  private:
+  // The revocations after the agent's `seen`; all of them if the agent's
+  // list came from another source (another tracker start) or has seen more
+  // than this tracker holds.
+  void FillDelta(uint64_t source, uint64_t seen, proto::RevocationDelta::Builder out) const {
+    const uint64_t generation = revocations_.generation();
+    const bool reset = source != revocations_.source() || seen > generation;
+    std::vector<Revocation> delta = revocations_.Since(reset ? 0 : seen);
+    out.setGeneration(delta.empty() ? generation : delta.back().seq);
+    out.setReset(reset);
+    out.setSource(revocations_.source());
+    auto list = out.initRevocations(static_cast<unsigned>(delta.size()));
+    for (size_t i = 0; i < delta.size(); ++i)
+      FillRevocation(delta[i], list[static_cast<unsigned>(i)]);
+  }
+
   AgentDirectory& agents_;
   AgentControls& controls_;
   const PeerCerts& certs_;
+  const RevocationList& revocations_;
   const AnnounceDeps& announce_;
+  const TokenClaims agent_token_;  // verified at registration
   const std::string id_;
   const std::string peer_ip_;
 };
@@ -89,9 +113,11 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
 }  // namespace
 
 kj::Own<proto::AgentSession::Server> NewAgentSession(const AgentSessionDeps& deps,
-                                                     std::string agent_id, std::string peer_ip,
+                                                     TokenClaims agent_token, std::string agent_id,
+                                                     std::string peer_ip,
                                                      proto::AgentControl::Client control) {
-  return kj::heap<AgentSessionImpl>(deps, std::move(agent_id), std::move(peer_ip), kj::mv(control));
+  return kj::heap<AgentSessionImpl>(deps, std::move(agent_token), std::move(agent_id),
+                                    std::move(peer_ip), kj::mv(control));
 }
 
 }  // namespace shoal::tracker

@@ -8,6 +8,8 @@
 
 #include "announce_handler.h"
 #include "shoal/proto/tracker.capnp.h"
+#include "shoal/token.h"
+#include "shoal/token_revocations.h"
 
 namespace shoal::tracker {
 
@@ -17,15 +19,19 @@ class PeerCerts;
 
 // What a session touches; every reference must outlive it.
 struct AgentSessionDeps {
-  AgentDirectory& agents;        // the agent has joined it already
-  AgentControls& controls;       // holds the agent's control capability while the session lives
-  const PeerCerts& certs;        // renews the agent's peer certificate
-  const AnnounceDeps& announce;  // answers the announces the agent relays
+  AgentDirectory& agents;   // the agent has joined it already
+  AgentControls& controls;  // holds the agent's control capability while the session lives
+  const PeerCerts& certs;   // renews the agent's peer certificate
+  const RevocationList& revocations;  // each heartbeat brings the ones the agent has not seen
+  const AnnounceDeps& announce;       // answers the announces the agent relays
 };
 
-// The session of `agent_id`, connected from `peer_ip`.
+// The session of `agent_id`, connected from `peer_ip`. Once the agent's own
+// token (`agent_token`, verified at registration) is revoked, its
+// heartbeats are refused, so it leaves the ring and cannot register again.
 kj::Own<proto::AgentSession::Server> NewAgentSession(const AgentSessionDeps& deps,
-                                                     std::string agent_id, std::string peer_ip,
+                                                     TokenClaims agent_token, std::string agent_id,
+                                                     std::string peer_ip,
                                                      proto::AgentControl::Client control);
 
 }  // namespace shoal::tracker

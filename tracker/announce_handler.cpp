@@ -9,6 +9,7 @@
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
 #include "swarm_store.h"
+#include "token_verifier.h"
 #include "torrent_index.h"
 #include "tracker_metrics.h"
 
@@ -64,11 +65,10 @@ HttpResponse HandleAnnounce(const AnnounceDeps& d, const HttpRequest& req) {
     return Bencoded(BencodeFailure(message));
   };
   const int64_t now = NowMs();
-  Result<TokenClaims> claims = d.tokens.Verify(get("token"));
-  if (!claims.ok() || claims->expires_at_ms <= now) {
+  Result<TokenClaims> claims = d.tokens.Verify(get("token"), now);
+  if (!claims.ok()) {
     d.metrics.auth_denied++;
-    return refuse(d.metrics.announce_refused_token,
-                  claims.ok() ? "token has expired" : claims.status().message());
+    return refuse(d.metrics.announce_refused_token, claims.status().message());
   }
   AnnounceRequest a;
   std::string info_hash = get("info_hash");

@@ -16,20 +16,17 @@
 
 #include "shoal/server/http_message.h"
 
-namespace shoal {
-class TokenAuthority;
-}
-
 namespace shoal::tracker {
 
 class SwarmStore;
+class TokenVerifier;
 class TorrentIndex;
 struct TrackerMetrics;
 
 // What an announce touches. Every reference must outlive the HTTP server.
 struct AnnounceDeps {
-  const TokenAuthority& tokens;  // verifies the `token` parameter
-  TorrentIndex& torrents;        // which namespaces may announce a torrent
+  const TokenVerifier& tokens;  // verifies the `token` parameter
+  TorrentIndex& torrents;       // which namespaces may announce a torrent
   SwarmStore& swarm;
   TrackerMetrics& metrics;
   int64_t announce_interval_ms;       // the interval told to a leecher

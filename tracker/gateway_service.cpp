@@ -11,6 +11,7 @@
 #include "shoal/manifest_signer.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
+#include "token_verifier.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {
@@ -25,12 +26,7 @@ class GatewayImpl final : public proto::Gateway::Server {
 
  protected:
   kj::Promise<void> authenticate(AuthenticateContext c) override {
-    Result<TokenClaims> claims = d_.tokens.Verify(Text(c.getParams().getToken()));
-    if (claims.ok() && claims->expires_at_ms <= NowMs()) {
-      claims = Status::PermissionDenied("token for '" + claims->subject +
-                                        "' has expired; mint a new one with "
-                                        "`shoal-tracker token create`");
-    }
+    Result<TokenClaims> claims = d_.tokens.Verify(Text(c.getParams().getToken()), NowMs());
     if (!claims.ok()) {
       d_.metrics.auth_denied++;
       ThrowIfError(claims.status());
@@ -47,8 +43,10 @@ class GatewayImpl final : public proto::Gateway::Server {
     Status s = CheckAgentToken(d_.tokens, Text(p.getToken()), NowMs());
     if (!s.ok()) {
       d_.metrics.auth_denied++;
-      ThrowIfError(
-          s.WithContext("agent registration needs a token for every namespace (--ns '*')"));
+      ThrowIfError(s.WithContext(s.code() == Status::Code::kPermissionDenied
+                                     ? "agent registration needs a token for every namespace "
+                                       "(--ns '*')"
+                                     : "agent registration"));
     }
     on_authenticated_();
     auto info = p.getInfo();
@@ -81,9 +79,12 @@ class GatewayImpl final : public proto::Gateway::Server {
     }
     uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
     Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
-    results.setSession(
-        NewAgentSession(AgentSessionDeps{d_.agents, d_.controls, d_.peer_certs, d_.announce}, id,
-                        peer_address_, p.getControl()));
+    // Verified just above; read again for the session, which watches for
+    // its revocation.
+    TokenClaims agent_token = ValueOrThrow(d_.tokens.Verify(Text(p.getToken()), NowMs()));
+    results.setSession(NewAgentSession(AgentSessionDeps{d_.agents, d_.controls, d_.peer_certs,
+                                                        d_.tokens.revocations(), d_.announce},
+                                       std::move(agent_token), id, peer_address_, p.getControl()));
     results.setAgentId(id);
     results.setEpoch(epoch);
     results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));

@@ -15,7 +15,6 @@
 
 namespace shoal {
 class ManifestSigner;
-class TokenAuthority;
 }  // namespace shoal
 
 namespace shoal::tracker {
@@ -23,11 +22,12 @@ namespace shoal::tracker {
 class AgentControls;
 class AgentDirectory;
 class PeerCerts;
+class TokenVerifier;
 struct TrackerMetrics;
 
 // What a Gateway touches. Every reference must outlive every connection.
 struct GatewayDeps {
-  const TokenAuthority& tokens;
+  const TokenVerifier& tokens;  // authenticate and registerAgent
   const ManifestSigner& signer;
   const PeerCerts& peer_certs;  // registerAgent issues the agent's first one
   TrackerMetrics& metrics;

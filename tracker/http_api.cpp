@@ -14,6 +14,8 @@
 #include "shoal/server/standard_routes.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
+#include "token_routes.h"
+#include "token_verifier.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {
@@ -31,18 +33,8 @@ std::vector<std::string> Split(const std::string& path) {
   return parts;
 }
 
-// Checks the request's bearer token for `role` on `ns`.
 Status Authorize(const HttpApiDeps& d, const HttpRequest& req, const std::string& ns, Role role) {
-  std::optional<std::string> token = req.BearerToken();
-  if (!token) return Status::PermissionDenied("send a token as 'Authorization: Bearer <token>'");
-  Result<TokenClaims> claims = d.tokens.Verify(*token);
-  if (!claims.ok()) {
-    d.metrics.auth_denied++;
-    return claims.status();
-  }
-  Status s = claims->Check(ns, role, NowMs());
-  if (!s.ok()) d.metrics.auth_denied++;
-  return s;
+  return AuthorizeRequest(d, req, ns, role).status();
 }
 
 template <typename Reader>
@@ -161,6 +153,14 @@ HttpResponse Audit(const HttpApiDeps& d, const HttpRequest& req) {
 
 }  // namespace
 
+Result<TokenClaims> AuthorizeRequest(const HttpApiDeps& d, const HttpRequest& req,
+                                     const std::string& ns, Role role) {
+  std::optional<std::string> token = req.BearerToken();
+  Result<TokenClaims> claims = d.tokens.Authorize(token ? *token : "", ns, role, NowMs());
+  if (!claims.ok()) d.metrics.auth_denied++;
+  return claims;
+}
+
 void AddTrackerRoutes(HttpServer& server, MetricsRegistry& metrics, const HttpApiDeps& d) {
   RegistryStore& store = d.store;
   AddStandardRoutes(server, metrics, [&store] { return store.Ping(); });
@@ -178,6 +178,7 @@ void AddTrackerRoutes(HttpServer& server, MetricsRegistry& metrics, const HttpAp
   });
   server.Handle("GET", "/v1/agents", [d](const HttpRequest& r) { return Agents(d, r); });
   server.Handle("GET", "/v1/audit", [d](const HttpRequest& r) { return Audit(d, r); });
+  AddTokenRoutes(server, d);
 }
 
 }  // namespace shoal::tracker

@@ -3,6 +3,7 @@
 #include "shoal/log.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
+#include "token_verifier.h"
 #include "tracker_metrics.h"
 
 namespace shoal::tracker {
@@ -10,9 +11,8 @@ namespace shoal::tracker {
 // The longest common name X.509 allows.
 constexpr size_t kMaxSubject = 64;
 
-Status CheckAgentToken(const TokenAuthority& tokens, std::string_view token, int64_t now_ms) {
-  Result<TokenClaims> claims = tokens.Verify(token);
-  return claims.ok() ? claims->Check("*", Role::kRead, now_ms) : claims.status();
+Status CheckAgentToken(const TokenVerifier& tokens, std::string_view token, int64_t now_ms) {
+  return tokens.Authorize(token, "*", Role::kRead, now_ms).status();
 }
 
 std::string PeerCerts::ca_pem() const { return ca_ != nullptr ? ca_->cert_pem() : std::string(); }

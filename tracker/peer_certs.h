@@ -20,23 +20,21 @@
 #include "shoal/peer_cert.h"
 #include "shoal/status.h"
 
-namespace shoal {
-class TokenAuthority;
-}
-
 namespace shoal::tracker {
 
+class TokenVerifier;
 struct TrackerMetrics;
 
 // What registration and every certificate ask of an agent's token: valid
-// at `now_ms`, and reading every namespace. PermissionDenied otherwise.
-Status CheckAgentToken(const TokenAuthority& tokens, std::string_view token, int64_t now_ms);
+// (signed, unexpired, unrevoked) at `now_ms`, and reading every namespace.
+// Unauthenticated or PermissionDenied otherwise (TokenVerifier).
+Status CheckAgentToken(const TokenVerifier& tokens, std::string_view token, int64_t now_ms);
 
 class PeerCerts {
  public:
   // `ca` null: peers speak plain BitTorrent and nothing is issued. `ca`,
   // `tokens` and `metrics` must outlive this.
-  PeerCerts(const PeerCa* ca, int64_t ttl_ms, const TokenAuthority& tokens, TrackerMetrics& metrics)
+  PeerCerts(const PeerCa* ca, int64_t ttl_ms, const TokenVerifier& tokens, TrackerMetrics& metrics)
       : ca_(ca), ttl_ms_(ttl_ms), tokens_(tokens), metrics_(metrics) {}
 
   bool enabled() const { return ca_ != nullptr; }
@@ -45,7 +43,7 @@ class PeerCerts {
 
   // A certificate for `public_key_pem`, named after `agent_id`, valid for
   // the configured time from now.
-  // PermissionDenied for a token CheckAgentToken refuses; InvalidArgument
+  // Unauthenticated or PermissionDenied for a token CheckAgentToken refuses; InvalidArgument
   // for a malformed key, or when not enabled.
   Result<IssuedCert> Issue(std::string_view token, std::string_view public_key_pem,
                            std::string_view agent_id) const;
@@ -53,7 +51,7 @@ class PeerCerts {
  private:
   const PeerCa* ca_;
   const int64_t ttl_ms_;
-  const TokenAuthority& tokens_;
+  const TokenVerifier& tokens_;
   TrackerMetrics& metrics_;
 };
 

@@ -19,6 +19,7 @@
 #include "shoal/manifest_codec.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/utc_time.h"
+#include "token_verifier.h"
 #include "torrent_index.h"
 #include "tracker_metrics.h"
 #include "tracker_options.h"
@@ -285,12 +286,24 @@ class RegistryImpl final : public proto::Registry::Server {
   }
 
   kj::Promise<void> whoami(WhoamiContext c) override {
+    StillValid();
     FillIdentity(claims_, c.getResults().initIdentity());
     return kj::READY_NOW;
   }
 
  private:
+  // The token was verified when this capability was made; it may have
+  // expired or been revoked since.
+  void StillValid() {
+    Status s = d_.tokens.StillValid(claims_, NowMs());
+    if (!s.ok()) {
+      d_.metrics.auth_denied++;
+      ThrowIfError(s);
+    }
+  }
+
   void Require(const std::string& ns, Role role) {
+    StillValid();
     Status s = claims_.Check(ns, role, NowMs());
     if (!s.ok()) {
       d_.metrics.auth_denied++;

@@ -19,6 +19,7 @@ namespace shoal::tracker {
 
 class BlockingPool;
 class RegistryStore;
+class TokenVerifier;
 class TorrentIndex;
 class UploadLeases;
 struct TrackerMetrics;
@@ -28,6 +29,7 @@ struct TrackerOptions;
 // capability (they outlive the RPC listener).
 struct RegistryDeps {
   const TrackerOptions& options;  // upload lease, retention, GC grace, origin parallelism
+  const TokenVerifier& tokens;    // every call checks the token is still valid
   RegistryStore& store;
   UploadLeases& leases;
   TrackerMetrics& metrics;
@@ -38,7 +40,9 @@ struct RegistryDeps {
   WarmDeps warm;  // need and warm
 };
 
-// The Registry for a caller holding `claims` (verified, not expired).
+// The Registry for a caller holding `claims` (verified, not expired, not
+// revoked). Every call checks them again: an expiry or revocation in the
+// meantime refuses the call (Unauthenticated).
 kj::Own<proto::Registry::Server> NewRegistry(const RegistryDeps& deps, TokenClaims claims);
 
 // Tag names: [A-Za-z0-9._-], 1 to 128 bytes, and not 8 or more hex digits

@@ -86,6 +86,7 @@ uint64_t LastSeq(leveldb::DB* db, const std::string& prefix) {
 
 RegistryStore::RegistryStore(leveldb::DB* db) : db_(db) {
   next_audit_seq_ = LastSeq(db, "A|") + 1;
+  next_revocation_seq_ = LastSeq(db, "R|") + 1;
   // Tag history keys are per tag; one global counter keeps them ordered.
   std::unique_ptr<leveldb::Iterator> it(db->NewIterator(leveldb::ReadOptions()));
   for (it->Seek("H|"); it->Valid() && StartsWith(it->key(), "H|"); it->Next()) {
@@ -110,6 +111,12 @@ Result<std::unique_ptr<RegistryStore>> RegistryStore::Open(const std::string& di
 }
 
 uint64_t RegistryStore::NextAuditSeq() { return next_audit_seq_++; }
+
+void RegistryStore::PutAudit(leveldb::WriteBatch* batch, const AuditEntry& audit) {
+  AuditEntry a = audit;
+  a.seq = NextAuditSeq();
+  batch->Put("A|" + Seq(a.seq), EncodeAudit(a));
+}
 
 Result<bool> RegistryStore::CommitVersion(const Manifest& m, const StoredVersion& v,
                                           const std::vector<std::string>& tags,

@@ -13,6 +13,7 @@
 //   H|ns|name|tag|<seq>           TagEvent
 //   C|<chunk hex>                 chunk is in the origin: size, when
 //   A|<seq>                       AuditRecord
+//   R|<seq>                       Revocation (shoal/token_revocations.h)
 //
 // Thread-safety: safe for concurrent use; writes are serialised by mu_.
 #ifndef SHOAL_TRACKER_REGISTRY_STORE_H_
@@ -30,11 +31,13 @@
 #include "shoal/manifest.h"
 #include "shoal/registry_records.h"
 #include "shoal/status.h"
+#include "shoal/token_revocations.h"
 #include "shoal/version_id.h"
 
 namespace leveldb {
 class DB;
-}
+class WriteBatch;
+}  // namespace leveldb
 
 namespace shoal::tracker {
 
@@ -105,6 +108,13 @@ class RegistryStore {
   Status Audit(const AuditEntry& entry);
   std::vector<AuditEntry> AuditLog(uint64_t after_seq, uint32_t limit);
 
+  // Token revocations. AddRevocation numbers `r` (the next seq, set in
+  // *r) and stores it with `audit` in one synced batch. They stay behind this
+  // interface so that a replicated store can hold them later.
+  Status AddRevocation(Revocation* r, const AuditEntry& audit);
+  // Every revocation, oldest first.
+  Result<std::vector<Revocation>> Revocations();
+
   uint64_t version_count();
 
   // OK if LevelDB answers a read; the /healthz probe.
@@ -113,11 +123,14 @@ class RegistryStore {
  private:
   explicit RegistryStore(leveldb::DB* db);
   uint64_t NextAuditSeq();  // REQUIRES: mu_ held
+  // Numbers `audit` and adds it to `batch`. REQUIRES: mu_ held.
+  void PutAudit(leveldb::WriteBatch* batch, const AuditEntry& audit);
 
   std::unique_ptr<leveldb::DB> db_;
-  std::mutex mu_;                // serialises read-modify-write batches
-  uint64_t next_audit_seq_ = 1;  // protected by mu_
-  uint64_t next_tag_seq_ = 1;    // protected by mu_
+  std::mutex mu_;                     // serialises read-modify-write batches
+  uint64_t next_audit_seq_ = 1;       // protected by mu_
+  uint64_t next_tag_seq_ = 1;         // protected by mu_
+  uint64_t next_revocation_seq_ = 1;  // protected by mu_
 };
 
 }  // namespace shoal::tracker

@@ -18,6 +18,7 @@
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
 #include "swarm_store.h"
+#include "token_verifier.h"
 #include "torrent_index.h"
 #include "tracker_metrics.h"
 #include "tracker_options.h"
@@ -36,7 +37,8 @@ struct TrackerContext {
                  const ManifestSigner& sg, const PeerCa* ca, Origin& o)
       : options(std::move(opts)),
         store(s),
-        tokens(t),
+        authority(t),
+        tokens(t, s),
         signer(sg),
         peer_ca(ca),
         origin(o),
@@ -49,7 +51,8 @@ struct TrackerContext {
 
   const TrackerOptions options;
   RegistryStore& store;
-  const TokenAuthority& tokens;
+  const TokenAuthority& authority;
+  TokenVerifier tokens;  // signature, expiry and revocations; Load() before serving
   const ManifestSigner& signer;
   const PeerCa* peer_ca;  // null: peers speak plain BitTorrent
   Origin& origin;

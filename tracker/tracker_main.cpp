@@ -2,6 +2,7 @@
 //
 //   shoal-tracker serve --data-dir DIR --origin file:///srv/origin
 //   shoal-tracker token create --data-dir DIR --ns team-a --role read --ttl 30d
+//   shoal-tracker token list|revoke ...   (token_commands.h)
 #include <kj/async-io.h>
 #include <kj/async-unix.h>
 #include <sys/resource.h>
@@ -15,6 +16,7 @@
 
 #include "gateway_service.h"
 #include "http_api.h"
+#include "issued_tokens.h"
 #include "kj_status.h"
 #include "registry_store.h"
 #include "rpc_listener.h"
@@ -28,6 +30,7 @@
 #include "shoal/server/effective_config.h"
 #include "shoal/tls_files.h"
 #include "shoal/token.h"
+#include "token_commands.h"
 #include "tracker_collectors.h"
 #include "tracker_context.h"
 #include "tracker_options.h"
@@ -267,16 +270,18 @@ AnnounceDeps AnnounceDepsOf(TrackerContext& ctx) {
 // The parts of the tracker each RPC connection's Gateway reaches.
 GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
   WarmDeps warm{ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
-  RegistryDeps registry{ctx.options, ctx.store,    ctx.leases, ctx.metrics, ctx.pool,
-                        ctx.signer,  ctx.torrents, ctx.origin, warm};
+  RegistryDeps registry{ctx.options, ctx.tokens, ctx.store,    ctx.leases, ctx.metrics,
+                        ctx.pool,    ctx.signer, ctx.torrents, ctx.origin, warm};
   return GatewayDeps{ctx.tokens,   ctx.signer,    ctx.peer_certs, ctx.metrics,        ctx.agents,
                      ctx.controls, ctx.http_port, registry,       AnnounceDepsOf(ctx)};
 }
 
 // The parts of the tracker the HTTP routes reach.
 HttpApiDeps HttpApiDepsOf(TrackerContext& ctx) {
-  return HttpApiDeps{ctx.tokens, ctx.signer,  ctx.store,
-                     ctx.agents, ctx.metrics, AnnounceDepsOf(ctx)};
+  return HttpApiDeps{ctx.tokens,         IssuedTokensPath(ctx.options.data_dir),
+                     ctx.signer,         ctx.store,
+                     ctx.agents,         ctx.metrics,
+                     AnnounceDepsOf(ctx)};
 }
 
 // What /metrics reads at each scrape.
@@ -370,6 +375,7 @@ Status Serve(ServeFlags& f) {
   auto io = kj::setupAsyncIo();
   TrackerContext ctx(o, *state.store, *state.tokens, *state.signer, state.peer_ca.get(),
                      *state.origin);
+  SHOAL_RETURN_IF_ERROR(ctx.tokens.Load());
   SHOAL_RETURN_IF_ERROR(
       state.store->ForEachManifest([&ctx](const Manifest& m) { ctx.torrents.Add(m); })
           .WithContext("indexing published torrents"));
@@ -403,35 +409,6 @@ Status Serve(ServeFlags& f) {
   return Status::OK();
 }
 
-struct TokenFlags {
-  std::string data_dir = "/var/lib/shoal-tracker";
-  std::vector<std::string> namespaces;
-  std::string role = "read";
-  std::string ttl = "30d";
-  std::string subject;
-};
-
-Status CreateToken(const TokenFlags& f) {
-  auto role = ParseRole(f.role);
-  if (!role.ok()) return role.status();
-  auto ttl = ParseDuration(f.ttl);
-  if (!ttl.ok()) return ttl.status().WithContext("--ttl");
-  std::error_code ec;
-  std::filesystem::create_directories(f.data_dir, ec);
-  auto tokens = TokenAuthority::LoadOrCreate(f.data_dir + "/token.secret");
-  if (!tokens.ok()) return tokens.status();
-  TokenClaims c;
-  c.id = NewTokenId();
-  c.subject = f.subject;
-  c.role = *role;
-  c.namespaces = f.namespaces;
-  c.issued_at_ms = NowMs();
-  c.expires_at_ms = c.issued_at_ms + ttl->count();
-  SHOAL_RETURN_IF_ERROR(c.Validate());
-  std::printf("%s\n", tokens->Mint(c).c_str());
-  return Status::OK();
-}
-
 }  // namespace
 }  // namespace shoal::tracker
 
@@ -456,16 +433,7 @@ int main(int argc, char** argv) {
   TokenFlags token;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens");
   token_cmd->require_subcommand(1);
-  CLI::App* create = token_cmd->add_subcommand("create", "mint a token and print it");
-  create->add_option("--data-dir", token.data_dir, "the tracker's data folder (holds the secret)")
-      ->capture_default_str();
-  create
-      ->add_option("--ns", token.namespaces, "namespace the token may use; repeat, or '*' for all")
-      ->required();
-  create->add_option("--role", token.role, "read, write or admin")->capture_default_str();
-  create->add_option("--ttl", token.ttl, "lifetime: 30d, 12h, 15m, 3600s")->capture_default_str();
-  create->add_option("--subject", token.subject, "who holds the token, for the audit log")
-      ->required();
+  AddTokenCommands(token_cmd, &token);
 
   try {
     app.parse(argc, argv);
@@ -476,7 +444,7 @@ int main(int argc, char** argv) {
     std::fputs(shoal::EffectiveConfig(*serve_cmd, "serve", {"s3-secret-key"}).c_str(), stdout);
     return 0;
   }
-  shoal::Status s = serve_cmd->parsed() ? Serve(serve) : CreateToken(token);
+  shoal::Status s = serve_cmd->parsed() ? Serve(serve) : RunTokenCommand(*token_cmd, token);
   if (!s.ok()) {
     std::fprintf(stderr, "shoal-tracker: error: %s\n", s.ToString().c_str());
     return 1;

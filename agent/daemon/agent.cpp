@@ -126,12 +126,12 @@ Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
       io_(kj::setupAsyncIo()),
       pulls_{options_, *store_, *engine_, origin_.get(), "", counters_, nullptr, "", &stopping_},
       orders_(pulls_, [this] { return link_.announce_url(); }),
-      link_(io_, options_, engine_->listen_port(), TrackerOrders()),
+      link_(io_, options_, engine_->listen_port(), TrackerOrders(), revocations_),
       metrics_(NewAgentMetrics(*store_, *engine_, counters_, origin_.get(), link_, control_jobs_)),
       http_(WithMetrics(http, metrics_.get(), "http")),
       reads_(
           ReadOptionsOf(options_), *store_, *engine_, origin_.get(),
-          [this] { return link_.announce_url(); }, *metrics_),
+          [this] { return link_.announce_url(); }, revocations_, *metrics_),
       http_unix_(UnixSocketServer(WithMetrics(http, metrics_.get(), "unix"), options_.http_socket)),
       https_(https ? std::make_unique<HttpServer>(WithMetrics(*https, metrics_.get(), "https"))
                    : nullptr) {

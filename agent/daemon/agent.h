@@ -86,6 +86,7 @@ class Agent {
   // link_ once it runs. Declared before link_, whose threads run the orders
   // and are joined before the orders go.
   FetchOrders orders_;
+  RevocationList revocations_;  // the tracker's, as of the last heartbeat
   TrackerLink link_;
   std::unique_ptr<MetricsRegistry> metrics_;
   HttpServer http_;

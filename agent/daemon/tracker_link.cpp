@@ -104,11 +104,12 @@ std::string NodeName(const AgentOptions& o) {
 }  // namespace
 
 TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-                         ControlHandlers handlers)
+                         ControlHandlers handlers, RevocationList& revocations)
     : io_(io),
       options_(options),
       peer_port_(peer_port),
       handlers_(std::move(handlers)),
+      revocations_(revocations),
       peer_key_(GeneratePeerKey()) {}
 
 int64_t TrackerLink::TakePeerIdentity(const std::string& ca_pem, const IssuedCert& cert) {
@@ -173,6 +174,30 @@ kj::Promise<void> TrackerLink::RefreshRing(proto::AgentSession::Client session) 
         std::lock_guard<std::mutex> lock(mu_);
         ring_ = std::move(ring);
       });
+}
+
+void TrackerLink::TakeRevocations(proto::RevocationDelta::Reader delta) {
+  std::vector<Revocation> list;
+  for (auto in : delta.getRevocations()) {
+    Result<Revocation> r = ReadRevocation(in);
+    if (!r.ok()) {
+      Log(LogLevel::kWarn, "token.revocation_refused", {{"error", r.status().ToString()}});
+      continue;
+    }
+    list.push_back(std::move(r).value());
+  }
+  if (delta.getReset()) {
+    revocations_.Reset(list);
+    revocations_.set_source(delta.getSource());
+  } else if (!list.empty()) {
+    revocations_.Add(list);
+  } else {
+    return;
+  }
+  Log(LogLevel::kInfo, "token.revocations",
+      {{"added", static_cast<int64_t>(list.size())},
+       {"reset", delta.getReset()},
+       {"generation", revocations_.generation()}});
 }
 
 std::string TrackerLink::announce_url() const {
@@ -374,10 +399,13 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
       .then([this, session, interval_ms]() mutable {
         auto req = session.heartbeatRequest();
         FillAgentStats(handlers_.stats(), req.initStats());
+        req.setRevocationsSeen(revocations_.generation());
+        req.setRevocationsSource(revocations_.source());
         return req.send().then(
             [this, session,
              interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
               epoch_ = r.getEpoch();
+              TakeRevocations(r.getRevocations());
               std::shared_ptr<const HashRing> ring = this->ring();
               kj::Promise<void> refresh = kj::READY_NOW;
               if (ring == nullptr || ring->epoch() != epoch_) refresh = RefreshRing(session);

@@ -14,6 +14,10 @@
 // the one connection to the tracker, and are encrypted whenever it is
 // (--tracker-ca).
 //
+// And it keeps the agent's copy of the tracker's token revocations: each
+// heartbeat sends the generation it holds and gets the revocations after
+// it, so the read endpoint refuses a revoked token within one heartbeat.
+//
 // Thread-safety: Run() and the promise it returns live on one kj event loop;
 // the accessors are safe from any thread.
 #ifndef SHOAL_AGENT_DAEMON_TRACKER_LINK_H_
@@ -38,6 +42,7 @@
 #include "shoal/peer_cert.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/server/http_server.h"
+#include "shoal/token_revocations.h"
 #include "shoal/version_id.h"
 #include "task_error_log.h"
 
@@ -80,8 +85,10 @@ struct ControlHandlers {
 
 class TrackerLink {
  public:
+  // `revocations` is brought up to date by every heartbeat; it must
+  // outlive the link.
   TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-              ControlHandlers handlers);
+              ControlHandlers handlers, RevocationList& revocations);
 
   // Listens for announces on 127.0.0.1 (a free port). Call before Run(),
   // on the event loop's thread.
@@ -107,6 +114,8 @@ class TrackerLink {
   kj::Promise<void> ConnectAndServe();
   kj::Promise<void> HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms);
   kj::Promise<void> RefreshRing(proto::AgentSession::Client session);
+  // Applies a heartbeat's revocations to revocations_.
+  void TakeRevocations(proto::RevocationDelta::Reader delta);
   // Hands the identity in a registration or renewal to the handler, and
   // returns when the certificate should be renewed (0: never).
   int64_t TakePeerIdentity(const std::string& ca_pem, const IssuedCert& cert);
@@ -131,6 +140,7 @@ class TrackerLink {
   const AgentOptions& options_;
   const uint16_t peer_port_;
   ControlHandlers handlers_;
+  RevocationList& revocations_;
   const Result<PeerKey> peer_key_;  // made once; an error is reported at registration
   std::string peer_ca_;             // event loop only: the CA of the last registration
   uint32_t backoff_ms_ = 500;

@@ -68,6 +68,18 @@ std::shared_ptr<const ResolvedModel> ModelResolver::Cached(const std::string& to
   return it->second.model;
 }
 
+void ModelResolver::Forget(const std::function<bool(const std::string& token)>& revoked) {
+  // Keys start with the token and a newline (Key, ListTags).
+  auto token_of = [](const std::string& key) { return key.substr(0, key.find('\n')); };
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    it = revoked(token_of(it->first)) ? cache_.erase(it) : std::next(it);
+  }
+  for (auto it = tags_cache_.begin(); it != tags_cache_.end();) {
+    it = revoked(token_of(it->first)) ? tags_cache_.erase(it) : std::next(it);
+  }
+}
+
 namespace {
 
 // A tracker connection with `token`, or why not.
@@ -76,7 +88,9 @@ Result<std::unique_ptr<TrackerClient>> ConnectAs(const TrackerEndpoint& tracker,
   auto client = TrackerClient::Connect(tracker, token);
   if (!client.ok()) {
     const Status& s = client.status();
-    if (s.code() == Status::Code::kPermissionDenied || s.code() == Status::Code::kInvalidArgument) {
+    // authenticate checks no scope: any refusal is of the token itself.
+    if (s.code() == Status::Code::kUnauthenticated || s.code() == Status::Code::kPermissionDenied ||
+        s.code() == Status::Code::kInvalidArgument) {
       *error = {ReadFailure::kBadToken, "the tracker refused the token: " + s.message()};
     } else {
       *error = ReadErrorFrom(s);

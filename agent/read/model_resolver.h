@@ -7,8 +7,9 @@
 // does not pay a tracker round trip per request, and a tag moved on the
 // tracker is seen within `ttl`. An answer is never kept past the expiry of
 // the token it was given to (the tracker says when, on connecting), so an
-// expired token stops reading at its expiry, not up to `ttl` later.
-// Failures are never kept.
+// expired token stops reading at its expiry, not up to `ttl` later; and
+// ReadService drops (Forget) the answers of a token once it learns the
+// token was revoked. Failures are never kept.
 //
 // Thread-safety: every method may be called from any thread. Resolve blocks
 // on the tracker; call it off the HTTP server's I/O threads.
@@ -16,6 +17,7 @@
 #define SHOAL_AGENT_READ_MODEL_RESOLVER_H_
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,6 +84,9 @@ class ModelResolver {
   // The namespace's models and tags, with `token`; errors as for Resolve.
   // Kept for `ttl` too.
   TagsResolution ListTags(const std::string& token, const std::string& ns);
+
+  // Drops every kept answer for a token `revoked` says is revoked.
+  void Forget(const std::function<bool(const std::string& token)>& revoked);
 
   // The kept answer, or null; never blocks.
   std::shared_ptr<const ResolvedModel> Cached(const std::string& token, const std::string& ns,

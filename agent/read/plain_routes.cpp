@@ -18,6 +18,7 @@ void ReadService::ServePlain(const HttpRequest& request, HttpResponder respond) 
                "no token; send 'Authorization: Bearer <token>' with a read token for namespace '" +
                    address->ns + "'"});
   }
+  if (!NotRevoked(call)) return;
   if (!TakeSlot(call)) return;
   ObjectAddress a = std::move(address).value();
   WithModel(call, a, [this, call, a](const Resolution& r) {

@@ -74,6 +74,8 @@ ReadError ReadErrorFrom(const Status& s, ReadFailure not_found) {
   switch (s.code()) {
     case Status::Code::kNotFound:
       return {not_found, s.message()};
+    case Status::Code::kUnauthenticated:
+      return {ReadFailure::kBadToken, s.message()};
     case Status::Code::kPermissionDenied:
       return {ReadFailure::kAccessDenied, s.message()};
     case Status::Code::kInvalidArgument:

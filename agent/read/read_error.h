@@ -37,12 +37,16 @@ struct ReadError {
 };
 
 // The status for the plain API, or for S3 (`s3`), which answers missing or
-// refused credentials with 403 rather than 401.
+// refused credentials with 403 rather than 401, as S3 itself does: no
+// credentials 403 AccessDenied, an unknown, expired or revoked key 403
+// InvalidAccessKeyId. The plain API answers those 401.
 int HttpStatusOf(ReadFailure f, bool s3 = false);
 const char* S3CodeOf(ReadFailure f);
 
 // A Status from resolving a model with the caller's token, or from reading
-// its chunks: NotFound becomes `not_found`, PermissionDenied kAccessDenied,
+// its chunks: NotFound becomes `not_found`, Unauthenticated kBadToken (the
+// tracker refused the token: expired or revoked since the connection was
+// made), PermissionDenied kAccessDenied,
 // InvalidArgument kBadRequest, Unavailable kUnavailable, others kInternal.
 ReadError ReadErrorFrom(const Status& s, ReadFailure not_found = ReadFailure::kNoSuchKey);
 

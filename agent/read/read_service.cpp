@@ -80,9 +80,11 @@ void ReadCall::Finish(HttpResponse r) {
 
 ReadService::ReadService(const ReadServiceOptions& options, ChunkStore& store,
                          TorrentEngine& engine, Origin* origin,
-                         std::function<std::string()> announce_url, MetricsRegistry& metrics)
+                         std::function<std::string()> announce_url,
+                         const RevocationList& revocations, MetricsRegistry& metrics)
     : options_(options),
       store_(store),
+      revocations_(revocations),
       metrics_(metrics),
       slots_(std::make_shared<ReadSlots>(std::max<uint32_t>(1, options.max_reads_per_token))),
       resolver_(options.tracker, std::chrono::milliseconds(options.cache_ms)),
@@ -168,6 +170,29 @@ bool ReadService::TakeSlot(const std::shared_ptr<ReadCall>& call) {
 std::string ReadService::AnonymousToken(const HttpRequest& request) const {
   if (!options_.anonymous_loopback || !IsLoopback(request.remote_address)) return "";
   return options_.agent_token;
+}
+
+bool ReadService::NotRevoked(const std::shared_ptr<ReadCall>& call) {
+  const uint64_t generation = revocations_.generation();
+  if (generation == 0) return true;
+  if (purged_generation_.exchange(generation) != generation) {
+    resolver_.Forget([this](const std::string& token) {
+      Result<TokenClaims> claims = PeekTokenClaims(token);
+      return claims.ok() && revocations_.Find(*claims).has_value();
+    });
+  }
+  // Unsigned claims are enough here: they can only make a token look
+  // revoked, never valid; the tracker still verifies every token it is sent.
+  Result<TokenClaims> claims = PeekTokenClaims(call->token);
+  if (!claims.ok()) return true;  // the tracker will refuse it, worded its way
+  Status s = revocations_.Check(*claims);
+  if (s.ok()) return true;
+  metrics_
+      .counter("shoal_agent_read_revoked_total",
+               "Read requests refused because their token was revoked")
+      .Increment();
+  Fail(call, {ReadFailure::kBadToken, s.message()});
+  return false;
 }
 
 void ReadService::WithModel(std::shared_ptr<ReadCall> call, const ObjectAddress& address,

@@ -14,6 +14,11 @@
 // anonymous_loopback, a request with no credentials from a loopback
 // address or the agent's unix socket reads with the agent's own token.
 //
+// Before that, each request's token is matched against the tracker's
+// revocations as the agent last heard them (one heartbeat old at most):
+// a revoked token is refused at once (401, or S3's 403 InvalidAccessKeyId),
+// and the resolutions kept for revoked tokens are dropped.
+//
 // Bytes are sent as their chunks arrive (RangeSource over ReadFetcher), so a
 // cold range read starts once the chunks under it are here, not the file.
 // The status line and Content-Length go out only once the range's first
@@ -43,6 +48,7 @@
 #include "shoal/origin.h"
 #include "shoal/server/http_server.h"
 #include "shoal/server/metrics.h"
+#include "shoal/token_revocations.h"
 #include "shoal/work_queue.h"
 
 namespace shoal {
@@ -63,9 +69,11 @@ struct ReadServiceOptions {
 class ReadService {
  public:
   // `origin` may be null. `announce_url` gives the tracker URL for new
-  // torrents. Everything passed in must outlive the service.
+  // torrents; `revocations` the tokens to refuse. Everything passed in must
+  // outlive the service.
   ReadService(const ReadServiceOptions& options, ChunkStore& store, TorrentEngine& engine,
-              Origin* origin, std::function<std::string()> announce_url, MetricsRegistry& metrics);
+              Origin* origin, std::function<std::string()> announce_url,
+              const RevocationList& revocations, MetricsRegistry& metrics);
   ~ReadService();
   ReadService(const ReadService&) = delete;
   ReadService& operator=(const ReadService&) = delete;
@@ -108,6 +116,9 @@ class ReadService {
   void Fail(const std::shared_ptr<ReadCall>& call, ReadError error);
   // The token for a request with no credentials, or "".
   std::string AnonymousToken(const HttpRequest& request) const;
+  // False, after failing the call, if its token has been revoked. Drops the
+  // kept resolutions of revoked tokens whenever the revocations grew.
+  bool NotRevoked(const std::shared_ptr<ReadCall>& call);
   std::shared_ptr<ReadCall> Begin(ReadApi api, const HttpRequest& request, HttpResponder respond);
   // Counts the call against its token's reads in flight; false (and the
   // call answered 429, or 503 SlowDown for S3) if the token has
@@ -117,6 +128,7 @@ class ReadService {
   // Constant after construction.
   const ReadServiceOptions options_;
   ChunkStore& store_;
+  const RevocationList& revocations_;
   MetricsRegistry& metrics_;
   Histogram* ttfb_[2];
   Counter* bytes_[2];
@@ -128,6 +140,7 @@ class ReadService {
   WorkQueue workers_;
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> request_ids_{0};
+  std::atomic<uint64_t> purged_generation_{0};  // revocations applied to resolver_
 };
 
 }  // namespace shoal

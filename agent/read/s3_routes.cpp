@@ -56,6 +56,7 @@ void ReadService::ServeS3(const HttpRequest& request, HttpResponder respond) {
     case SigV4Check::Outcome::kExpired:
       return Fail(call, {ReadFailure::kRequestExpired, auth.message});
   }
+  if (!NotRevoked(call)) return;
   if (!TakeSlot(call)) return;
   if (!ValidateName("bucket", path->bucket).ok()) {
     return Fail(

@@ -24,6 +24,8 @@ const char* StatusCodeName(Status::Code code) {
       return "no space";
     case Status::Code::kAlreadyExists:
       return "already exists";
+    case Status::Code::kUnauthenticated:
+      return "unauthenticated";
   }
   return "unknown";
 }

@@ -121,7 +121,7 @@ bool DecodeClaims(std::string_view text, TokenClaims* c) {
          c->Validate().ok();
 }
 
-Status Malformed() { return Status::PermissionDenied("token is malformed"); }
+Status Malformed() { return Status::Unauthenticated("token is malformed"); }
 
 }  // namespace
 
@@ -168,12 +168,16 @@ Status TokenClaims::Validate() const {
   return Status::OK();
 }
 
+Status TokenClaims::CheckNotExpired(int64_t now_ms) const {
+  if (now_ms < expires_at_ms) return Status::OK();
+  return Status::Unauthenticated("token for '" + subject + "' expired at " +
+                                 FormatUtcMillis(expires_at_ms) +
+                                 "; mint a new one with 'shoal-tracker token create'");
+}
+
 Status TokenClaims::Check(const std::string& ns, Role needed, int64_t now_ms) const {
   const std::string who = "token for '" + subject + "'";
-  if (now_ms >= expires_at_ms) {
-    return Status::PermissionDenied(who + " expired at " + FormatUtcMillis(expires_at_ms) +
-                                    "; mint a new one with 'shoal-tracker token create'");
-  }
+  SHOAL_RETURN_IF_ERROR(CheckNotExpired(now_ms));
   bool everywhere = false, here = false;
   for (const std::string& n : namespaces) {
     everywhere |= n == "*";
@@ -248,18 +252,39 @@ std::string TokenAuthority::Mint(const TokenClaims& claims) const {
   return signed_part + "." + base64url::Encode(Mac(signed_part));
 }
 
-Result<TokenClaims> TokenAuthority::Verify(std::string_view token) const {
-  if (token.size() > kMaxTokenBytes || token.substr(0, kPrefix.size()) != kPrefix) {
-    return Malformed();
+namespace {
+
+// Splits "shoal1.<claims>.<mac>" at the dot before the MAC; false if the
+// token cannot be one.
+bool SplitToken(std::string_view token, size_t* dot) {
+  if (token.size() > TokenAuthority::kMaxTokenBytes || token.substr(0, kPrefix.size()) != kPrefix) {
+    return false;
   }
-  size_t dot = token.find('.', kPrefix.size());
-  if (dot == std::string_view::npos) return Malformed();
+  *dot = token.find('.', kPrefix.size());
+  return *dot != std::string_view::npos;
+}
+
+}  // namespace
+
+Result<TokenClaims> PeekTokenClaims(std::string_view token) {
+  size_t dot = 0;
+  if (!SplitToken(token, &dot)) return Malformed();
+  std::optional<std::string> text =
+      base64url::Decode(token.substr(kPrefix.size(), dot - kPrefix.size()));
+  TokenClaims claims;
+  if (!text || !DecodeClaims(*text, &claims)) return Malformed();
+  return claims;
+}
+
+Result<TokenClaims> TokenAuthority::Verify(std::string_view token) const {
+  size_t dot = 0;
+  if (!SplitToken(token, &dot)) return Malformed();
   std::string_view signed_part = token.substr(0, dot);
   std::optional<std::string> mac = base64url::Decode(token.substr(dot + 1));
   if (!mac || mac->size() != kMacBytes) return Malformed();
   std::string expected = Mac(signed_part);
   if (CRYPTO_memcmp(expected.data(), mac->data(), kMacBytes) != 0) {
-    return Status::PermissionDenied("token signature is invalid");
+    return Status::Unauthenticated("token signature is invalid");
   }
   // Only claims this authority signed reach the parser.
   std::optional<std::string> text = base64url::Decode(signed_part.substr(kPrefix.size()));

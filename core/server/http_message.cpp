@@ -45,7 +45,10 @@ HttpResponse HttpResponse::Error(int status, std::string_view message) {
 }
 
 HttpResponse HttpResponse::FromStatus(const Status& status) {
-  return Error(HttpStatusFor(status.code()), status.ToString());
+  HttpResponse r = Error(HttpStatusFor(status.code()), status.ToString());
+  // RFC 7235: a 401 names the scheme that would be accepted.
+  if (r.status == 401) r.headers.Set("WWW-Authenticate", "Bearer realm=\"shoal\"");
+  return r;
 }
 
 int HttpStatusFor(Status::Code code) {
@@ -56,6 +59,8 @@ int HttpStatusFor(Status::Code code) {
       return 404;
     case Status::Code::kInvalidArgument:
       return 400;
+    case Status::Code::kUnauthenticated:
+      return 401;
     case Status::Code::kPermissionDenied:
       return 403;
     case Status::Code::kAlreadyExists:

@@ -26,9 +26,13 @@ class [[nodiscard]] Status {
     kIOError,           // the OS refused a read, write or rename
     kInvalidArgument,   // the caller passed something malformed
     kUnavailable,       // a peer, tracker or origin could not be reached; retryable
-    kPermissionDenied,  // a token is missing, forged, expired or out of scope
+    kPermissionDenied,  // a valid token that lacks the right: role or namespace scope
     kNoSpace,           // the cache budget or the disk is full and nothing can be evicted
     kAlreadyExists,     // a create found the thing already there
+    // No credentials, or ones that prove nothing: a token missing, malformed,
+    // forged, expired or revoked. HTTP 401. Last, so the numbers of the
+    // codes above (which cross the RPC boundary, kj_status.h) stay put.
+    kUnauthenticated,
   };
 
   // An OK status.
@@ -45,6 +49,9 @@ class [[nodiscard]] Status {
   static Status PermissionDenied(std::string msg) {
     return Status(Code::kPermissionDenied, std::move(msg));
   }
+  static Status Unauthenticated(std::string msg) {
+    return Status(Code::kUnauthenticated, std::move(msg));
+  }
   static Status NoSpace(std::string msg) { return Status(Code::kNoSpace, std::move(msg)); }
   static Status AlreadyExists(std::string msg) {
     return Status(Code::kAlreadyExists, std::move(msg));
@@ -59,6 +66,7 @@ class [[nodiscard]] Status {
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   bool IsNoSpace() const { return code_ == Code::kNoSpace; }
   bool IsUnavailable() const { return code_ == Code::kUnavailable; }
+  bool IsUnauthenticated() const { return code_ == Code::kUnauthenticated; }
 
   // "not found: chunk 3fa2... is not in the cache", or "OK".
   std::string ToString() const;

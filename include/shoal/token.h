@@ -35,9 +35,13 @@ struct TokenClaims {
   int64_t expires_at_ms = 0;            // Unix milliseconds; the token is dead from then on
 
   // OK if the holder may act on namespace `ns` with role `needed` at time
-  // `now_ms`; otherwise PermissionDenied with a one-line reason that names the
-  // subject. An empty `ns` means a cluster-wide action, which needs "*".
+  // `now_ms`. Unauthenticated if the token has expired; PermissionDenied if
+  // it lacks the role or the namespace. Either way a one-line reason that
+  // names the subject. An empty `ns` means a cluster-wide action, which
+  // needs "*".
   Status Check(const std::string& ns, Role needed, int64_t now_ms) const;
+  // OK until `expires_at_ms`; from then on Unauthenticated, as Check words it.
+  Status CheckNotExpired(int64_t now_ms) const;
 
   // OK if every field is well formed: id and subject of 1-128 characters from
   // [A-Za-z0-9._@:+/-], 1-64 namespaces of 1-64 characters from
@@ -47,6 +51,15 @@ struct TokenClaims {
 
 // A fresh random token id: 16 hex digits.
 std::string NewTokenId();
+
+// The claims a token carries, read WITHOUT checking its signature.
+//
+// For matching a token against revocations only, never for trust: anyone
+// can write any claims into a token. An agent, which has no secret, uses it
+// to refuse a token the tracker has revoked without asking the tracker; what
+// a token may do is still decided by the tracker, which verifies it.
+// Unauthenticated "token is malformed" if the claims cannot be read.
+Result<TokenClaims> PeekTokenClaims(std::string_view token);
 
 // Mints and verifies tokens with one HMAC secret.
 //
@@ -68,9 +81,10 @@ class TokenAuthority {
   // REQUIRES: claims.Validate().ok(); a programming error otherwise.
   std::string Mint(const TokenClaims& claims) const;
 
-  // The claims of a token this authority minted. PermissionDenied with
+  // The claims of a token this authority minted. Unauthenticated with
   // "token is malformed" or "token signature is invalid" otherwise. Does not
-  // look at the clock: TokenClaims::Check decides about expiry.
+  // look at the clock (TokenClaims::Check decides about expiry) nor at
+  // revocations (the tracker's TokenVerifier does).
   Result<TokenClaims> Verify(std::string_view token) const;
 
  private:

@@ -61,7 +61,7 @@ TEST_CASE("a minted token verifies to the same claims", "[token]") {
 TEST_CASE("a token signed with another secret is refused", "[token]") {
   std::string token = Authority('x').Mint(Claims(Role::kAdmin, {"*"}));
   Result<TokenClaims> r = Authority('k').Verify(token);
-  REQUIRE(r.status().code() == Status::Code::kPermissionDenied);
+  REQUIRE(r.status().code() == Status::Code::kUnauthenticated);
   CHECK(r.status().message() == "token signature is invalid");
 }
 
@@ -82,7 +82,7 @@ TEST_CASE("tampered claims do not verify", "[token]") {
     t[i] = t[i] == 'A' ? 'B' : 'A';
     Result<TokenClaims> r = auth.Verify(t);
     INFO("position " << i);
-    CHECK(r.status().code() == Status::Code::kPermissionDenied);
+    CHECK(r.status().code() == Status::Code::kUnauthenticated);
   }
 }
 
@@ -90,12 +90,12 @@ TEST_CASE("truncated, garbage and huge tokens are malformed or invalid", "[token
   TokenAuthority auth = Authority();
   std::string token = auth.Mint(Claims(Role::kRead, {"team-a"}));
   for (size_t len = 0; len < token.size(); ++len) {
-    CHECK(auth.Verify(token.substr(0, len)).status().code() == Status::Code::kPermissionDenied);
+    CHECK(auth.Verify(token.substr(0, len)).status().code() == Status::Code::kUnauthenticated);
   }
   for (const char* junk : {"", "shoal1", "shoal1.", "shoal1..", "shoal1.a.b.c", "Bearer x",
                            "shoal2.YQ.YQ", "shoal1.!!!.???", "shoal1.YQ.", "\xff\xfe\x00"}) {
     Result<TokenClaims> r = auth.Verify(junk);
-    CHECK(r.status().code() == Status::Code::kPermissionDenied);
+    CHECK(r.status().code() == Status::Code::kUnauthenticated);
   }
   CHECK(auth.Verify("shoal1.abc").status().message() == "token is malformed");
   std::string huge = "shoal1." + std::string(1 << 20, 'A') + "." + std::string(43, 'A');
@@ -106,7 +106,7 @@ TEST_CASE("an expired token names its subject and the expiry", "[token]") {
   TokenClaims c = Claims(Role::kRead, {"team-a"});
   CHECK(c.Check("team-a", Role::kRead, c.expires_at_ms - 1).ok());
   Status s = c.Check("team-a", Role::kRead, c.expires_at_ms);
-  REQUIRE(s.code() == Status::Code::kPermissionDenied);
+  REQUIRE(s.code() == Status::Code::kUnauthenticated);
   CHECK(s.message().rfind("token for 'ci' expired at 2026-12-29T18:00:00.000Z", 0) == 0);
 }
 
@@ -207,4 +207,29 @@ TEST_CASE("base64url is strict and canonical", "[token]") {
   CHECK(!base64url::Decode("YR"));  // non-zero unused bits
   CHECK(!base64url::Decode("YQ=="));
   CHECK(!base64url::Decode("Y"));
+}
+
+TEST_CASE("a missing right is PermissionDenied, a dead token Unauthenticated", "[token]") {
+  TokenClaims c = Claims(Role::kRead, {"team-a"});
+  CHECK(c.Check("team-b", Role::kRead, kNow).code() == Status::Code::kPermissionDenied);
+  CHECK(c.Check("team-a", Role::kWrite, kNow).code() == Status::Code::kPermissionDenied);
+  CHECK(c.Check("team-a", Role::kRead, c.expires_at_ms).code() == Status::Code::kUnauthenticated);
+}
+
+TEST_CASE("peeking reads a token's claims without its secret, forged or not", "[token]") {
+  TokenClaims c = Claims(Role::kWrite, {"team-a"}, "pod-7");
+  std::string token = Authority('x').Mint(c);
+  Result<TokenClaims> peeked = PeekTokenClaims(token);
+  REQUIRE(peeked.ok());
+  CHECK(peeked->id == c.id);
+  CHECK(peeked->subject == "pod-7");
+  CHECK(peeked->issued_at_ms == kNow);
+  // A peek does not check the MAC: that is the point, and why it is never
+  // used for trust.
+  std::string forged = token.substr(0, token.rfind('.') + 1) + "AAAA";
+  CHECK(PeekTokenClaims(forged).ok());
+  CHECK(!Authority('x').Verify(forged).ok());
+  for (const char* junk : {"", "shoal1.", "shoal1.!!!.x", "Bearer x", "shoal1.YQ.YQ"}) {
+    CHECK(PeekTokenClaims(junk).status().code() == Status::Code::kUnauthenticated);
+  }
 }

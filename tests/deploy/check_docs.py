@@ -89,7 +89,8 @@ def check(src):
 
     # CLI.
     for path, prog in [(p, "shoal") for p in sources(src, "agent/cli")] + \
-                      [(os.path.join(src, "tracker/tracker_main.cpp"), "shoal-tracker")]:
+                      [(os.path.join(src, f), "shoal-tracker")
+                       for f in ("tracker/tracker_main.cpp", "tracker/token_commands.cpp")]:
         text = read(path)
         for sub in SUBCOMMAND.findall(text):
             if not re.search(rf"`{re.escape(prog)}(?: [a-z-]+)? {re.escape(sub)}\b", api):

@@ -116,6 +116,15 @@ TEST_CASE("with TLS on every control link, a publish, pulls and reads work and n
   CHECK(listed.status == 200);
   CHECK_THAT(listed.body, Catch::Contains("\"m\""));
   CHECK(c.Curl({"-H", "Authorization: Bearer " + c.reader, "http://" + v1}).status != 200);
+
+  // Token administration reaches the tracker over HTTPS too.
+  std::string admin = c.tracker.MintToken("*", "admin", "ops");
+  auto listed_tokens = RunProcess({TrackerBinary(), "token", "list", "--tracker",
+                                   "https://localhost:" + std::to_string(c.tracker.http_port()),
+                                   "--tracker-ca", c.ca, "--token", admin});
+  INFO(listed_tokens.err);
+  CHECK(listed_tokens.exit_code == 0);
+  CHECK_THAT(listed_tokens.out, Catch::Contains("ops"));
   CHECK(c.tracker.Metric("shoal_tracker_rpc_connections_refused_total{reason=\"tls_handshake\"}") ==
         0);
 }

@@ -164,7 +164,7 @@ TEST_CASE("forged, tampered and expired tokens are refused", "[tracker][auth]") 
                                  std::string("shoal1..")}) {
     auto r = c.Shoal(bad, {"ls", "team-a"});
     CHECK(r.exit_code == 1);
-    CHECK_THAT(r.err, Catch::Contains("permission denied: token"));
+    CHECK_THAT(r.err, Catch::Contains("unauthenticated: token"));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   auto expired = c.Shoal(shortlived, {"ls", "team-a"});
@@ -253,7 +253,7 @@ TEST_CASE("the tracker serves health, metrics and a token-checked JSON view over
   CHECK_THAT(manifest, Catch::EndsWith("200"));
   CHECK_THAT(curl("/v1/models/team-a/llama/versions", writer),
              Catch::Contains("\"tags\":[\"prod\"]"));
-  CHECK_THAT(curl("/v1/models/team-a/llama/versions", ""), Catch::EndsWith("403"));
+  CHECK_THAT(curl("/v1/models/team-a/llama/versions", ""), Catch::EndsWith("401"));
   std::string denied = curl("/v1/models/team-a/llama/versions", outsider);
   CHECK_THAT(denied, Catch::Contains("team-a"));
   CHECK_THAT(denied, Catch::EndsWith("403"));

@@ -235,3 +235,48 @@ TEST_CASE(
   CHECK(queued == 1);
   CHECK(tracker.Metric("shoal_tracker_need_chunks_total") == 1);
 }
+
+TEST_CASE(
+    "a connection authenticated before its token is revoked is refused on its next call, "
+    "and a revoked agent token cannot register",
+    "[tracker][token][revocation]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin")});
+  tracker.Start();
+  const std::string admin = tracker.MintToken("*", "admin", "alice");
+  const std::string agents = tracker.MintToken("*", "read", "agents");
+  RawClient c(tracker.rpc_address(), tracker.MintToken("team-a", "read", "pod-7"));
+  auto whoami = [&c]() -> std::string {
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions(
+                        [&] { c.registry.whoamiRequest().send().wait(c.io.waitScope); })) {
+      return StatusFromException(*e, "tracker").ToString();
+    }
+    return "";
+  };
+  REQUIRE(whoami() == "");
+
+  const std::string http = "http://127.0.0.1:" + std::to_string(tracker.http_port());
+  for (const char* subject : {"pod-7", "agents"}) {
+    ProcessResult r = RunProcess({TrackerBinary(), "token", "revoke", "--subject", subject,
+                                  "--tracker", http, "--token", admin});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  const std::string refused = whoami();
+  CHECK_THAT(refused, Catch::StartsWith("unauthenticated: token ") &&
+                          Catch::Contains("for 'pod-7' was revoked at"));
+
+  std::string registration;
+  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                 auto req = c.rpc->bootstrap().castAs<proto::Gateway>().registerAgentRequest();
+                 req.setToken(agents);
+                 req.initInfo().setName("node-1");
+                 req.getInfo().setPeerPort(6881);
+                 req.send().wait(c.io.waitScope);
+               })) {
+    registration = StatusFromException(*e, "tracker").ToString();
+  }
+  CHECK_THAT(registration, Catch::StartsWith("unauthenticated: agent registration") &&
+                               Catch::Contains("for 'agents' was revoked at"));
+}

@@ -112,8 +112,9 @@ struct HttpResponse {
 };
 
 // The one mapping from Status codes to HTTP statuses: NotFound 404,
-// InvalidArgument 400, PermissionDenied 403, AlreadyExists 409, Unavailable
-// 503, NoSpace 507, anything else 500.
+// InvalidArgument 400, Unauthenticated 401 (FromStatus adds
+// "WWW-Authenticate: Bearer"), PermissionDenied 403, AlreadyExists 409,
+// Unavailable 503, NoSpace 507, anything else 500.
 int HttpStatusFor(Status::Code code);
 
 // The standard reason phrase, "Not Found" for 404; "" when unknown.
