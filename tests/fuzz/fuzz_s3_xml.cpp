@@ -3,7 +3,7 @@
 // (s3_list.h) and error bodies (s3_error.h). The first byte picks the
 // reader: 0 the bare XML tree, 1 a listing with no origin prefix, 2 a
 // listing under the prefix "models/", 3 an error body for a status the
-// second byte picks.
+// second byte picks. A listing's sizes must be the numbers the reply wrote.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -41,9 +41,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string prefix = reader == 1 ? "" : "models/";
     shoal::Result<shoal::ListPage> page = shoal::ParseListObjectsV2(body, prefix);
     if (!page.ok()) return 0;
-    for (const shoal::ObjectInfo& o : page->objects) {
-      Check(o.key.size() < body.size() * 3, "a key longer than the reply could hold");
+    // Each entry's size is the number its <Size> wrote, never a saturated
+    // or wrapped one.
+    shoal::Result<shoal::XmlElement> doc = shoal::ParseXml(body);
+    Check(doc.ok(), "a listing read from XML the reader refuses");
+    size_t i = 0;
+    for (const shoal::XmlElement& c : doc->children) {
+      if (c.name != "Contents") continue;
+      Check(i < page->objects.size(), "fewer objects than <Contents>");
+      std::string text = c.ChildText("Size");
+      text.erase(0, std::min(text.find_first_not_of('0'), text.size() - 1));
+      Check(std::to_string(page->objects[i].size) == text,
+            "an object size that is not the reply's");
+      ++i;
     }
+    Check(i == page->objects.size(), "more objects than <Contents>");
   } else {
     shoal::S3ErrorBody e = shoal::ParseS3Error(body);
     shoal::S3ErrorContext ctx{"GET", "s3://bucket/models/a", "bucket", "http://127.0.0.1:7480",
