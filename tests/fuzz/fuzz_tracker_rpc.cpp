@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -80,10 +81,6 @@ struct Tracker {
     gateway.reset(new tracker::GatewayDeps{ctx->tokens, ctx->signer, ctx->peer_certs, ctx->metrics,
                                            ctx->agents, ctx->controls, ctx->http_port, registry});
   }
-  ~Tracker() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
 };
 
 // Reads and drops what the server answers, so its writes never wait.
@@ -95,10 +92,22 @@ kj::Promise<void> Drain(kj::AsyncIoStream& client, kj::byte* buffer, size_t size
       });
 }
 
+// Never destroyed (its threads may still hold work at exit); its folder is
+// removed when libFuzzer exits normally.
+Tracker* TheTracker() {
+  static Tracker* t = new Tracker;
+  static const bool cleanup = std::atexit([] {
+                                std::error_code ec;
+                                std::filesystem::remove_all(t->dir, ec);
+                              }) == 0;
+  (void)cleanup;
+  return t;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static Tracker* t = new Tracker;
+  Tracker* t = TheTracker();
   kj::Timer& timer = t->io.provider->getTimer();
   auto pipe = kj::newTwoWayPipe();
   kj::Own<kj::AsyncIoStream> client = kj::mv(pipe.ends[1]);
