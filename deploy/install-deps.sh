@@ -27,6 +27,7 @@ test_pkgs=(
   openssl  # tests/s3/radosgw.sh makes a self-signed certificate for the HTTPS tests
   python3-yaml systemd  # tests/deploy/: manifest checks; systemd-analyze, -sysusers, -tmpfiles
   clang-format  # tests/deploy/check_format.sh: the sources are formatted as .clang-format says
+  clang libclang-rt-14-dev  # tests/fuzz/run.sh: libFuzzer, ASan and UBSan (ctest's fuzz:regress)
 )
 
 bench_pkgs=(

@@ -6,7 +6,7 @@ namespace shoal::tracker {
 
 void AgentControls::Attach(const std::string& agent, proto::AgentControl::Client control) {
   controls_.erase(agent);
-  controls_.emplace(agent, kj::mv(control));
+  controls_.emplace(agent, kj::heap<proto::AgentControl::Client>(kj::mv(control)));
 }
 
 void AgentControls::Detach(const std::string& agent) { controls_.erase(agent); }
@@ -17,7 +17,7 @@ bool AgentControls::Connected(const std::string& agent) const {
 
 kj::Promise<FetchOutcome> AgentControls::Fetch(const std::string& agent, const FetchTarget& target,
                                                const ChunkId& chunk, bool takeover) {
-  auto req = controls_.at(agent).fetchRequest();
+  auto req = controls_.at(agent)->fetchRequest();
   req.setNamespace(target.ns);
   req.setName(target.name);
   req.setVersionId(Raw(target.version));
@@ -30,7 +30,7 @@ kj::Promise<FetchOutcome> AgentControls::Fetch(const std::string& agent, const F
 
 kj::Promise<void> AgentControls::Replicate(const std::string& agent, const FetchTarget& target,
                                            const ChunkId& chunk) {
-  auto req = controls_.at(agent).replicateRequest();
+  auto req = controls_.at(agent)->replicateRequest();
   req.setNamespace(target.ns);
   req.setName(target.name);
   req.setVersionId(Raw(target.version));
@@ -39,7 +39,7 @@ kj::Promise<void> AgentControls::Replicate(const std::string& agent, const Fetch
 }
 
 kj::Promise<void> AgentControls::Prefetch(const std::string& agent, const FetchTarget& target) {
-  auto req = controls_.at(agent).prefetchRequest();
+  auto req = controls_.at(agent)->prefetchRequest();
   req.setNamespace(target.ns);
   req.setName(target.name);
   req.setVersionId(Raw(target.version));

@@ -30,7 +30,9 @@ class AgentControls final : public AgentOrders {
   kj::Promise<void> Prefetch(const std::string& agent, const FetchTarget& target) override;
 
  private:
-  std::map<std::string, proto::AgentControl::Client> controls_;
+  // Each in a kj::Own: a Client's copy constructor takes a non-const
+  // reference, which clang refuses in a std::map's value pair.
+  std::map<std::string, kj::Own<proto::AgentControl::Client>> controls_;
 };
 
 }  // namespace shoal::tracker

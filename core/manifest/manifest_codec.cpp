@@ -141,18 +141,27 @@ VersionId ComputeVersionId(std::string_view canonical_bytes) {
   return VersionId::From(Sha256::Of(canonical_bytes.data(), canonical_bytes.size()));
 }
 
-Result<std::string> EncodeManifest(const Manifest& input) {
-  SHOAL_RETURN_IF_ERROR(ValidateManifest(input));
-  Manifest m = input;
+namespace {
+
+// The canonical bytes of `m`, in canonical order; `m` need not be valid.
+std::string CanonicalBytes(Manifest m) {
   m.Canonicalize();
   capnp::MallocMessageBuilder builder;
   Fill(m, builder.initRoot<proto::Manifest>());
   kj::Array<capnp::word> words = capnp::canonicalize(builder.getRoot<proto::Manifest>().asReader());
-  if (words.asBytes().size() > ManifestLimits::kMaxEncodedBytes) {
-    return Status::InvalidArgument("manifest encodes to more than 64 MiB; use a larger piece size");
-  }
   return std::string(reinterpret_cast<const char*>(words.asBytes().begin()),
                      words.asBytes().size());
+}
+
+}  // namespace
+
+Result<std::string> EncodeManifest(const Manifest& input) {
+  SHOAL_RETURN_IF_ERROR(ValidateManifest(input));
+  std::string bytes = CanonicalBytes(input);
+  if (bytes.size() > ManifestLimits::kMaxEncodedBytes) {
+    return Status::InvalidArgument("manifest encodes to more than 64 MiB; use a larger piece size");
+  }
+  return bytes;
 }
 
 Result<Manifest> DecodeManifest(std::string_view bytes) {
@@ -196,6 +205,12 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   if (!StrictlySorted(m.files, by_path) || !StrictlySorted(m.labels, by_key) ||
       !StrictlySorted(m.empty_dirs, std::less<std::string>())) {
     return Status::Corruption("manifest lists are not in canonical (sorted) order");
+  }
+  // isCanonical() does not look at the bits of a struct's data section that
+  // no field uses: bytes with any of them set would decode to this manifest
+  // under another version ID.
+  if (CanonicalBytes(m) != bytes) {
+    return Status::Corruption("manifest bytes are not in canonical form");
   }
   return result;
 }

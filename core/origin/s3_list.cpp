@@ -1,7 +1,6 @@
 #include "s3_list.h"
 
-#include <cstdlib>
-
+#include "shoal/decimal.h"
 #include "shoal/uri_encode.h"
 #include "xml_reader.h"
 
@@ -26,13 +25,13 @@ Result<ListPage> ParseListObjectsV2(const std::string& xml, const std::string& s
       return Status::Corruption("ListObjectsV2 returned key '" + *key + "' outside prefix '" +
                                 strip_prefix + "'");
     }
+    // ParseDecimal, not strtoull: a size past 2^64-1 is refused, not saturated.
     const std::string size = c.ChildText("Size");
-    char* end = nullptr;
-    unsigned long long n = std::strtoull(size.c_str(), &end, 10);
-    if (size.empty() || *end != '\0' || size.find_first_not_of("0123456789") != std::string::npos) {
+    Result<uint64_t> n = ParseDecimal(size);
+    if (!n.ok()) {
       return Status::Corruption("ListObjectsV2 entry '" + *key + "' has size '" + size + "'");
     }
-    page.objects.push_back(ObjectInfo{key->substr(strip_prefix.size()), n, c.ChildText("ETag")});
+    page.objects.push_back(ObjectInfo{key->substr(strip_prefix.size()), *n, c.ChildText("ETag")});
   }
   if (doc->ChildText("IsTruncated") == "true") {
     page.next_token = doc->ChildText("NextContinuationToken");

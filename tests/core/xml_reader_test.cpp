@@ -66,6 +66,12 @@ TEST_CASE("ListObjectsV2 replies decode URL-encoded keys and strip the prefix", 
                            "")
             .status()
             .IsCorruption());
+  // Past 2^64-1: refused, not read as the largest size.
+  CHECK(ParseListObjectsV2("<ListBucketResult><Contents><Key>x</Key>"
+                           "<Size>18446744073709551616</Size></Contents></ListBucketResult>",
+                           "")
+            .status()
+            .IsCorruption());
   CHECK(ParseListObjectsV2("<Error/>", "").status().IsCorruption());
 }
 
