@@ -34,6 +34,7 @@
 #include "tracker_collectors.h"
 #include "tracker_context.h"
 #include "tracker_options.h"
+#include "tracker_wiring.h"
 
 namespace shoal::tracker {
 namespace {
@@ -255,39 +256,6 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   state->signer = std::move(signer).value();
   state->origin = std::move(origin).value();
   return Status::OK();
-}
-
-// What answers an announce, over HTTP or relayed by an agent's session.
-AnnounceDeps AnnounceDepsOf(TrackerContext& ctx) {
-  return AnnounceDeps{ctx.tokens,
-                      ctx.torrents,
-                      ctx.swarm,
-                      ctx.metrics,
-                      ctx.options.announce_interval_ms,
-                      ctx.options.seed_announce_interval_ms};
-}
-
-// The parts of the tracker each RPC connection's Gateway reaches.
-GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
-  WarmDeps warm{ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
-  RegistryDeps registry{ctx.options, ctx.tokens, ctx.store,    ctx.leases, ctx.metrics,
-                        ctx.pool,    ctx.signer, ctx.torrents, ctx.origin, warm};
-  return GatewayDeps{ctx.tokens,   ctx.signer,    ctx.peer_certs, ctx.metrics,        ctx.agents,
-                     ctx.controls, ctx.http_port, registry,       AnnounceDepsOf(ctx)};
-}
-
-// The parts of the tracker the HTTP routes reach.
-HttpApiDeps HttpApiDepsOf(TrackerContext& ctx) {
-  return HttpApiDeps{ctx.tokens,         IssuedTokensPath(ctx.options.data_dir),
-                     ctx.signer,         ctx.store,
-                     ctx.agents,         ctx.metrics,
-                     AnnounceDepsOf(ctx)};
-}
-
-// What /metrics reads at each scrape.
-CollectorSources CollectorSourcesOf(TrackerContext& ctx) {
-  return CollectorSources{ctx.metrics,  ctx.options, ctx.agents, ctx.swarm,
-                          ctx.torrents, ctx.leases,  ctx.origin};
 }
 
 // Listens for RPC; *rpc serves until dropped.

@@ -10,19 +10,26 @@
 // checks: bit 0 puts a valid token in place of the query's, bit 1 the
 // info_hash of the one published file, and bit 2 makes the peer's address
 // IPv6.
+#include <stdlib.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "announce_handler.h"
 #include "fuzz_check.h"
 #include "http_wire.h"
+#include "registry_store.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
 #include "swarm_store.h"
+#include "token_verifier.h"
 #include "torrent_index.h"
 #include "tracker_metrics.h"
 
@@ -49,14 +56,27 @@ shoal::Manifest Published() {
 }
 
 struct Tracker {
-  shoal::TokenAuthority tokens =
+  shoal::TokenAuthority authority =
       shoal::TokenAuthority::FromSecret(shoal::fuzz::kTokenSecret).value();
+  // Revocations live in a registry: an empty one, in a temporary folder
+  // removed when libFuzzer exits normally.
+  std::string dir;
+  std::unique_ptr<tracker::RegistryStore> store;
+  std::unique_ptr<tracker::TokenVerifier> tokens;
   std::string token;
   std::string info_hash;
   tracker::TorrentIndex torrents{""};
   tracker::TrackerMetrics metrics;
 
   Tracker() {
+    char tmpl[] = "/tmp/shoal-fuzz-announce-XXXXXX";
+    Check(mkdtemp(tmpl) != nullptr, "cannot make a temporary folder");
+    dir = tmpl;
+    auto opened = tracker::RegistryStore::Open(dir + "/registry");
+    Check(opened.ok(), "cannot open the registry");
+    store = std::move(opened).value();
+    tokens = std::make_unique<tracker::TokenVerifier>(authority, *store);
+    Check(tokens->Load().ok(), "cannot load the revocations");
     shoal::TokenClaims c;
     c.id = "fuzz";
     c.subject = "agent-1";
@@ -64,7 +84,7 @@ struct Tracker {
     c.namespaces = {"team"};
     c.issued_at_ms = shoal::NowMs();
     c.expires_at_ms = c.issued_at_ms + 24 * 3600 * 1000;
-    token = tokens.Mint(c);
+    token = authority.Mint(c);
     shoal::Manifest m = Published();
     torrents.Add(m);
     shoal::Digest h = shoal::VersionTorrentHashes(m, "").at(0);
@@ -76,6 +96,11 @@ struct Tracker {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Tracker* t = new Tracker;
+  static const bool cleanup = std::atexit([] {
+                                std::error_code ec;
+                                std::filesystem::remove_all(t->dir, ec);
+                              }) == 0;
+  (void)cleanup;
   if (size == 0) return 0;
   const uint8_t mode = data[0];
   std::string_view target(reinterpret_cast<const char*>(data + 1), size - 1);
@@ -98,7 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     other.self = tracker::PeerEndpoint{i == 0 ? "10.0.0.8" : "2001:db8::8", 6881, i == 0, "z"};
     Check(swarm.Announce(other, now).ok(), "the swarm refuses its first peers");
   }
-  tracker::AnnounceDeps deps{t->tokens, t->torrents, swarm, t->metrics, 30000, 300000};
+  tracker::AnnounceDeps deps{*t->tokens, t->torrents, swarm, t->metrics, 30000, 300000};
   shoal::HttpResponse r = tracker::HandleAnnounce(deps, req);
   Check(r.status == 200, "an announce not answered 200");
   Check(r.body.size() >= 2 && r.body.front() == 'd' && r.body.back() == 'e',

@@ -26,6 +26,7 @@
 #include "gateway_service.h"
 #include "rpc_frame_guard.h"
 #include "tracker_context.h"
+#include "tracker_wiring.h"
 
 namespace {
 
@@ -74,12 +75,8 @@ struct Tracker {
     origin = Must(shoal::OpenOrigin(o.origin), "origin");
     ctx = std::make_unique<tracker::TrackerContext>(o, *store, *tokens, *signer, ca.get(), *origin);
     ctx->http_port = 7401;
-    tracker::WarmDeps warm{ctx->fetches, ctx->agents, ctx->controls, ctx->metrics};
-    tracker::RegistryDeps registry{ctx->options,  ctx->store,  ctx->leases,
-                                   ctx->metrics,  ctx->pool,   ctx->signer,
-                                   ctx->torrents, ctx->origin, warm};
-    gateway.reset(new tracker::GatewayDeps{ctx->tokens, ctx->signer, ctx->peer_certs, ctx->metrics,
-                                           ctx->agents, ctx->controls, ctx->http_port, registry});
+    Check(ctx->tokens.Load().ok(), "cannot load the revocations");
+    gateway.reset(new tracker::GatewayDeps(tracker::GatewayDepsOf(*ctx)));
   }
 };
 
