@@ -45,8 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string token = data[0] % 2 == 0 ? std::string(rest) : Sign(rest);
   shoal::Result<shoal::TokenClaims> claims = authority->Verify(token);
   if (!claims.ok()) {
-    Check(claims.status().code() == shoal::Status::Code::kPermissionDenied,
-          "a refused token that is not PermissionDenied");
+    Check(claims.status().code() == shoal::Status::Code::kUnauthenticated,
+          "a refused token that is not Unauthenticated");
     return 0;
   }
   Check(claims->Validate().ok(), "a verified token with invalid claims");

@@ -5,6 +5,8 @@
 #                                           new inputs are kept in BUILD/corpus/TARGET
 #   tests/fuzz/run.sh --regress             replay every checked-in corpus plus a short,
 #                                           fixed number of mutations; fails on any crash
+#   tests/fuzz/run.sh --build               only configure and build the targets (the main
+#                                           build does this when clang is installed)
 #
 # BUILD is $SHOAL_FUZZ_BUILD_DIR, by default build/fuzz in the checkout; it is
 # configured with CC=clang CXX=clang++ -DSHOAL_FUZZ=ON the first time. A crash
@@ -19,10 +21,14 @@ root=$(cd "$here/../.." && pwd)
 build=${SHOAL_FUZZ_BUILD_DIR:-$root/build/fuzz}
 all_targets=(manifest http_request range sigv4 s3_address announce s3_xml token tracker_rpc)
 
-usage() { echo "usage: run.sh SECONDS [TARGET...] | run.sh --regress" >&2; exit 2; }
+usage() { echo "usage: run.sh SECONDS [TARGET...] | run.sh --regress | run.sh --build" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 mode=timed seconds=0
-if [[ $1 == --regress ]]; then
+if [[ $1 == --build ]]; then
+  mode=build
+  shift
+  [[ $# -eq 0 ]] || usage
+elif [[ $1 == --regress ]]; then
   mode=regress
   shift
   [[ $# -eq 0 ]] || usage
@@ -40,6 +46,7 @@ if [[ ! -f $build/build.ninja ]]; then
     -DCMAKE_BUILD_TYPE=Fuzz >/dev/null
 fi
 nice -n 10 cmake --build "$build" --target fuzz_targets
+[[ $mode == build ]] && exit 0
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
