@@ -19,7 +19,7 @@ constexpr int64_t kCaLifetimeMs = int64_t(3653) * 24 * 60 * 60 * 1000;  // 10 ye
 constexpr char kCaKeyFile[] = "peer-ca.key";
 constexpr char kCaCertFile[] = "peer-ca.pem";
 // PEM certificates are a few hundred bytes; anything this large is not ours.
-constexpr off_t kMaxCertFileBytes = 64 * 1024;
+constexpr uint64_t kMaxCertFileBytes = 64 * 1024;
 
 bool FileExists(const std::string& path) {
   struct stat st;
@@ -27,18 +27,11 @@ bool FileExists(const std::string& path) {
 }
 
 Result<std::string> ReadCertFile(const std::string& path) {
-  Result<ScopedFd> fd = OpenFile(path, O_RDONLY);
-  if (!fd.ok()) return fd.status();
-  struct stat st;
-  if (::fstat(fd->get(), &st) != 0) return Status::FromErrno("cannot stat " + path, errno);
-  if (st.st_size > kMaxCertFileBytes) {
+  bool too_large = false;
+  Result<std::string> text = ReadSmallFile(path, kMaxCertFileBytes, &too_large);
+  if (too_large) {
     return Status::Corruption(path + " is larger than 64 KiB; it is not a peer CA certificate");
   }
-  std::string text(size_t(st.st_size), '\0');
-  Result<size_t> got =
-      PreadFull(fd->get(), reinterpret_cast<uint8_t*>(&text[0]), text.size(), 0, path);
-  if (!got.ok()) return got.status();
-  text.resize(*got);
   return text;
 }
 

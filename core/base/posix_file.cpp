@@ -52,6 +52,24 @@ Result<size_t> PreadFull(int fd, uint8_t* buf, size_t len, uint64_t offset,
   return done;
 }
 
+Result<std::string> ReadSmallFile(const std::string& path, uint64_t max_bytes, bool* too_large) {
+  *too_large = false;
+  Result<ScopedFd> fd = OpenFile(path, O_RDONLY);
+  if (!fd.ok()) return fd.status();
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Status::FromErrno("cannot stat " + path, errno);
+  if (uint64_t(st.st_size) > max_bytes) {
+    *too_large = true;
+    return std::string();
+  }
+  std::string text(size_t(st.st_size), '\0');
+  Result<size_t> got =
+      PreadFull(fd->get(), reinterpret_cast<uint8_t*>(&text[0]), text.size(), 0, path);
+  if (!got.ok()) return got.status();
+  text.resize(*got);
+  return text;
+}
+
 Status MakeDirs(const std::string& path, unsigned mode) {
   if (path.empty()) return Status::OK();
   struct stat st;

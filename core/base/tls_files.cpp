@@ -1,12 +1,9 @@
 #include "shoal/tls_files.h"
 
-#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <vector>
 
 #include "shoal/openssl_ptr.h"
@@ -17,21 +14,14 @@ namespace shoal {
 namespace {
 
 // A chain of a few certificates is a few KiB; a CA bundle can be larger.
-constexpr off_t kMaxPemFileBytes = 1 << 20;
+constexpr uint64_t kMaxPemFileBytes = 1 << 20;
 
 Result<std::string> ReadPemFile(const std::string& path) {
-  Result<ScopedFd> fd = OpenFile(path, O_RDONLY);
-  if (!fd.ok()) return fd.status();
-  struct stat st;
-  if (::fstat(fd->get(), &st) != 0) return Status::FromErrno("cannot stat " + path, errno);
-  if (st.st_size > kMaxPemFileBytes) {
+  bool too_large = false;
+  Result<std::string> text = ReadSmallFile(path, kMaxPemFileBytes, &too_large);
+  if (too_large) {
     return Status::InvalidArgument(path + " is larger than 1 MiB; it is not a PEM certificate");
   }
-  std::string text(size_t(st.st_size), '\0');
-  Result<size_t> got =
-      PreadFull(fd->get(), reinterpret_cast<uint8_t*>(&text[0]), text.size(), 0, path);
-  if (!got.ok()) return got.status();
-  text.resize(*got);
   return text;
 }
 

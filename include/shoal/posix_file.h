@@ -50,6 +50,11 @@ Status PwriteFull(int fd, const uint8_t* data, size_t len, uint64_t offset,
 Result<size_t> PreadFull(int fd, uint8_t* buf, size_t len, uint64_t offset,
                          const std::string& path);
 
+// The whole of the small file at `path`. If it is longer than `max_bytes`,
+// sets *too_large and returns an empty string, so the caller can say what
+// the file was meant to be.
+Result<std::string> ReadSmallFile(const std::string& path, uint64_t max_bytes, bool* too_large);
+
 // mkdir -p. Existing folders are fine.
 Status MakeDirs(const std::string& path, unsigned mode = 0755);
 
