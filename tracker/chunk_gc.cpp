@@ -23,7 +23,8 @@ Result<GcResult> RunChunkGc(RegistryStore& store, Origin& origin, UploadLeases& 
   r.referenced = referenced.size();
 
   std::unordered_map<ChunkId, int64_t> first_seen;
-  store.ForEachChunk([&](const ChunkId& id, uint64_t, int64_t at) { first_seen[id] = at; });
+  SHOAL_RETURN_IF_ERROR(
+      store.ForEachChunk([&](const ChunkId& id, uint64_t, int64_t at) { first_seen[id] = at; }));
 
   const int64_t now = NowMs();
   std::vector<std::pair<ChunkId, uint64_t>> newly_seen;

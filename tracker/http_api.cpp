@@ -91,7 +91,9 @@ HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
     return HttpResponse::Json(200, JsonArray<proto::VersionSummary>(*versions, FillVersionInfo));
   }
   if (p.size() == 7 && p[4] == "versions" && p[6] == "manifest") {
-    std::optional<VersionId> id = d.store.GetTag(ns, name, p[5]);
+    auto tagged = d.store.GetTag(ns, name, p[5]);
+    if (!tagged.ok()) return HttpResponse::FromStatus(tagged.status());
+    std::optional<VersionId> id = *tagged;
     if (!id) {
       if (p[5].size() < 8)
         return HttpResponse::Error(404, "no tag '" + p[5] + "' in " + ns + "/" + name);
@@ -147,8 +149,9 @@ HttpResponse Audit(const HttpApiDeps& d, const HttpRequest& req) {
     if (!parsed.ok()) return HttpResponse::FromStatus(parsed.status().WithContext("after"));
     after = *parsed;
   }
-  return HttpResponse::Json(
-      200, JsonArray<proto::AuditRecord>(d.store.AuditLog(after, 1000), FillAuditRecord));
+  auto log = d.store.AuditLog(after, 1000);
+  if (!log.ok()) return HttpResponse::FromStatus(log.status());
+  return HttpResponse::Json(200, JsonArray<proto::AuditRecord>(*log, FillAuditRecord));
 }
 
 }  // namespace

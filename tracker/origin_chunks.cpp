@@ -48,7 +48,9 @@ std::vector<std::pair<ChunkId, uint64_t>> CheckOrigin(const OriginChunks& oc,
 Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vector<ChunkId>& ids) {
   std::vector<ChunkId> fresh, missing;
   for (const ChunkId& id : ids) {
-    if (oc.store.HasChunk(id)) {
+    Result<bool> known = oc.store.HasChunk(id);
+    if (!known.ok()) return known.status();
+    if (*known) {
       oc.metrics.duplicate_uploads++;
       leases.Release(id);
     } else {
@@ -73,7 +75,10 @@ Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m) {
   std::unordered_set<ChunkId> seen;
   for (const FileEntry& f : m.files) {
     for (const ChunkId& id : f.ChunkIds()) {
-      if (seen.insert(id).second && !oc.store.HasChunk(id)) unknown.push_back(id);
+      if (!seen.insert(id).second) continue;
+      Result<bool> known = oc.store.HasChunk(id);
+      if (!known.ok()) return known.status();
+      if (!*known) unknown.push_back(id);
     }
   }
   if (unknown.empty()) return Status::OK();

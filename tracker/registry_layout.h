@@ -1,20 +1,14 @@
-// How RegistryStore lies in LevelDB: the keys of the layout registry_store.h
-// describes, and what every read and write of them shares. Internal to the
-// store's .cpp files.
+// How RegistryStore lies in its key-value engine: the keys of the layout
+// registry_store.h describes. Internal to the store's .cpp files.
 #ifndef SHOAL_TRACKER_REGISTRY_LAYOUT_H_
 #define SHOAL_TRACKER_REGISTRY_LAYOUT_H_
 
-#include <leveldb/options.h>
-#include <leveldb/slice.h>
-#include <leveldb/status.h>
-
 #include <cinttypes>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <string>
 
 #include "shoal/chunk_id.h"
-#include "shoal/status.h"
 #include "shoal/version_id.h"
 
 namespace shoal::tracker {
@@ -24,6 +18,11 @@ inline std::string Seq(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016" PRIx64, v);
   return buf;
+}
+// The sequence number that ends `key` (16 hex digits); 0 if it does not.
+inline uint64_t SeqOfKey(const std::string& key) {
+  if (key.size() < 16) return 0;
+  return std::strtoull(key.substr(key.size() - 16).c_str(), nullptr, 16);
 }
 
 inline std::string ModelKey(const std::string& ns, const std::string& name) {
@@ -45,23 +44,8 @@ inline std::string HistoryPrefix(const std::string& ns, const std::string& name,
 }
 inline std::string ChunkKey(const ChunkId& id) { return "C|" + id.ToHex(); }
 
-inline bool StartsWith(const leveldb::Slice& s, const std::string& prefix) {
-  return s.size() >= prefix.size() && std::memcmp(s.data(), prefix.data(), prefix.size()) == 0;
-}
-
-// `what` failed (or not), as a Status.
-inline Status FromLevelDb(const leveldb::Status& s, const std::string& what) {
-  if (s.ok()) return Status::OK();
-  if (s.IsNotFound()) return Status::NotFound(what);
-  if (s.IsCorruption()) return Status::Corruption(what + ": " + s.ToString());
-  return Status::IOError(what + ": " + s.ToString());
-}
-
-// Every write is synced: a killed tracker loses nothing it acknowledged.
-inline leveldb::WriteOptions Synced() {
-  leveldb::WriteOptions w;
-  w.sync = true;
-  return w;
+inline bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
 }
 
 }  // namespace shoal::tracker

@@ -1,6 +1,5 @@
 // RegistryStore's token revocations: R|<seq> keys (registry_store.h).
-#include <leveldb/db.h>
-#include <leveldb/write_batch.h>
+#include <kj/exception.h>
 
 #include "capnp_bytes.h"
 #include "record_codec.h"
@@ -12,28 +11,35 @@ namespace shoal::tracker {
 
 Status RegistryStore::AddRevocation(Revocation* r, const AuditEntry& audit) {
   SHOAL_RETURN_IF_ERROR(r->Validate());
-  std::lock_guard<std::mutex> lock(mu_);
-  r->seq = next_revocation_seq_;
-  leveldb::WriteBatch batch;
-  batch.Put("R|" + Seq(r->seq), RecordBytes<proto::Revocation>(*r, FillRevocation));
-  PutAudit(&batch, audit);
-  SHOAL_RETURN_IF_ERROR(FromLevelDb(db_->Write(Synced(), &batch), "write revocation"));
-  next_revocation_seq_++;
-  return Status::OK();
+  return Write("write revocation", [&](KvBatch* batch) {
+    Result<uint64_t> seq = NextSeq("R|", batch);
+    if (!seq.ok()) return seq.status();
+    r->seq = *seq;
+    batch->Put("R|" + Seq(r->seq), RecordBytes<proto::Revocation>(*r, FillRevocation));
+    return PutAudit(batch, audit);
+  });
 }
 
-Result<std::vector<Revocation>> RegistryStore::Revocations() {
+Result<std::vector<Revocation>> RegistryStore::Revocations(uint64_t after_seq) {
   std::vector<Revocation> out;
-  std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
-  for (it->Seek("R|"); it->Valid() && StartsWith(it->key(), "R|"); it->Next()) {
-    BytesReader br(std::string_view(it->value().data(), it->value().size()));
-    Result<Revocation> r = ReadRevocation(br.root<proto::Revocation>());
+  Status failed;
+  Status s = VisitRange(kv_, "R|" + Seq(after_seq + 1), PrefixEnd("R|"), [&](const KvPair& p) {
+    Result<Revocation> r = Status::Corruption("unreadable");
+    try {
+      BytesReader br(p.value);
+      r = ReadRevocation(br.root<proto::Revocation>());
+    } catch (const kj::Exception& e) {
+      r = Status::Corruption(e.getDescription().cStr());
+    }
     if (!r.ok()) {
-      return Status::Corruption("registry record " + it->key().ToString() + ": " +
-                                r.status().message());
+      failed = Status::Corruption("registry record " + p.key + ": " + r.status().message());
+      return false;
     }
     out.push_back(std::move(r).value());
-  }
+    return true;
+  });
+  if (!s.ok()) return s;
+  if (!failed.ok()) return failed;
   return out;
 }
 

@@ -63,7 +63,7 @@ class RegistryImpl final : public proto::Registry::Server {
     std::unordered_set<ChunkId> seen;
     int64_t now = NowMs();
     for (const ChunkId& id : ids) {
-      if (!seen.insert(id).second || d_.store.HasChunk(id)) continue;
+      if (!seen.insert(id).second || ValueOrThrow(d_.store.HasChunk(id))) continue;
       if (d_.leases.TryClaim(id, holder_, now, d_.options.upload_lease_ms)) {
         upload.push_back(id);
       } else {
@@ -114,25 +114,36 @@ class RegistryImpl final : public proto::Registry::Server {
         .then([this, c, m, bytes, tags](Status s) mutable {
           if (!s.ok()) d_.metrics.publish_rejected++;
           ThrowIfError(s);
-          StoredVersion v;
-          v.id = ComputeVersionId(*bytes);
-          v.manifest_bytes = *bytes;
-          v.signature = d_.signer.Sign(v.id);
-          v.signer_key_id = d_.signer.key_id();
-          v.created_at_ms = m->created_at_ms;
+          auto v = std::make_shared<StoredVersion>();
+          v->id = ComputeVersionId(*bytes);
+          v->manifest_bytes = *bytes;
+          v->signature = d_.signer.Sign(v->id);
+          v->signer_key_id = d_.signer.key_id();
+          v->created_at_ms = m->created_at_ms;
           std::string tag_list;
           for (const std::string& t : *tags) tag_list += (tag_list.empty() ? "" : ",") + t;
-          Result<bool> created = d_.store.CommitVersion(
-              *m, v, *tags,
-              MakeAudit("publish", m->ns + "/" + m->name + ":" + v.id.ToHex(), "tags=" + tag_list));
-          ThrowIfError(created.status());
-          if (*created) {
-            d_.metrics.publishes++;
-            d_.torrents.Add(*m);
-          }
-          ApplyRetention(m->ns, m->name);
-          FillSigned(v, c.getResults().initSigned());
-          c.getResults().setCreated(*created);
+          AuditEntry audit =
+              MakeAudit("publish", m->ns + "/" + m->name + ":" + v->id.ToHex(), "tags=" + tag_list);
+          // The commit writes the manifest's copy to the origin, so it too
+          // runs off the event loop.
+          auto created = std::make_shared<bool>(false);
+          RegistryStore& store = d_.store;
+          return d_.pool
+              .Run<Status>([&store, m, v, tags, audit, created] {
+                Result<bool> r = store.CommitVersion(*m, *v, *tags, audit);
+                if (r.ok()) *created = *r;
+                return r.status();
+              })
+              .then([this, c, m, v, created](Status committed) mutable {
+                ThrowIfError(committed);
+                if (*created) {
+                  d_.metrics.publishes++;
+                  d_.torrents.Add(*m);
+                }
+                ApplyRetention(m->ns, m->name);
+                FillSigned(*v, c.getResults().initSigned());
+                c.getResults().setCreated(*created);
+              });
         });
   }
 
@@ -190,10 +201,10 @@ class RegistryImpl final : public proto::Registry::Server {
     ThrowIfError(ValidateTag(tag));
     VersionId id = ValueOrThrow(ParseVersionId(p.getVersionId()));
     ThrowIfError(d_.store.GetVersion(ns, name, id).status());
-    std::optional<VersionId> prev = d_.store.GetTag(ns, name, tag);
+    std::optional<VersionId> prev = ValueOrThrow(d_.store.GetTag(ns, name, tag));
     if (prev && *prev == id) return kj::READY_NOW;
     TagChange change{ns, name, tag, prev, id, claims_.subject, NowMs()};
-    ThrowIfError(d_.store.SetTag(
+    prev = ValueOrThrow(d_.store.SetTag(
         change, MakeAudit("tag", ns + "/" + name + ":" + tag,
                           (prev ? prev->ToHex() : std::string("(new)")) + " -> " + id.ToHex())));
     d_.metrics.tag_moves++;
@@ -221,7 +232,7 @@ class RegistryImpl final : public proto::Registry::Server {
     Result<StoredVersion> doomed = d_.store.GetVersion(ns, name, id);
     ThrowIfError(doomed.status());
     std::string tagged;
-    for (const auto& [tag, target] : d_.store.TagsOf(ns, name)) {
+    for (const auto& [tag, target] : ValueOrThrow(d_.store.TagsOf(ns, name))) {
       if (target == id) tagged += (tagged.empty() ? "'" : ", '") + tag + "'";
     }
     if (!tagged.empty() && !p.getForce()) {
@@ -330,7 +341,7 @@ class RegistryImpl final : public proto::Registry::Server {
 
   VersionId ResolveRef(const std::string& ns, const std::string& name, const std::string& ref) {
     if (ValidateTag(ref).ok()) {
-      if (auto id = d_.store.GetTag(ns, name, ref)) return *id;
+      if (auto id = ValueOrThrow(d_.store.GetTag(ns, name, ref))) return *id;
     }
     bool hex = ref.size() >= 8 && ref.size() <= 64 &&
                std::all_of(ref.begin(), ref.end(),

@@ -1,9 +1,17 @@
-// RegistryStore: the tracker's durable state in LevelDB.
+// RegistryStore: the tracker's durable state, over an ordered key-value
+// engine (kv_store.h): LevelDB for one tracker, etcd for a fleet.
 //
 // Holds versions (signed manifests), tags and their history, the index of
-// chunks the origin holds, and the audit log. Every multi-key change is one
-// atomic LevelDB write batch, synced, so a killed tracker loses nothing it
-// acknowledged.
+// chunks the origin holds, the audit log and token revocations. Every
+// multi-key change is one atomic KvBatch, so a killed tracker loses nothing
+// it acknowledged and a reader never sees half a change. Several trackers
+// may share one engine: each write is guarded on what it read (a version
+// not yet there, a tag's old target, the next free sequence number) and is
+// rebuilt and retried when another writer got there first.
+//
+// A ManifestArchive, when given, keeps a copy of every signed manifest in
+// the origin beside the chunks; a manifest too big for the engine's values
+// lives only there, and the V| record keeps its signature.
 //
 // Key layout (ns and names are [a-z0-9._-], so '|' never appears in them):
 //   M|ns|name                     model marker
@@ -15,7 +23,7 @@
 //   A|<seq>                       AuditRecord
 //   R|<seq>                       Revocation (shoal/token_revocations.h)
 //
-// Thread-safety: safe for concurrent use; writes are serialised by mu_.
+// Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_REGISTRY_STORE_H_
 #define SHOAL_TRACKER_REGISTRY_STORE_H_
 
@@ -27,17 +35,13 @@
 #include <string>
 #include <vector>
 
+#include "kv_store.h"
 #include "shoal/chunk_id.h"
 #include "shoal/manifest.h"
 #include "shoal/registry_records.h"
 #include "shoal/status.h"
 #include "shoal/token_revocations.h"
 #include "shoal/version_id.h"
-
-namespace leveldb {
-class DB;
-class WriteBatch;
-}  // namespace leveldb
 
 namespace shoal::tracker {
 
@@ -55,9 +59,16 @@ struct AuditEntry {
   std::string subject, token_id, action, target, detail;
 };
 
+class ManifestArchive;
+
 class RegistryStore {
  public:
-  // Opens or creates the store in `dir` (a LevelDB folder).
+  // The registry in `kv`; `archive` (may be null; it must outlive the
+  // store) gets a copy of every manifest committed.
+  RegistryStore(std::unique_ptr<KvStore> kv, ManifestArchive* archive)
+      : kv_owner_(std::move(kv)), kv_(*kv_owner_), archive_(archive) {}
+  // The registry in the LevelDB folder `dir`, without an archive: for
+  // tools that work on a stopped tracker's folder.
   static Result<std::unique_ptr<RegistryStore>> Open(const std::string& dir);
   ~RegistryStore();
   RegistryStore(const RegistryStore&) = delete;
@@ -87,50 +98,56 @@ class RegistryStore {
   Status DeleteVersion(const std::string& ns, const std::string& name, const VersionId& id,
                        const AuditEntry& audit);
 
-  std::optional<VersionId> GetTag(const std::string& ns, const std::string& name,
-                                  const std::string& tag);
-  std::vector<std::pair<std::string, VersionId>> TagsOf(const std::string& ns,
-                                                        const std::string& name);
-  Status SetTag(const TagChange& change, const AuditEntry& audit);
+  Result<std::optional<VersionId>> GetTag(const std::string& ns, const std::string& name,
+                                          const std::string& tag);
+  Result<std::vector<std::pair<std::string, VersionId>>> TagsOf(const std::string& ns,
+                                                                const std::string& name);
+  // Moves the tag as `change` says (its `from` is ignored: the tag's target
+  // when the change applies is recorded) and returns that previous target.
+  Result<std::optional<VersionId>> SetTag(const TagChange& change, const AuditEntry& audit);
   // Every move of the tag, oldest first.
   Result<std::vector<TagChange>> TagHistory(const std::string& ns, const std::string& name,
                                             const std::string& tag);
 
   // The chunk index: what the origin is known to hold.
-  bool HasChunk(const ChunkId& id);
+  Result<bool> HasChunk(const ChunkId& id);
   Status AddChunks(const std::vector<std::pair<ChunkId, uint64_t>>& chunks, int64_t now_ms);
   Status RemoveChunks(const std::vector<ChunkId>& ids);
   // Calls fn(id, size, stored_at_ms) for every indexed chunk.
-  void ForEachChunk(const std::function<void(const ChunkId&, uint64_t, int64_t)>& fn);
+  Status ForEachChunk(const std::function<void(const ChunkId&, uint64_t, int64_t)>& fn);
   // Calls fn(manifest) for every stored version.
   Status ForEachManifest(const std::function<void(const Manifest&)>& fn);
 
   Status Audit(const AuditEntry& entry);
-  std::vector<AuditEntry> AuditLog(uint64_t after_seq, uint32_t limit);
+  Result<std::vector<AuditEntry>> AuditLog(uint64_t after_seq, uint32_t limit);
 
   // Token revocations. AddRevocation numbers `r` (the next seq, set in
-  // *r) and stores it with `audit` in one synced batch. They stay behind this
-  // interface so that a replicated store can hold them later.
+  // *r) and stores it with `audit` in one batch.
   Status AddRevocation(Revocation* r, const AuditEntry& audit);
-  // Every revocation, oldest first.
-  Result<std::vector<Revocation>> Revocations();
+  // Every revocation after `after_seq`, oldest first.
+  Result<std::vector<Revocation>> Revocations(uint64_t after_seq = 0);
 
-  uint64_t version_count();
+  Result<uint64_t> VersionCount();
 
-  // OK if LevelDB answers a read; the /healthz probe.
-  Status Ping();
+  // OK if the engine answers a read; the /healthz probe.
+  Status Ping() { return kv_.Ping(); }
+  std::string Describe() const { return kv_.Describe(); }
 
  private:
-  explicit RegistryStore(leveldb::DB* db);
-  uint64_t NextAuditSeq();  // REQUIRES: mu_ held
-  // Numbers `audit` and adds it to `batch`. REQUIRES: mu_ held.
-  void PutAudit(leveldb::WriteBatch* batch, const AuditEntry& audit);
+  // Builds a batch with `build` and applies it; when a guard fails (another
+  // writer), builds it again from fresh reads, a few times. `build` may
+  // leave the batch empty to write nothing.
+  Status Write(const std::string& what, const std::function<Status(KvBatch*)>& build);
+  // Adds the next sequence number under `prefix`, guarded, to `batch`.
+  Result<uint64_t> NextSeq(const std::string& prefix, KvBatch* batch);
+  // Numbers `audit` and adds it to `batch`.
+  Status PutAudit(KvBatch* batch, const AuditEntry& audit);
+  Result<std::string> EncodeForKv(const StoredVersion& v) const;
 
-  std::unique_ptr<leveldb::DB> db_;
-  std::mutex mu_;                     // serialises read-modify-write batches
-  uint64_t next_audit_seq_ = 1;       // protected by mu_
-  uint64_t next_tag_seq_ = 1;         // protected by mu_
-  uint64_t next_revocation_seq_ = 1;  // protected by mu_
+  const std::unique_ptr<KvStore> kv_owner_;
+  KvStore& kv_;
+  ManifestArchive* const archive_;
+  std::mutex mu_;  // one local writer at a time: fewer guard retries
 };
 
 }  // namespace shoal::tracker

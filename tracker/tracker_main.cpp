@@ -18,6 +18,8 @@
 #include "http_api.h"
 #include "issued_tokens.h"
 #include "kj_status.h"
+#include "leveldb_kv.h"
+#include "manifest_archive.h"
 #include "registry_store.h"
 #include "rpc_listener.h"
 #include "rpc_tls.h"
@@ -217,11 +219,12 @@ Status ApplyServeFlags(ServeFlags& f) {
 
 // What the data folder and the origin hold, opened before the services.
 struct TrackerState {
+  std::unique_ptr<Origin> origin;
+  std::unique_ptr<ManifestArchive> archive;  // copies of the manifests, in the origin
   std::unique_ptr<RegistryStore> store;
   std::unique_ptr<TokenAuthority> tokens;
   std::unique_ptr<ManifestSigner> signer;
-  std::unique_ptr<PeerCa> peer_ca;  // null with --peer-tls off
-  std::unique_ptr<Origin> origin;
+  std::unique_ptr<PeerCa> peer_ca;        // null with --peer-tls off
   std::optional<TlsServerPem> tls;        // the control ports' identity; none: plain
   std::unique_ptr<RpcTlsServer> rpc_tls;  // null: plain
 };
@@ -230,8 +233,13 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   std::error_code ec;
   std::filesystem::create_directories(o.data_dir, ec);
   if (ec) return Status::IOError("create --data-dir " + o.data_dir + ": " + ec.message());
-  auto store = RegistryStore::Open(o.data_dir + "/registry");
-  if (!store.ok()) return store.status();
+  auto origin = OpenOrigin(o.origin);
+  if (!origin.ok()) return origin.status().WithContext("open origin " + o.origin.url);
+  state->origin = std::move(origin).value();
+  state->archive = std::make_unique<ManifestArchive>(*state->origin);
+  auto kv = LevelDbKv::Open(o.data_dir + "/registry");
+  if (!kv.ok()) return kv.status();
+  state->store = std::make_unique<RegistryStore>(std::move(kv).value(), state->archive.get());
   auto tokens = TokenAuthority::LoadOrCreate(o.data_dir + "/token.secret");
   if (!tokens.ok()) return tokens.status();
   auto signer = ManifestSigner::LoadOrCreate(o.data_dir + "/signing.key");
@@ -249,12 +257,8 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
     state->tls = std::move(pem).value();
     state->rpc_tls = std::move(rpc_tls).value();
   }
-  auto origin = OpenOrigin(o.origin);
-  if (!origin.ok()) return origin.status().WithContext("open origin " + o.origin.url);
-  state->store = std::move(store).value();
   state->tokens = std::make_unique<TokenAuthority>(std::move(tokens).value());
   state->signer = std::move(signer).value();
-  state->origin = std::move(origin).value();
   return Status::OK();
 }
 
@@ -361,6 +365,7 @@ Status Serve(ServeFlags& f) {
   uint16_t http_port = http.port();
   ctx.http_port = http_port;
   WritePortFile(o.port_file, rpc_port, http_port);
+  Result<uint64_t> versions = state.store->VersionCount();
   Log(LogLevel::kInfo, "tracker.start",
       {{"rpc_port", static_cast<int64_t>(rpc_port)},
        {"http_port", static_cast<int64_t>(http_port)},
@@ -369,7 +374,7 @@ Status Serve(ServeFlags& f) {
        {"signing_key", state.signer->key_id()},
        {"peer_tls", o.peer_tls},
        {"control_tls", state.tls.has_value()},
-       {"versions", static_cast<int64_t>(state.store->version_count())},
+       {"versions", versions.ok() ? static_cast<int64_t>(*versions) : -1},
        {"torrents", static_cast<int64_t>(ctx.torrents.size())}});
   RunUntilStopped(io, ctx, kj::mv(rpc));
   http.Stop();

@@ -1,0 +1,229 @@
+// The registry over its key-value engine: guards, retries when two
+// trackers write at once, and manifests kept in the origin's archive.
+#include "registry_store.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "kv_store.h"
+#include "leveldb_kv.h"
+#include "manifest_archive.h"
+#include "shoal/file_origin.h"
+#include "shoal/manifest_codec.h"
+#include "support/subprocess.h"
+
+namespace shoal::tracker {
+namespace {
+
+// Another handle on one engine, as a second tracker sharing etcd has; it
+// may also report a small value limit, as etcd's is.
+class SharedKv final : public KvStore {
+ public:
+  SharedKv(KvStore& kv, size_t max_value) : kv_(kv), max_value_(max_value) {}
+  Result<std::optional<std::string>> Get(const std::string& k) override { return kv_.Get(k); }
+  Result<std::vector<KvPair>> Scan(const std::string& b, const std::string& e, size_t n,
+                                   bool rev) override {
+    return kv_.Scan(b, e, n, rev);
+  }
+  Status Apply(const KvBatch& batch) override { return kv_.Apply(batch); }
+  size_t max_batch_ops() const override { return 128; }
+  size_t max_value_bytes() const override { return max_value_; }
+  Status Ping() override { return kv_.Ping(); }
+  std::string Describe() const override { return "shared " + kv_.Describe(); }
+
+ private:
+  KvStore& kv_;
+  const size_t max_value_;
+};
+
+Manifest SomeManifest(int files, int64_t at_ms) {
+  Manifest m;
+  m.ns = "team-a";
+  m.name = "llama";
+  m.created_by = "ci";
+  m.created_at_ms = at_ms;
+  m.piece_size = 1 << 20;
+  for (int i = 0; i < files; ++i) {
+    FileEntry f;
+    f.path = "shard-" + std::to_string(i) + ".safetensors";
+    f.size = 1000 + static_cast<uint64_t>(i);
+    uint8_t root[32] = {};
+    root[0] = static_cast<uint8_t>(i);
+    root[1] = static_cast<uint8_t>(i >> 8);
+    root[31] = 7;
+    f.pieces_root = PiecesRoot::FromBytes(root);
+    m.files.push_back(f);
+  }
+  m.Canonicalize();
+  return m;
+}
+
+StoredVersion Stored(const Manifest& m) {
+  StoredVersion v;
+  v.manifest_bytes = EncodeManifest(m).value();
+  v.id = ComputeVersionId(v.manifest_bytes);
+  v.signature = std::string(64, 's');
+  v.signer_key_id = "key-1";
+  v.created_at_ms = m.created_at_ms;
+  return v;
+}
+
+AuditEntry By(const std::string& subject) {
+  return AuditEntry{0, 1, subject, "t1", "test", "", ""};
+}
+
+}  // namespace
+
+TEST_CASE("a batch applies only when its guards hold", "[registry]") {
+  shoal::testing::TempDir tmp;
+  auto kv = LevelDbKv::Open(tmp / "kv").value();
+  KvBatch first;
+  first.ExpectAbsent("k");
+  first.Put("k", "1");
+  first.Put("other", "x");
+  REQUIRE(kv->Apply(first).ok());
+
+  KvBatch again;  // the same create: refused, and nothing of it lands
+  again.ExpectAbsent("k");
+  again.Put("k", "2");
+  again.Delete("other");
+  CHECK(kv->Apply(again).code() == Status::Code::kAlreadyExists);
+  CHECK(*kv->Get("k").value() == "1");
+  CHECK(kv->Get("other").value().has_value());
+
+  KvBatch stale;
+  stale.ExpectValue("k", "0");
+  stale.Put("k", "3");
+  CHECK(kv->Apply(stale).code() == Status::Code::kAlreadyExists);
+  KvBatch fresh;
+  fresh.ExpectValue("k", "1");
+  fresh.Put("k", "3");
+  REQUIRE(kv->Apply(fresh).ok());
+  CHECK(*kv->Get("k").value() == "3");
+
+  for (int i = 0; i < 2500; ++i) {
+    KvBatch b;
+    b.Put("p|" + std::to_string(100000 + i), std::to_string(i));
+    REQUIRE(kv->Apply(b).ok());
+  }
+  int seen = 0;
+  REQUIRE(VisitPrefix(
+              *kv, "p|",
+              [&](const KvPair& p) {
+                CHECK(p.value == std::to_string(seen));
+                ++seen;
+                return true;
+              },
+              700)
+              .ok());
+  CHECK(seen == 2500);
+  auto last = kv->Scan("p|", PrefixEnd("p|"), 2, /*reverse=*/true).value();
+  REQUIRE(last.size() == 2);
+  CHECK(last[0].key == "p|102499");
+  CHECK(last[1].key == "p|102498");
+}
+
+TEST_CASE("two trackers moving one tag at once keep one unbroken history", "[registry]") {
+  shoal::testing::TempDir tmp;
+  auto engine = LevelDbKv::Open(tmp / "kv").value();
+  RegistryStore a(std::make_unique<SharedKv>(*engine, SIZE_MAX), nullptr);
+  RegistryStore b(std::make_unique<SharedKv>(*engine, SIZE_MAX), nullptr);
+  std::vector<VersionId> ids;
+  for (int i = 0; i < 4; ++i) {
+    Manifest m = SomeManifest(1, 1000 + i);
+    StoredVersion v = Stored(m);
+    REQUIRE(a.CommitVersion(m, v, {}, By("ci")).value());
+    ids.push_back(v.id);
+  }
+  // Each tracker moves "prod" 40 times, concurrently.
+  std::vector<Status> failures[2];
+  auto mover = [&](RegistryStore& s, int offset) {
+    for (int i = 0; i < 40; ++i) {
+      TagChange c{"team-a", "llama", "prod", std::nullopt, ids[(i + offset) % 4], "ci", i};
+      auto moved = s.SetTag(c, By("ci"));
+      if (!moved.ok()) failures[offset].push_back(moved.status());
+    }
+  };
+  std::thread ta(mover, std::ref(a), 0), tb(mover, std::ref(b), 1);
+  ta.join();
+  tb.join();
+  for (const auto& list : failures) {
+    for (const Status& f : list) FAIL_CHECK(f.message());
+  }
+  auto history = b.TagHistory("team-a", "llama", "prod").value();
+  REQUIRE(history.size() == 80);
+  CHECK(!history[0].from.has_value());
+  for (size_t i = 1; i < history.size(); ++i) {
+    INFO("event " << i);
+    REQUIRE(history[i].from.has_value());
+    CHECK(*history[i].from == *history[i - 1].to);  // each move starts where the last ended
+  }
+  CHECK(*a.GetTag("team-a", "llama", "prod").value() == *history.back().to);
+  // 4 commits and 80 moves, each audited once, numbered without gaps.
+  auto log = a.AuditLog(0, 1000).value();
+  REQUIRE(log.size() == 84);
+  for (size_t i = 0; i < log.size(); ++i) CHECK(log[i].seq == i + 1);
+}
+
+TEST_CASE("a manifest too big for the engine lives in the origin's archive", "[registry]") {
+  shoal::testing::TempDir tmp;
+  std::filesystem::create_directories(tmp / "origin");
+  auto origin = NewFileOrigin(tmp / "origin").value();
+  ManifestArchive archive(*origin);
+  auto engine = LevelDbKv::Open(tmp / "kv").value();
+  RegistryStore store(std::make_unique<SharedKv>(*engine, 512), &archive);
+
+  Manifest small = SomeManifest(1, 1000), big = SomeManifest(200, 2000);
+  StoredVersion vs = Stored(small), vb = Stored(big);
+  REQUIRE(vb.manifest_bytes.size() > 512);
+  REQUIRE(store.CommitVersion(small, vs, {"latest"}, By("ci")).value());
+  REQUIRE(store.CommitVersion(big, vb, {"latest"}, By("ci")).value());
+  // Committing the same bytes again changes nothing.
+  CHECK_FALSE(store.CommitVersion(big, vb, {"latest"}, By("ci")).value());
+
+  // Both are archived; the big one's registry record holds no manifest.
+  for (const StoredVersion* v : {&vs, &vb}) {
+    CHECK(std::filesystem::exists(tmp /
+                                  ("origin/" + ManifestArchive::KeyOf("team-a", "llama", v->id))));
+  }
+  auto record = engine->Get("V|team-a|llama|" + vb.id.ToHex()).value();
+  REQUIRE(record.has_value());
+  CHECK(record->size() < 512);
+
+  // Read through a fresh archive (another tracker, a cold cache).
+  ManifestArchive cold(*origin);
+  RegistryStore other(std::make_unique<SharedKv>(*engine, 512), &cold);
+  auto got = other.GetVersion("team-a", "llama", vb.id).value();
+  CHECK(got.manifest_bytes == vb.manifest_bytes);
+  CHECK(got.signature == vb.signature);
+  size_t manifests = 0;
+  REQUIRE(other.ForEachManifest([&](const Manifest&) { ++manifests; }).ok());
+  CHECK(manifests == 2);
+
+  // A damaged copy is refused by name, never served.
+  const std::string path = tmp / ("origin/" + ManifestArchive::KeyOf("team-a", "llama", vb.id));
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[bytes.size() / 2] ^= 0x5a;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  ManifestArchive cold2(*origin);
+  RegistryStore third(std::make_unique<SharedKv>(*engine, 512), &cold2);
+  Result<StoredVersion> damaged = third.GetVersion("team-a", "llama", vb.id);
+  REQUIRE_FALSE(damaged.ok());
+  CHECK(damaged.status().IsCorruption());
+  CHECK_THAT(damaged.status().message(), Catch::Contains(vb.id.ToHex()));
+
+  // Deleting the version removes its copy too.
+  REQUIRE(store.DeleteVersion("team-a", "llama", vs.id, By("admin")).ok());
+  CHECK_FALSE(std::filesystem::exists(
+      tmp / ("origin/" + ManifestArchive::KeyOf("team-a", "llama", vs.id))));
+  CHECK(store.GetVersion("team-a", "llama", vs.id).status().IsNotFound());
+}
+
+}  // namespace shoal::tracker
