@@ -15,7 +15,7 @@ Result<GcResult> RunChunkGc(RegistryStore& store, Origin& origin, UploadLeases& 
                             TrackerMetrics& metrics, bool dry_run, int64_t grace_ms) {
   GcResult r;
   std::unordered_set<ChunkId> referenced;
-  SHOAL_RETURN_IF_ERROR(store.ForEachManifest([&](const Manifest& m) {
+  SHOAL_RETURN_IF_ERROR(store.ForEachManifest([&](const VersionId&, const Manifest& m) {
     for (const FileEntry& f : m.files) {
       for (const ChunkId& id : f.ChunkIds()) referenced.insert(id);
     }

@@ -138,7 +138,7 @@ class RegistryImpl final : public proto::Registry::Server {
                 ThrowIfError(committed);
                 if (*created) {
                   d_.metrics.publishes++;
-                  d_.torrents.Add(*m);
+                  d_.torrents.Add(v->id, *m);
                 }
                 ApplyRetention(m->ns, m->name);
                 FillSigned(*v, c.getResults().initSigned());
@@ -375,10 +375,7 @@ class RegistryImpl final : public proto::Registry::Server {
   }
 
   // A deleted version's files may no longer be announced on its account.
-  void Unindex(const StoredVersion& v) {
-    Result<Manifest> m = DecodeManifest(v.manifest_bytes);
-    if (m.ok()) d_.torrents.Remove(*m);
-  }
+  void Unindex(const StoredVersion& v) { d_.torrents.Remove(v.id); }
 
   // What the checks against the origin touch; copied onto the blocking
   // pool, so a client that hangs up mid-call cannot pull memory away.

@@ -142,6 +142,42 @@ Status RegistryStore::PutAudit(KvBatch* batch, const AuditEntry& audit) {
   return Status::OK();
 }
 
+// A feed value: "c|ns|name|hex" (committed) or "d|ns|name|hex" (deleted).
+Status RegistryStore::PutFeed(KvBatch* batch, bool deleted, const std::string& ns,
+                              const std::string& name, const VersionId& id) {
+  Result<uint64_t> seq = NextSeq("F|", batch);
+  if (!seq.ok()) return seq.status();
+  batch->Put("F|" + Seq(*seq),
+             std::string(deleted ? "d|" : "c|") + ns + "|" + name + "|" + id.ToHex());
+  return Status::OK();
+}
+
+Result<std::vector<FeedEntry>> RegistryStore::FeedAfter(uint64_t after_seq, uint32_t limit) {
+  auto page = kv_.Scan("F|" + Seq(after_seq + 1), PrefixEnd("F|"), std::max<uint32_t>(limit, 1),
+                       /*reverse=*/false);
+  if (!page.ok()) return page.status();
+  std::vector<FeedEntry> out;
+  for (const KvPair& p : *page) {
+    const std::string& v = p.value;
+    size_t a = v.find('|', 2), b = v.rfind('|');
+    auto id = b == std::string::npos ? Result<VersionId>(Status::InvalidArgument("no id"))
+                                     : VersionId::ParseHex(v.substr(b + 1));
+    if (v.size() < 2 || (v[0] != 'c' && v[0] != 'd') || a == std::string::npos || a >= b ||
+        !id.ok()) {
+      return Status::Corruption("registry record " + p.key + " is not a feed entry");
+    }
+    out.push_back(FeedEntry{SeqOfKey(p.key), v[0] == 'd', v.substr(2, a - 2),
+                            v.substr(a + 1, b - a - 1), *id});
+  }
+  return out;
+}
+
+Result<uint64_t> RegistryStore::FeedEnd() {
+  auto last = kv_.Scan("F|", PrefixEnd("F|"), 1, /*reverse=*/true);
+  if (!last.ok()) return last.status();
+  return last->empty() ? uint64_t{0} : SeqOfKey(last->front().key);
+}
+
 Result<std::string> RegistryStore::EncodeForKv(const StoredVersion& v) const {
   std::string bytes = EncodeSigned(v);
   if (bytes.size() <= kv_.max_value_bytes()) return bytes;
@@ -190,6 +226,7 @@ Result<bool> RegistryStore::CommitVersion(const Manifest& m, const StoredVersion
       batch->Put(ModelKey(m.ns, m.name), "");
       batch->Put(vkey, std::move(value).value());
       batch->Put(SummaryKey(m.ns, m.name, m.created_at_ms, v.id), EncodeSummary(info));
+      SHOAL_RETURN_IF_ERROR(PutFeed(batch, /*deleted=*/false, m.ns, m.name, v.id));
     }
     for (const std::string& tag : tags) {
       const std::string tkey = TagKey(m.ns, m.name, tag);
@@ -336,6 +373,7 @@ Status RegistryStore::DeleteVersion(const std::string& ns, const std::string& na
         batch->ExpectValue(vkey, **record);
         batch->Delete(vkey);
         batch->Delete(SummaryKey(ns, name, m->created_at_ms, id));
+        SHOAL_RETURN_IF_ERROR(PutFeed(batch, /*deleted=*/true, ns, name, id));
         auto tags = TagsOf(ns, name);
         if (!tags.ok()) return tags.status();
         for (const auto& [tag, target] : *tags) {
@@ -427,7 +465,8 @@ Result<std::vector<TagChange>> RegistryStore::TagHistory(const std::string& ns,
   return out;
 }
 
-Status RegistryStore::ForEachManifest(const std::function<void(const Manifest&)>& fn) {
+Status RegistryStore::ForEachManifest(
+    const std::function<void(const VersionId&, const Manifest&)>& fn) {
   Status failed;
   Status s = VisitPrefix(kv_, "V|", [&](const KvPair& p) {
     // V|ns|name|<hex>
@@ -442,7 +481,7 @@ Status RegistryStore::ForEachManifest(const std::function<void(const Manifest&)>
       failed = m.status().WithContext("stored version " + p.key);
       return false;
     }
-    fn(*m);
+    fn(*id, *m);
     return true;
   });
   return s.ok() ? failed : s;

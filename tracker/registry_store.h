@@ -22,6 +22,10 @@
 //   C|<chunk hex>                 chunk is in the origin: size, when
 //   A|<seq>                       AuditRecord
 //   R|<seq>                       Revocation (shoal/token_revocations.h)
+//   F|<seq>                       FeedEntry: a version committed or deleted
+//
+// The F| feed lets each tracker of a fleet follow what the others commit
+// (registry_follower.h); it is written in the same batch as the change.
 //
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_REGISTRY_STORE_H_
@@ -51,6 +55,14 @@ struct StoredVersion {
   std::string signature;       // Ed25519 over id
   std::string signer_key_id;
   int64_t created_at_ms = 0;
+};
+
+// One change to the set of versions, in the order the registry took them.
+struct FeedEntry {
+  uint64_t seq = 0;
+  bool deleted = false;  // false: committed
+  std::string ns, name;
+  VersionId id;
 };
 
 struct AuditEntry {
@@ -115,8 +127,14 @@ class RegistryStore {
   Status RemoveChunks(const std::vector<ChunkId>& ids);
   // Calls fn(id, size, stored_at_ms) for every indexed chunk.
   Status ForEachChunk(const std::function<void(const ChunkId&, uint64_t, int64_t)>& fn);
-  // Calls fn(manifest) for every stored version.
-  Status ForEachManifest(const std::function<void(const Manifest&)>& fn);
+  // Calls fn(id, manifest) for every stored version.
+  Status ForEachManifest(const std::function<void(const VersionId&, const Manifest&)>& fn);
+
+  // The feed of versions committed and deleted: entries after `after_seq`,
+  // oldest first, at most `limit`; and the seq of the newest entry (0 for
+  // none).
+  Result<std::vector<FeedEntry>> FeedAfter(uint64_t after_seq, uint32_t limit);
+  Result<uint64_t> FeedEnd();
 
   Status Audit(const AuditEntry& entry);
   Result<std::vector<AuditEntry>> AuditLog(uint64_t after_seq, uint32_t limit);
@@ -142,6 +160,9 @@ class RegistryStore {
   Result<uint64_t> NextSeq(const std::string& prefix, KvBatch* batch);
   // Numbers `audit` and adds it to `batch`.
   Status PutAudit(KvBatch* batch, const AuditEntry& audit);
+  // Adds the feed entry for a version committed or deleted to `batch`.
+  Status PutFeed(KvBatch* batch, bool deleted, const std::string& ns, const std::string& name,
+                 const VersionId& id);
   Result<std::string> EncodeForKv(const StoredVersion& v) const;
 
   const std::unique_ptr<KvStore> kv_owner_;

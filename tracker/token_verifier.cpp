@@ -21,6 +21,18 @@ Status TokenVerifier::Load() {
   return Status::OK();
 }
 
+Status TokenVerifier::Refresh() {
+  std::lock_guard<std::mutex> lock(revoke_mu_);
+  return RefreshLocked();
+}
+
+Status TokenVerifier::RefreshLocked() {
+  Result<std::vector<Revocation>> fresh = store_.Revocations(revocations_.generation());
+  if (!fresh.ok()) return fresh.status().WithContext("read token revocations");
+  if (!fresh->empty()) revocations_.Add(*fresh);
+  return Status::OK();
+}
+
 Result<TokenClaims> TokenVerifier::Verify(std::string_view token, int64_t now_ms) const {
   if (token.empty()) {
     return Status::Unauthenticated("no token; send one as 'Authorization: Bearer <token>'");
@@ -62,7 +74,9 @@ Result<Revocation> TokenVerifier::Revoke(Revocation::Kind kind, const std::strin
   audit.detail = r.Describe();
   std::lock_guard<std::mutex> lock(revoke_mu_);
   SHOAL_RETURN_IF_ERROR(store_.AddRevocation(&r, audit));
-  revocations_.Add({r});
+  // Read back from the store rather than adding `r` alone: another tracker
+  // may have stored one just before it, and the list takes them in order.
+  SHOAL_RETURN_IF_ERROR(RefreshLocked());
   Log(LogLevel::kInfo, "token.revoked",
       {{"kind", std::string(RevocationKindName(kind))},
        {"value", value},

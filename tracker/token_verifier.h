@@ -45,6 +45,9 @@ class TokenVerifier {
 
   // Reads the stored revocations into memory.
   Status Load();
+  // Takes in revocations stored since (by this tracker or another one
+  // sharing the registry).
+  Status Refresh();
 
   // The claims of a token that counts at `now_ms`; Unauthenticated naming
   // why otherwise (missing, malformed, forged, expired, revoked).
@@ -67,9 +70,11 @@ class TokenVerifier {
   const RevocationList& revocations() const { return revocations_; }
 
  private:
+  Status RefreshLocked();  // REQUIRES: revoke_mu_ held
+
   const TokenAuthority& authority_;
   RegistryStore& store_;
-  std::mutex revoke_mu_;  // one Revoke at a time, so revocations_ sees them in seq order
+  std::mutex revoke_mu_;  // one Revoke or Refresh at a time: revocations_ sees them in seq order
   RevocationList revocations_;
 };
 

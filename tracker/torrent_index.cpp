@@ -6,30 +6,31 @@
 
 namespace shoal::tracker {
 
-void TorrentIndex::Add(const Manifest& m) { Apply(m, +1); }
-
-void TorrentIndex::Remove(const Manifest& m) { Apply(m, -1); }
-
-void TorrentIndex::Apply(const Manifest& m, int delta) {
-  std::vector<InfoHash20> hashes;
+void TorrentIndex::Add(const VersionId& id, const Manifest& m) {
+  Indexed entry{m.ns, {}};
   for (const Digest& full : VersionTorrentHashes(m, peer_ca_)) {
     InfoHash20 h;
     std::memcpy(h.data(), full.data(), h.size());
-    hashes.push_back(h);
+    entry.hashes.push_back(h);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  for (const InfoHash20& h : hashes) {
-    if (delta > 0) {
-      torrents_[h][m.ns]++;
-      continue;
-    }
+  if (!versions_.emplace(id, entry).second) return;
+  for (const InfoHash20& h : entry.hashes) torrents_[h][m.ns]++;
+}
+
+void TorrentIndex::Remove(const VersionId& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto v = versions_.find(id);
+  if (v == versions_.end()) return;
+  for (const InfoHash20& h : v->second.hashes) {
     auto t = torrents_.find(h);
     if (t == torrents_.end()) continue;
-    auto n = t->second.find(m.ns);
+    auto n = t->second.find(v->second.ns);
     if (n == t->second.end()) continue;
     if (--n->second == 0) t->second.erase(n);
     if (t->second.empty()) torrents_.erase(t);
   }
+  versions_.erase(v);
 }
 
 std::vector<std::string> TorrentIndex::Namespaces(const InfoHash20& info_hash) {
@@ -44,6 +45,11 @@ std::vector<std::string> TorrentIndex::Namespaces(const InfoHash20& info_hash) {
 size_t TorrentIndex::size() {
   std::lock_guard<std::mutex> lock(mu_);
   return torrents_.size();
+}
+
+size_t TorrentIndex::versions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return versions_.size();
 }
 
 }  // namespace shoal::tracker

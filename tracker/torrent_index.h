@@ -7,7 +7,9 @@
 // of its namespaces, so nobody can park swarms for torrents the registry
 // does not hold. One file in several versions or namespaces is counted
 // once per version; it leaves the index when its last version is deleted.
-// Soft state, rebuilt from the registry at start.
+// Soft state, rebuilt from the registry at start and kept in step with it
+// (registry_follower.h); adding or removing a version twice is harmless,
+// since the local commit and the registry's feed both report it.
 //
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_TORRENT_INDEX_H_
@@ -16,9 +18,11 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "shoal/manifest.h"
+#include "shoal/version_id.h"
 #include "swarm_store.h"
 
 namespace shoal::tracker {
@@ -29,23 +33,30 @@ class TorrentIndex {
   // plain peers), which is part of every info-hash.
   explicit TorrentIndex(std::string peer_ca) : peer_ca_(std::move(peer_ca)) {}
 
-  // Counts every torrent of `m` (VersionTorrentHashes) under m.ns.
-  void Add(const Manifest& m);
-  // Undoes one Add of the same manifest.
-  void Remove(const Manifest& m);
+  // Counts every torrent of `m` (VersionTorrentHashes), version `id`,
+  // under m.ns. Nothing if the version is indexed already.
+  void Add(const VersionId& id, const Manifest& m);
+  // Undoes the Add of version `id`; nothing if it is not indexed.
+  void Remove(const VersionId& id);
 
   // The namespaces holding a file with this torrent; empty if none does.
   std::vector<std::string> Namespaces(const InfoHash20& info_hash);
   // Distinct torrents indexed.
   size_t size();
+  // Versions indexed.
+  size_t versions();
 
  private:
-  void Apply(const Manifest& m, int delta);
+  struct Indexed {
+    std::string ns;
+    std::vector<InfoHash20> hashes;
+  };
 
   const std::string peer_ca_;
   std::mutex mu_;
   // info-hash -> namespace -> versions holding it; protected by mu_
   std::map<InfoHash20, std::map<std::string, uint32_t>> torrents_;
+  std::unordered_map<VersionId, Indexed> versions_;  // protected by mu_
 };
 
 }  // namespace shoal::tracker

@@ -11,6 +11,7 @@
 #include "blocking_pool.h"
 #include "fetch_scheduler.h"
 #include "peer_certs.h"
+#include "registry_follower.h"
 #include "registry_store.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
@@ -67,6 +68,9 @@ struct TrackerContext {
   // Each live agent's control capability. Touched only on the RPC thread.
   AgentControls controls;
   StoredVersionChunks version_chunks;
+  // Keeps torrents and tokens' revocations in step with the registry,
+  // which other trackers may write too.
+  RegistryFollower follower{store, torrents, tokens};
   // Origin fetch orders; on the RPC thread too. Declared last: its orders
   // hold references to the rest.
   FetchScheduler fetches{FetchPolicyOf(options), agents, controls, version_chunks, metrics};

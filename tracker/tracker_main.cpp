@@ -313,6 +313,21 @@ void WritePortFile(const std::string& path, uint16_t rpc_port, uint16_t http_por
 
 // Runs the periodic work until the RPC listener fails or SIGTERM or SIGINT
 // arrives.
+// Reads what other trackers committed, deleted or revoked, every
+// registry_poll_ms, on the blocking pool (the registry may be remote).
+kj::Promise<void> FollowRegistry(kj::Timer& timer, TrackerContext& ctx) {
+  return timer.afterDelay(ctx.options.registry_poll_ms * kj::MILLISECONDS).then([&timer, &ctx] {
+    RegistryFollower& follower = ctx.follower;
+    return ctx.pool.Run<Status>([&follower] { return follower.CatchUp().status(); })
+        .then([&timer, &ctx](Status s) {
+          if (!s.ok()) {
+            Log(LogLevel::kWarn, "registry.follow_failed", {{"error", s.message()}});
+          }
+          return FollowRegistry(timer, ctx);
+        });
+  });
+}
+
 void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<void> rpc) {
   auto swarm_sweeps =
       SweepSwarms(io.provider->getTimer(), ctx.swarm, ctx.options.announce_interval_ms)
@@ -325,6 +340,11 @@ void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<vo
                            Log(LogLevel::kError, "fetch.scheduler_failed",
                                {{"error", std::string(e.getDescription().cStr())}});
                          });
+  auto follows =
+      FollowRegistry(io.provider->getTimer(), ctx).eagerlyEvaluate([](kj::Exception&& e) {
+        Log(LogLevel::kError, "registry.follow_failed",
+            {{"error", std::string(e.getDescription().cStr())}});
+      });
   auto rpc_failed = rpc.then([]() -> int { return 0; });
   auto signal = io.unixEventPort.onSignal(SIGTERM)
                     .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
@@ -348,9 +368,7 @@ Status Serve(ServeFlags& f) {
   TrackerContext ctx(o, *state.store, *state.tokens, *state.signer, state.peer_ca.get(),
                      *state.origin);
   SHOAL_RETURN_IF_ERROR(ctx.tokens.Load());
-  SHOAL_RETURN_IF_ERROR(
-      state.store->ForEachManifest([&ctx](const Manifest& m) { ctx.torrents.Add(m); })
-          .WithContext("indexing published torrents"));
+  SHOAL_RETURN_IF_ERROR(ctx.follower.Start());
   uint16_t rpc_port = 0;
   kj::Promise<void> rpc = nullptr;
   SHOAL_RETURN_IF_ERROR(StartRpc(io, ctx, state.rpc_tls.get(), &rpc, &rpc_port));

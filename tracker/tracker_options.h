@@ -22,7 +22,8 @@ struct TrackerOptions {
   uint32_t keep_versions = 0;                       // per model, oldest untagged pruned; 0 = all
   int origin_parallelism = 16;                      // concurrent origin HEADs when checking chunks
   int blocking_threads = 4;                         // threads for origin and scan work
-  int64_t heartbeat_ms = 2000;          // agents heartbeat this often; dropped after 3 misses
+  int64_t registry_poll_ms = 1000;  // how often to read what other trackers committed or revoked
+  int64_t heartbeat_ms = 2000;      // agents heartbeat this often; dropped after 3 misses
   int64_t announce_interval_ms = 5000;  // how often agents re-announce; peers expire after 3x
   int64_t seed_announce_interval_ms =
       60000;                            // how often a peer holding the whole file does; 3x likewise

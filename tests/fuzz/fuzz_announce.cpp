@@ -86,7 +86,7 @@ struct Tracker {
     c.expires_at_ms = c.issued_at_ms + 24 * 3600 * 1000;
     token = authority.Mint(c);
     shoal::Manifest m = Published();
-    torrents.Add(m);
+    torrents.Add(shoal::VersionId(), m);  // the one version; its ID does not matter here
     shoal::Digest h = shoal::VersionTorrentHashes(m, "").at(0);
     info_hash.assign(reinterpret_cast<const char*>(h.data()), 20);
   }

@@ -200,7 +200,7 @@ TEST_CASE("a manifest too big for the engine lives in the origin's archive", "[r
   CHECK(got.manifest_bytes == vb.manifest_bytes);
   CHECK(got.signature == vb.signature);
   size_t manifests = 0;
-  REQUIRE(other.ForEachManifest([&](const Manifest&) { ++manifests; }).ok());
+  REQUIRE(other.ForEachManifest([&](const VersionId&, const Manifest&) { ++manifests; }).ok());
   CHECK(manifests == 2);
 
   // A damaged copy is refused by name, never served.
