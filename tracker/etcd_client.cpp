@@ -233,6 +233,11 @@ class EtcdClientImpl : public EtcdClient {
     pool.Release(std::move(conn));
 
     Attempt a;
+    if (!s.ok() && !s.IsUnavailable()) {
+      // A rejected TLS certificate: configuration, not a failing member.
+      a.status = s.WithContext("etcd " + std::string(op));
+      return a;
+    }
     if (!s.ok()) {
       if (retry == Retry::kAnywhere || !info.sent_any) {
         a.retryable = true;

@@ -3,8 +3,10 @@
 //
 // It speaks HTTP/1.1 + JSON to etcd's gRPC gateway (POST /v3/kv/range and
 // friends), so the tracker needs no etcd library or binary. Keys and values
-// are arbitrary bytes in std::string. Every call blocks until etcd answers,
-// or fails within EtcdOptions::timeout_ms.
+// are arbitrary bytes in std::string (keys must not be empty). Every call
+// blocks until etcd answers or the call gives up: no new attempt starts
+// after EtcdOptions::timeout_ms, though one already under way may add up to
+// connect_timeout_ms + request_timeout_ms.
 //
 // Failover: a call goes first to the member that last answered, and on a
 // connection failure, a timeout or etcd's "no leader" moves to the next
@@ -20,7 +22,14 @@
 // Unavailable and a message containing "outcome unknown": it may or may not
 // have been applied. Callers must make writes safe to repeat, typically a
 // Txn guarded by a Compare on mod_revision or create_revision, then read
-// back and decide.
+// back and decide. After a leader is lost, a write that a follower had
+// forwarded to it hangs until request_timeout_ms and then fails this way;
+// a new leader takes about a second (etcd's election timeout) after that.
+//
+// Limits etcd sets: a request over --max-request-bytes (1.5 MiB by default)
+// and a Txn of more than --max-txn-ops operations (128) fail with
+// InvalidArgument. An answer over 32 MiB is not read whole and fails with
+// Corruption: read big ranges with RangeRequest::limit or ListPrefix.
 //
 // Errors (one line, naming the endpoint(s) and the operation):
 //   Unavailable      no member answered in time, no leader, or a write's
@@ -30,7 +39,9 @@
 //                    compacted revision; retrying will not help
 //   NotFound         a lease that does not exist (expired or revoked)
 //   NoSpace          etcd's database is over its quota (alarm NOSPACE)
-//   PermissionDenied / Unauthenticated  etcd's auth refused the request
+//   PermissionDenied a member's TLS certificate is not signed by ca_file (or
+//                    the system store), or etcd's auth refused the request
+//   Unauthenticated  etcd's auth wants credentials (not supported yet)
 //   Corruption       an answer that is not the JSON the gateway sends
 // A missing key is not an error: Get returns std::nullopt.
 //
@@ -189,8 +200,9 @@ class EtcdClient {
   // Ends the lease and deletes its keys. NotFound if it no longer exists.
   virtual Status Revoke(int64_t lease) = 0;
 
-  // OK if some member answers and knows a leader: for /healthz.
-  // Unavailable otherwise.
+  // OK if some member answers and knows a leader: for /healthz. Asks each
+  // member once, from the one that answered last; Unavailable naming every
+  // member's problem otherwise.
   virtual Status Ping() = 0;
 
   // Diagnostics for tests and status pages.

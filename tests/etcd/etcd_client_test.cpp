@@ -314,3 +314,43 @@ TEST_CASE("etcd refuses a value larger than its request limit, in one clear line
   auto empty = etcd->Put("", "v");
   CHECK(empty.status().code() == Status::Code::kInvalidArgument);
 }
+
+TEST_CASE("etcd client options name what is wrong with them", "[etcd]") {
+  shoal::tracker::EtcdOptions o;
+  auto none = EtcdClient::Open(o);
+  CHECK(none.status().code() == Status::Code::kInvalidArgument);
+  CHECK(none.status().message().find("no endpoints") != std::string::npos);
+
+  o.endpoints = {"http://127.0.0.1:2379", "etcd-1:2379"};
+  auto scheme = EtcdClient::Open(o);
+  CHECK(scheme.status().code() == Status::Code::kInvalidArgument);
+  CHECK(scheme.status().message().find("etcd-1:2379") != std::string::npos);
+
+  o.endpoints = {"http://127.0.0.1:2379"};
+  o.timeout_ms = 0;
+  CHECK(EtcdClient::Open(o).status().code() == Status::Code::kInvalidArgument);
+}
+
+TEST_CASE("etcd prefix listing handles prefixes that end in 0xff bytes", "[etcd]") {
+  using shoal::tracker::PrefixRangeEnd;
+  CHECK(PrefixRangeEnd("a\xff") == "b");
+  CHECK(PrefixRangeEnd("ab") == "ac");
+  CHECK(PrefixRangeEnd("\xff\xff") == std::string(1, '\0'));  // no end: every key after
+
+  auto etcd = OpenTestEtcd();
+  const std::string base = FreshPrefix("ff");
+  const std::string prefix = base + "\xff";
+  for (const std::string& k : {prefix, prefix + std::string(1, '\0'), prefix + "\xff" + "z"}) {
+    REQUIRE(etcd->Put(k, "in").ok());
+  }
+  REQUIRE(etcd->Put(base + "\xfe", "out").ok());
+  std::vector<std::string> seen;
+  REQUIRE(etcd->ListPrefix(prefix, 2,
+                           [&](const KeyValue& kv) {
+                             seen.push_back(kv.key);
+                             return Status::OK();
+                           })
+              .ok());
+  CHECK(seen ==
+        std::vector<std::string>{prefix, prefix + std::string(1, '\0'), prefix + "\xff" + "z"});
+}

@@ -11,6 +11,9 @@
 #                                    waits until the cluster is healthy again
 #   etcd_cluster.sh leader DIR       prints the number (1-3) of the current leader
 #   etcd_cluster.sh kill-leader DIR  SIGKILLs the leader; prints its number
+#   etcd_cluster.sh start-tls DIR    one member serving clients over HTTPS with a
+#                                    self-signed certificate for 127.0.0.1 (DIR/tls.crt);
+#                                    writes DIR/etcd.env; stop it with stop
 #
 # DIR/etcd.env holds shell-style KEY=VALUE lines: SHOAL_ETCD_ENDPOINTS (the
 # three client URLs, comma-separated), SHOAL_ETCD_SCRIPT (this script),
@@ -30,7 +33,7 @@ log() { echo "etcd_cluster.sh: $*" >&2; }
 # free_port, wait_for, alive, kill_pidfile
 source "$(dirname "$0")/../support/daemon_lib.sh"
 
-client_url() { echo "http://127.0.0.1:$(cat "$dir/m$1/client_port")"; }
+client_url() { echo "$(cat "$dir/scheme" 2>/dev/null || echo http)://127.0.0.1:$(cat "$dir/m$1/client_port")"; }
 peer_url() { echo "http://127.0.0.1:$(cat "$dir/m$1/peer_port")"; }
 
 # The cluster as etcd's --initial-cluster wants it: m1=http://...,m2=...
@@ -40,11 +43,12 @@ initial_cluster() {
   echo "$out"
 }
 
-# Starts member $1 in the background; its data stays in DIR/mN/data.
+# Starts member $1 in the background; its data stays in DIR/mN/data. Any
+# further arguments go to etcd.
 start_member() {
-  local n=$1
+  local n=$1; shift
   if [[ -f "$dir/m$n/pid" ]] && alive "$(cat "$dir/m$n/pid")"; then return 0; fi
-  setsid etcd --name "m$n" --data-dir "$dir/m$n/data" \
+  setsid etcd --name "m$n" --data-dir "$dir/m$n/data" "$@" \
     --listen-client-urls "$(client_url "$n")" --advertise-client-urls "$(client_url "$n")" \
     --listen-peer-urls "$(peer_url "$n")" --initial-advertise-peer-urls "$(peer_url "$n")" \
     --initial-cluster "$(initial_cluster)" --initial-cluster-state new \
@@ -56,7 +60,8 @@ start_member() {
 
 # True if member $1 answers /health with a leader ({"health":"true"}).
 member_healthy() {
-  curl -s --noproxy '*' --max-time 2 "$(client_url "$1")/health" | grep -q '"health":"true"'
+  curl -s --noproxy '*' --max-time 2 --cacert "$dir/tls.crt" "$(client_url "$1")/health" |
+    grep -q '"health":"true"'
 }
 
 # True if every member that should run is healthy.
@@ -135,6 +140,27 @@ do_start() {
   log "etcd ready at $(grep ENDPOINTS= "$dir/etcd.env" | cut -d= -f2) (env in $dir/etcd.env)"
 }
 
+do_start_tls() {
+  if [[ -d "$dir" ]]; then stop_all; rm -rf "$dir"; fi
+  mkdir -p "$dir/m1"
+  dir=$(cd "$dir" && pwd)
+  MEMBERS=(1)
+  trap 'log "start-tls failed; tearing down"; tail -n 5 "$dir"/m1/etcd.log >&2 || true; stop_all' ERR
+  echo https >"$dir/scheme"
+  free_port >"$dir/m1/client_port"
+  local peer; peer=$(free_port)
+  while [[ "$peer" == "$(cat "$dir/m1/client_port")" ]]; do peer=$(free_port); done
+  echo "$peer" >"$dir/m1/peer_port"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+    -addext "subjectAltName=IP:127.0.0.1" \
+    -keyout "$dir/tls.key" -out "$dir/tls.crt" >/dev/null 2>&1
+  start_member 1 --cert-file "$dir/tls.crt" --key-file "$dir/tls.key"
+  wait_for 30 cluster_healthy || { log "the TLS member was not healthy within 30 s"; false; }
+  write_env
+  echo "SHOAL_ETCD_CA_FILE=$dir/tls.crt" >>"$dir/etcd.env"
+  trap - ERR
+}
+
 member_arg() {
   local n=${1:?$usage}
   [[ "$n" =~ ^[123]$ ]] || { log "member must be 1, 2 or 3, not $n"; exit 2; }
@@ -143,6 +169,7 @@ member_arg() {
 
 case "$cmd" in
   start) do_start ;;
+  start-tls) do_start_tls ;;
   stop)
     if [[ -d "$dir" ]]; then stop_all; rm -rf "$dir"; fi ;;
   kill)
