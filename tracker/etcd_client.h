@@ -25,6 +25,11 @@
 // back and decide. After a leader is lost, a write that a follower had
 // forwarded to it hangs until request_timeout_ms and then fails this way;
 // a new leader takes about a second (etcd's election timeout) after that.
+// A write sent on a reused keep-alive connection that the member closed at
+// that very moment also counts as sent: rare, and handled the same way.
+//
+// Leases: nothing refreshes a lease in the background; its holder calls
+// KeepAlive, e.g. every TTL/3, and treats NotFound as "lost".
 //
 // Limits etcd sets: a request over --max-request-bytes (1.5 MiB by default)
 // and a Txn of more than --max-txn-ops operations (128) fail with
