@@ -6,8 +6,8 @@
 # 20 minutes once per machine, seconds when the patched build is installed.
 #
 #   deploy/install-deps.sh          build and runtime packages
-#   deploy/install-deps.sh --test   also the S3 server (Ceph radosgw) and the
-#                                   reference S3 clients the tests compare with
+#   deploy/install-deps.sh --test   also the S3 server (Ceph radosgw), etcd, and
+#                                   the reference S3 clients the tests compare with
 #   deploy/install-deps.sh --bench  the --test packages, plus gnuplot for the
 #                                   cluster benchmark's plot (tests/perf/cluster_bench.sh)
 set -euo pipefail
@@ -28,6 +28,7 @@ test_pkgs=(
   python3-yaml systemd  # tests/deploy/: manifest checks; systemd-analyze, -sysusers, -tmpfiles
   clang-format  # tests/deploy/check_format.sh: the sources are formatted as .clang-format says
   clang libclang-rt-14-dev  # tests/fuzz/run.sh: libFuzzer, ASan and UBSan (ctest's fuzz:regress)
+  etcd-server etcd-client  # tests/etcd/etcd_cluster.sh: a 3-member etcd; the tracker itself speaks HTTP
 )
 
 bench_pkgs=(

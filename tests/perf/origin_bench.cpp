@@ -12,30 +12,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "shoal/origin.h"
+#include "support/env_file.h"
 
 using namespace shoal;
 
 namespace {
-
-std::map<std::string, std::string> ReadEnv() {
-  std::map<std::string, std::string> env;
-  const char* path = std::getenv("SHOAL_S3_ENV");
-  if (!path) return env;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t eq = line.find('=');
-    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
-}
 
 double CpuSeconds() {
   rusage ru{};
@@ -75,7 +62,7 @@ class PatternSource : public ByteSource {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto env = ReadEnv();
+  auto env = shoal::testing::ReadEnvFile(std::getenv("SHOAL_S3_ENV"));
   if (argc < 3 || env.empty()) {
     std::fprintf(stderr,
                  "usage: SHOAL_S3_ENV=... %s put <size_mib> | get <in_flight> <range_mib>\n",

@@ -16,7 +16,6 @@ set -euo pipefail
 
 cmd=${1:?usage: radosgw.sh start|stop|kill-rgw|start-rgw DIR}
 dir=${2:?usage: radosgw.sh start|stop|kill-rgw|start-rgw DIR}
-PY=/usr/bin/python3
 RGW_ID=shoal
 ACCESS_KEY=SHOALTESTACCESSKEY01
 SECRET_KEY=shoalTestSecretKey0123456789abcdefghijKL
@@ -24,21 +23,8 @@ BUCKET=shoal-test
 REGION=us-east-1
 
 log() { echo "radosgw.sh: $*" >&2; }
-
-free_port() {  # $1 = address (default 127.0.0.1)
-  "$PY" -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' \
-    "${1:-127.0.0.1}"
-}
-
-# Waits up to $1 seconds for the command in the remaining arguments to succeed.
-wait_for() {
-  local secs=$1; shift
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    if ((SECONDS >= deadline)); then return 1; fi
-    sleep 0.3
-  done
-}
+# free_port, wait_for, alive, kill_pidfile
+source "$(dirname "$0")/../support/daemon_lib.sh"
 
 ceph_cmd() { timeout 20 ceph -c "$dir/ceph.conf" "$@"; }
 
@@ -46,14 +32,6 @@ rgw_answers() {
   local code
   code=$(curl -s --noproxy '*' -o /dev/null -w '%{http_code}' --max-time 2 "http://$(cat "$dir/rgw_addr"):$(cat "$dir/rgw_port")/")
   [[ "$code" == 200 || "$code" == 403 ]]
-}
-
-# True while process $1 runs. A zombie does not count: under a container
-# init that never reaps, a killed daemon stays a zombie.
-alive() {
-  local state
-  state=$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
-  [[ -n "$state" && "$state" != Z && "$state" != X ]]
 }
 
 start_rgw() {
@@ -69,20 +47,6 @@ start_rgw() {
     log "radosgw did not answer within 60 s; see $dir/log"
     return 1
   fi
-}
-
-kill_pidfile() {  # $1 = pid file, $2 = signal
-  local f=$1 sig=${2:-TERM}
-  [[ -f "$f" ]] || return 0
-  local pid; pid=$(cat "$f")
-  kill -"$sig" "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    alive "$pid" || { rm -f "$f"; return 0; }
-    sleep 0.1
-  done
-  kill -KILL "$pid" 2>/dev/null || true
-  sleep 0.2
-  rm -f "$f"
 }
 
 stop_all() {

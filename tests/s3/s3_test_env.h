@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "shoal/s3_origin.h"
+#include "support/env_file.h"
 
 namespace shoal_test {
 
@@ -30,15 +31,7 @@ struct S3Env {
 inline const S3Env& TestS3() {
   static const S3Env env = [] {
     S3Env e;
-    const char* path = std::getenv("SHOAL_S3_ENV");
-    if (path) {
-      std::ifstream in(path);
-      std::string line;
-      while (std::getline(in, line)) {
-        size_t eq = line.find('=');
-        if (eq != std::string::npos) e.vars[line.substr(0, eq)] = line.substr(eq + 1);
-      }
-    }
+    e.vars = shoal::testing::ReadEnvFile(std::getenv("SHOAL_S3_ENV"));
     return e;
   }();
   REQUIRE(!env["SHOAL_S3_ENDPOINT"].empty());  // run through ctest, or set SHOAL_S3_ENV
