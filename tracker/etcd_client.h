@@ -96,6 +96,9 @@ struct RangeRequest {
   int64_t revision = 0;   // read as of this revision; 0 = the newest
   bool keys_only = false;
   bool count_only = false;
+  // Highest keys first (with `limit`, the last ones of the range). etcd
+  // sorts the whole range to do it: keep such ranges short.
+  bool descending = false;
 
   // Every key that starts with `prefix` ("" = every key).
   static RangeRequest Prefix(const std::string& prefix);

@@ -93,6 +93,10 @@ void Fill(const RangeRequest& in, pe::RangeRequest::Builder out) {
   out.setRevision(in.revision);
   out.setKeysOnly(in.keys_only);
   out.setCountOnly(in.count_only);
+  if (in.descending) {
+    out.setSortOrder(pe::SortOrder::DESCEND);
+    out.setSortTarget(pe::SortTarget::KEY);
+  }
 }
 
 void Fill(const std::string& key, const std::string& value, int64_t lease,

@@ -125,11 +125,34 @@ Status RegistryStore::Write(const std::string& what, const std::function<Status(
   }
 }
 
-Result<uint64_t> RegistryStore::NextSeq(const std::string& prefix, KvBatch* batch) {
+// Each numbered sequence keeps its last number in a counter key, N|<prefix>,
+// so the next one costs one read however long the sequence grows. A
+// registry written before counters existed has none: the last key under
+// the prefix says where it stands, once.
+Result<uint64_t> RegistryStore::LastSeq(const std::string& prefix) {
+  auto counter = kv_.Get("N|" + prefix);
+  if (!counter.ok()) return counter.status();
+  if (counter->has_value()) return SeqOfKey(**counter);
   auto last = kv_.Scan(prefix, PrefixEnd(prefix), 1, /*reverse=*/true);
   if (!last.ok()) return last.status();
-  uint64_t seq = last->empty() ? 1 : SeqOfKey(last->front().key) + 1;
-  batch->ExpectAbsent(prefix + Seq(seq));
+  return last->empty() ? uint64_t{0} : SeqOfKey(last->front().key);
+}
+
+Result<uint64_t> RegistryStore::NextSeq(const std::string& prefix, KvBatch* batch) {
+  const std::string counter_key = "N|" + prefix;
+  auto counter = kv_.Get(counter_key);
+  if (!counter.ok()) return counter.status();
+  uint64_t seq = 0;
+  if (counter->has_value()) {
+    seq = SeqOfKey(**counter) + 1;
+    batch->ExpectValue(counter_key, **counter);
+  } else {
+    Result<uint64_t> last = LastSeq(prefix);
+    if (!last.ok()) return last.status();
+    seq = *last + 1;
+    batch->ExpectAbsent(counter_key);
+  }
+  batch->Put(counter_key, Seq(seq));
   return seq;
 }
 
@@ -172,11 +195,7 @@ Result<std::vector<FeedEntry>> RegistryStore::FeedAfter(uint64_t after_seq, uint
   return out;
 }
 
-Result<uint64_t> RegistryStore::FeedEnd() {
-  auto last = kv_.Scan("F|", PrefixEnd("F|"), 1, /*reverse=*/true);
-  if (!last.ok()) return last.status();
-  return last->empty() ? uint64_t{0} : SeqOfKey(last->front().key);
-}
+Result<uint64_t> RegistryStore::FeedEnd() { return LastSeq("F|"); }
 
 Result<std::string> RegistryStore::EncodeForKv(const StoredVersion& v) const {
   std::string bytes = EncodeSigned(v);

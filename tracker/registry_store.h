@@ -23,6 +23,7 @@
 //   A|<seq>                       AuditRecord
 //   R|<seq>                       Revocation (shoal/token_revocations.h)
 //   F|<seq>                       FeedEntry: a version committed or deleted
+//   N|<prefix>                    the last <seq> used under A|, R|, F|, H|...
 //
 // The F| feed lets each tracker of a fleet follow what the others commit
 // (registry_follower.h); it is written in the same batch as the change.
@@ -156,7 +157,10 @@ class RegistryStore {
   // writer), builds it again from fresh reads, a few times. `build` may
   // leave the batch empty to write nothing.
   Status Write(const std::string& what, const std::function<Status(KvBatch*)>& build);
-  // Adds the next sequence number under `prefix`, guarded, to `batch`.
+  // The last sequence number under `prefix` (0: none yet).
+  Result<uint64_t> LastSeq(const std::string& prefix);
+  // The next sequence number under `prefix`; adds its counter's move,
+  // guarded on the counter's old value, to `batch`.
   Result<uint64_t> NextSeq(const std::string& prefix, KvBatch* batch);
   // Numbers `audit` and adds it to `batch`.
   Status PutAudit(KvBatch* batch, const AuditEntry& audit);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <optional>
 
+#include "etcd_kv.h"
 #include "gateway_service.h"
 #include "http_api.h"
 #include "issued_tokens.h"
@@ -85,6 +86,18 @@ void AddHttpLimitFlags(CLI::App* cmd, ServeFlags* f) {
       ->capture_default_str();
 }
 
+// Where the registry and the secrets live: for a fleet of trackers, one
+// etcd and one set of secrets shared by all.
+void AddFleetFlags(CLI::App* cmd, TrackerOptions& o) {
+  cmd->add_option("--registry", o.registry,
+                  "empty: LevelDB in --data-dir; etcd://host:port,host:port/prefix (or "
+                  "etcd+https://): a registry shared by a fleet of trackers");
+  cmd->add_option("--registry-ca", o.registry_ca_file, "PEM CA for an etcd+https:// registry");
+  cmd->add_option("--secrets-dir", o.secrets_dir,
+                  "token secret, signing key and peer CA; empty: --data-dir. Trackers of one "
+                  "fleet share it");
+}
+
 void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   TrackerOptions& o = f->opts;
   cmd->add_option("--data-dir", o.data_dir, "registry, token secret and signing key")
@@ -144,6 +157,7 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
                   "RPC connections open at once from one IP address; more are closed")
       ->capture_default_str();
   AddHttpLimitFlags(cmd, f);
+  AddFleetFlags(cmd, o);
   cmd->add_option("--max-swarms", o.max_swarms,
                   "torrents with live peers at once; announces starting more are refused")
       ->capture_default_str();
@@ -229,6 +243,22 @@ struct TrackerState {
   std::unique_ptr<RpcTlsServer> rpc_tls;  // null: plain
 };
 
+Result<std::unique_ptr<KvStore>> OpenRegistryKv(const TrackerOptions& o) {
+  auto where = RegistryLocation::Parse(o.registry);
+  if (!where.ok()) return where.status();
+  if (!where->etcd) {
+    auto kv = LevelDbKv::Open(o.data_dir + "/registry");
+    if (!kv.ok()) return kv.status();
+    return std::unique_ptr<KvStore>(std::move(kv).value());
+  }
+  where->etcd_options.ca_file = o.registry_ca_file;
+  auto kv = EtcdKv::Open(where->etcd_options, where->key_prefix);
+  if (!kv.ok()) return kv.status();
+  // Fail now, in one line, rather than on the first request.
+  SHOAL_RETURN_IF_ERROR((*kv)->Ping().WithContext("registry " + (*kv)->Describe()));
+  return std::unique_ptr<KvStore>(std::move(kv).value());
+}
+
 Status OpenState(const TrackerOptions& o, TrackerState* state) {
   std::error_code ec;
   std::filesystem::create_directories(o.data_dir, ec);
@@ -237,15 +267,16 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   if (!origin.ok()) return origin.status().WithContext("open origin " + o.origin.url);
   state->origin = std::move(origin).value();
   state->archive = std::make_unique<ManifestArchive>(*state->origin);
-  auto kv = LevelDbKv::Open(o.data_dir + "/registry");
+  auto kv = OpenRegistryKv(o);
   if (!kv.ok()) return kv.status();
   state->store = std::make_unique<RegistryStore>(std::move(kv).value(), state->archive.get());
-  auto tokens = TokenAuthority::LoadOrCreate(o.data_dir + "/token.secret");
+  const std::string& secrets = o.secrets_dir.empty() ? o.data_dir : o.secrets_dir;
+  auto tokens = TokenAuthority::LoadOrCreate(secrets + "/token.secret");
   if (!tokens.ok()) return tokens.status();
-  auto signer = ManifestSigner::LoadOrCreate(o.data_dir + "/signing.key");
+  auto signer = ManifestSigner::LoadOrCreate(secrets + "/signing.key");
   if (!signer.ok()) return signer.status();
   if (o.peer_tls) {
-    auto ca = PeerCa::LoadOrCreate(o.data_dir);
+    auto ca = PeerCa::LoadOrCreate(secrets);
     if (!ca.ok()) return ca.status().WithContext("peer CA");
     state->peer_ca = std::move(ca).value();
   }

@@ -13,15 +13,22 @@ namespace shoal::tracker {
 
 struct TrackerOptions {
   std::string data_dir = "/var/lib/shoal-tracker";  // LevelDB, token secret, signing key
-  std::string rpc_listen = "127.0.0.1:7400";        // Cap'n Proto RPC; port 0 picks one
-  std::string http_listen = "127.0.0.1:7401";       // /healthz, /metrics, /v1 JSON, /announce
-  std::string port_file;                            // if set, "rpc_port http_port" is written here
-  OriginOptions origin;                             // where chunks live
-  int64_t upload_lease_ms = 10 * 60 * 1000;         // how long a publish may hold a chunk upload
-  int64_t gc_grace_ms = 24 * 3600 * 1000;           // unreferenced chunks younger than this stay
-  uint32_t keep_versions = 0;                       // per model, oldest untagged pruned; 0 = all
-  int origin_parallelism = 16;                      // concurrent origin HEADs when checking chunks
-  int blocking_threads = 4;                         // threads for origin and scan work
+  // The token secret, signing key and peer CA; empty: data_dir. Every
+  // tracker of a fleet mounts the same one (a Kubernetes Secret, say).
+  std::string secrets_dir;
+  // Where the registry lives: "" (LevelDB in data_dir) or
+  // "etcd://host:port,.../prefix" (etcd+https:// for TLS), shared by a fleet.
+  std::string registry;
+  std::string registry_ca_file;                // PEM CA for etcd+https://; empty: the system's
+  std::string rpc_listen = "127.0.0.1:7400";   // Cap'n Proto RPC; port 0 picks one
+  std::string http_listen = "127.0.0.1:7401";  // /healthz, /metrics, /v1 JSON, /announce
+  std::string port_file;                       // if set, "rpc_port http_port" is written here
+  OriginOptions origin;                        // where chunks live
+  int64_t upload_lease_ms = 10 * 60 * 1000;    // how long a publish may hold a chunk upload
+  int64_t gc_grace_ms = 24 * 3600 * 1000;      // unreferenced chunks younger than this stay
+  uint32_t keep_versions = 0;                  // per model, oldest untagged pruned; 0 = all
+  int origin_parallelism = 16;                 // concurrent origin HEADs when checking chunks
+  int blocking_threads = 4;                    // threads for origin and scan work
   int64_t registry_poll_ms = 1000;  // how often to read what other trackers committed or revoked
   int64_t heartbeat_ms = 2000;      // agents heartbeat this often; dropped after 3 misses
   int64_t announce_interval_ms = 5000;  // how often agents re-announce; peers expire after 3x

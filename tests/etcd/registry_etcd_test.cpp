@@ -1,0 +1,200 @@
+// The registry on etcd, as a fleet of trackers shares it: two stores
+// writing one tag at once, big manifests kept in the origin, and commits
+// that go on while the etcd leader is killed under them.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "etcd_kv.h"
+#include "etcd_test_env.h"
+#include "manifest_archive.h"
+#include "registry_store.h"
+#include "shoal/file_origin.h"
+#include "shoal/manifest_codec.h"
+#include "support/env_file.h"
+#include "support/subprocess.h"
+
+namespace shoal::tracker {
+namespace {
+
+std::unique_ptr<EtcdKv> OpenKv(const std::string& prefix) {
+  EtcdOptions o;
+  o.endpoints = shoal_test::EtcdEndpoints();
+  auto kv = EtcdKv::Open(o, prefix);
+  REQUIRE(kv.ok());
+  return std::move(kv).value();
+}
+
+Manifest SomeManifest(int files, int64_t at_ms) {
+  Manifest m;
+  m.ns = "team-a";
+  m.name = "llama";
+  m.created_by = "ci";
+  m.created_at_ms = at_ms;
+  m.piece_size = 1 << 20;
+  for (int i = 0; i < files; ++i) {
+    FileEntry f;
+    f.path = "shard-" + std::to_string(i) + ".safetensors";
+    f.size = 1000 + static_cast<uint64_t>(i);
+    uint8_t root[32] = {};
+    root[0] = static_cast<uint8_t>(i);
+    root[1] = static_cast<uint8_t>(i >> 8);
+    root[2] = static_cast<uint8_t>(at_ms);
+    root[31] = 7;
+    f.pieces_root = PiecesRoot::FromBytes(root);
+    m.files.push_back(f);
+  }
+  m.Canonicalize();
+  return m;
+}
+
+StoredVersion Stored(const Manifest& m) {
+  StoredVersion v;
+  v.manifest_bytes = EncodeManifest(m).value();
+  v.id = ComputeVersionId(v.manifest_bytes);
+  v.signature = std::string(64, 's');
+  v.signer_key_id = "key-1";
+  v.created_at_ms = m.created_at_ms;
+  return v;
+}
+
+AuditEntry By(const std::string& subject) {
+  return AuditEntry{0, 1, subject, "t1", "test", "", ""};
+}
+
+}  // namespace
+
+TEST_CASE("registry location URLs", "[etcd][registry]") {
+  CHECK_FALSE(RegistryLocation::Parse("").value().etcd);
+  auto one = RegistryLocation::Parse("etcd://10.0.0.1:2379").value();
+  CHECK(one.etcd);
+  CHECK(one.etcd_options.endpoints == std::vector<std::string>{"http://10.0.0.1:2379"});
+  CHECK(one.key_prefix == "shoal/");
+  auto three = RegistryLocation::Parse("etcd+https://a:1,b:2,c:3/prod/shoal").value();
+  CHECK(three.etcd_options.endpoints ==
+        std::vector<std::string>{"https://a:1", "https://b:2", "https://c:3"});
+  CHECK(three.key_prefix == "prod/shoal/");
+  for (const char* bad : {"http://a:1", "etcd://", "etcd://a", "etcd://a:1,,b:2"}) {
+    INFO(bad);
+    auto r = RegistryLocation::Parse(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.status().message(), Catch::Contains("--registry"));
+  }
+}
+
+TEST_CASE("two trackers on etcd moving one tag keep one unbroken history", "[etcd][registry]") {
+  const std::string prefix = shoal_test::FreshPrefix("registry-tags");
+  RegistryStore a(OpenKv(prefix), nullptr), b(OpenKv(prefix), nullptr);
+  std::vector<VersionId> ids;
+  for (int i = 0; i < 3; ++i) {
+    Manifest m = SomeManifest(2, 1000 + i);
+    StoredVersion v = Stored(m);
+    REQUIRE(a.CommitVersion(m, v, {}, By("ci")).value());
+    ids.push_back(v.id);
+  }
+  // Seen through the other store at once: one registry.
+  CHECK(b.GetVersion("team-a", "llama", ids[2]).ok());
+  std::vector<Status> failures[2];
+  auto mover = [&](RegistryStore& s, int offset) {
+    for (int i = 0; i < 15; ++i) {
+      TagChange c{"team-a", "llama", "prod", std::nullopt, ids[(i + offset) % 3], "ci", i};
+      auto moved = s.SetTag(c, By("ci"));
+      if (!moved.ok()) failures[offset].push_back(moved.status());
+    }
+  };
+  std::thread ta(mover, std::ref(a), 0), tb(mover, std::ref(b), 1);
+  ta.join();
+  tb.join();
+  for (const auto& list : failures) {
+    for (const Status& f : list) FAIL_CHECK(f.message());
+  }
+  auto history = a.TagHistory("team-a", "llama", "prod").value();
+  REQUIRE(history.size() == 30);
+  for (size_t i = 1; i < history.size(); ++i) {
+    REQUIRE(history[i].from.has_value());
+    CHECK(*history[i].from == *history[i - 1].to);
+  }
+  auto log = b.AuditLog(0, 1000).value();
+  REQUIRE(log.size() == 33);
+  for (size_t i = 0; i < log.size(); ++i) CHECK(log[i].seq == i + 1);
+  auto feed = b.FeedAfter(0, 100).value();
+  REQUIRE(feed.size() == 3);
+  CHECK(feed[2].id == ids[2]);
+  CHECK(b.FeedEnd().value() == 3);
+}
+
+TEST_CASE("a manifest too big for etcd is kept in the origin and read by another tracker",
+          "[etcd][registry]") {
+  shoal::testing::TempDir tmp;
+  std::filesystem::create_directories(tmp / "origin");
+  auto origin = NewFileOrigin(tmp / "origin").value();
+  ManifestArchive archive(*origin), other_archive(*origin);
+  const std::string prefix = shoal_test::FreshPrefix("registry-big");
+  RegistryStore a(OpenKv(prefix), &archive), b(OpenKv(prefix), &other_archive);
+  Manifest big = SomeManifest(9000, 5000);  // ~600 KiB of manifest
+  StoredVersion v = Stored(big);
+  REQUIRE(v.manifest_bytes.size() > 512 * 1024);
+  REQUIRE(a.CommitVersion(big, v, {"latest"}, By("ci")).value());
+  auto got = b.GetVersion("team-a", "llama", v.id).value();
+  CHECK(got.manifest_bytes == v.manifest_bytes);
+  CHECK(*b.GetTag("team-a", "llama", "latest").value() == v.id);
+}
+
+TEST_CASE("commits go on while the etcd leader is killed, and none is half visible",
+          "[etcd][registry]") {
+  const std::string prefix = shoal_test::FreshPrefix("registry-leader");
+  RegistryStore store(OpenKv(prefix), nullptr);
+  std::atomic<bool> stop{false};
+  std::vector<std::pair<VersionId, Status>> outcomes;
+  std::thread writer([&] {
+    for (int i = 0; !stop && i < 400; ++i) {
+      Manifest m = SomeManifest(3, 100000 + i);
+      StoredVersion v = Stored(m);
+      Result<bool> r = store.CommitVersion(m, v, {"latest"}, By("ci"));
+      outcomes.emplace_back(v.id, r.status());
+      if (!r.ok()) {  // the rerun completes
+        Result<bool> again = store.CommitVersion(m, v, {"latest"}, By("ci"));
+        outcomes.emplace_back(v.id, again.status());
+      }
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::string leader = shoal_test::EtcdControl("leader");
+  shoal_test::EtcdControl("kill", leader);
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  stop = true;
+  writer.join();
+  shoal_test::EtcdControl("restart", leader);
+
+  size_t failed = 0;
+  for (const auto& [id, s] : outcomes) {
+    if (s.ok()) continue;
+    ++failed;
+    INFO(s.message());
+    CHECK(s.message().find('\n') == std::string::npos);  // one line
+    CHECK(s.IsUnavailable());
+  }
+  INFO(outcomes.size() << " commits, " << failed << " failed");
+  REQUIRE(outcomes.size() > 20);  // writes resumed after the election
+  CHECK(outcomes.back().second.ok());
+  // Every version is whole: record, summary and feed entry together, each
+  // audited once; and every version committed OK is there.
+  std::string next;
+  auto versions = store.ListVersions("team-a", "llama", "", 1000, &next).value();
+  std::set<VersionId> listed;
+  for (const auto& v : versions) {
+    listed.insert(v.id);
+    CHECK(store.GetVersion("team-a", "llama", v.id).ok());
+  }
+  for (const auto& [id, s] : outcomes) {
+    if (s.ok()) CHECK(listed.count(id) == 1);
+  }
+  auto feed = store.FeedAfter(0, 1000).value();
+  CHECK(feed.size() == listed.size());
+  auto log = store.AuditLog(0, 2000).value();
+  CHECK(log.size() >= listed.size());  // a rerun of a commit is audited too
+}
+
+}  // namespace shoal::tracker
