@@ -3,6 +3,8 @@
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
+#include <random>
+
 #include "capnp_views.h"
 #include "kj_status.h"
 #include "record_codec.h"
@@ -96,14 +98,31 @@ const Identity& TrackerClient::identity() const { return impl_->identity; }
 Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const TrackerEndpoint& tracker,
                                                               const std::string& token,
                                                               const std::string& pinned_key_hex) {
-  const std::string& address = tracker.address;
-  if (address.empty()) {
+  std::vector<std::string> addresses = tracker.Addresses();
+  if (addresses.empty()) {
     return Status::InvalidArgument(
         "no tracker address; pass --tracker host:port or set SHOAL_TRACKER");
   }
   if (token.empty()) {
     return Status::InvalidArgument("no token; pass --token or set SHOAL_TOKEN");
   }
+  // A fleet: start at a random one, so clients spread over the trackers,
+  // and go on to the next only when one cannot be reached.
+  std::random_device rd;
+  const size_t first = addresses.size() > 1 ? rd() % addresses.size() : 0;
+  std::string unreachable;
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const std::string& one = addresses[(first + i) % addresses.size()];
+    auto client = ConnectOne(tracker.At(one), token, pinned_key_hex);
+    if (client.ok() || !client.status().IsUnavailable() || addresses.size() == 1) return client;
+    unreachable += (unreachable.empty() ? "" : "; ") + client.status().message();
+  }
+  return Status::Unavailable("no tracker of " + tracker.address + " answered: " + unreachable);
+}
+
+Result<std::unique_ptr<TrackerClient>> TrackerClient::ConnectOne(
+    const TrackerEndpoint& tracker, const std::string& token, const std::string& pinned_key_hex) {
+  const std::string& address = tracker.address;
   auto impl = std::make_unique<Impl>(kj::setupAsyncIo(), address);
   Impl& c = *impl;
   Status s = c.Call([&] {

@@ -67,7 +67,9 @@ class TrackerClient {
  public:
   // Connects to `tracker` (over TLS if it names a CA file) and presents
   // `token`. If `pinned_key_hex` is set, manifests must be signed by that
-  // Ed25519 key; otherwise by the key the tracker reports.
+  // Ed25519 key; otherwise by the key the tracker reports. Given a fleet
+  // (several addresses), connects to one at random, trying the others in
+  // turn while they cannot be reached.
   static Result<std::unique_ptr<TrackerClient>> Connect(const TrackerEndpoint& tracker,
                                                         const std::string& token,
                                                         const std::string& pinned_key_hex = "");
@@ -110,6 +112,9 @@ class TrackerClient {
  private:
   struct Impl;
   explicit TrackerClient(std::unique_ptr<Impl> impl);
+  static Result<std::unique_ptr<TrackerClient>> ConnectOne(const TrackerEndpoint& tracker,
+                                                           const std::string& token,
+                                                           const std::string& pinned_key_hex);
   std::unique_ptr<Impl> impl_;
 };
 
