@@ -239,6 +239,42 @@ interface AgentSession {
   # Answered as /announce would (its HTTP status and bencoded body), with the
   # address of this connection as the peer's.
   announce @3 (query :Text) -> (status :UInt16, body :Data);
+  # What changed in the agent's swarms since its last batch, all at once.
+  # An entry put in a swarm this way is held for as long as this session
+  # lives: it needs no re-announcing, and every entry of the session is
+  # removed when it ends. Each torrent must be a file of a published
+  # version in a namespace the agent's token may read. At most 4096
+  # entries; more fails the whole call. `replies` matches `entries` one to
+  # one; `intervalMs` and `seedIntervalMs` are the announce intervals the
+  # tracker tells a leecher and a seeder over /announce.
+  announceBatch @4 (entries :List(SwarmEntry))
+      -> (replies :List(SwarmReply), intervalMs :UInt32, seedIntervalMs :UInt32);
+}
+
+# One torrent's state, as an agent reports it in AgentSession.announceBatch.
+struct SwarmEntry {
+  infoHash @0 :Data;              # 20 bytes, as announced over /announce
+  state @1 :State;
+  left @2 :UInt64;                # bytes still wanted, while downloading
+  port @3 :UInt16;                # the agent's BitTorrent port for this torrent
+  zone @4 :Text;                  # the agent's zone; same-zone peers come first
+  numwant @5 :UInt32;             # at most this many peers (the tracker caps it at 200)
+  wantPeers @6 :Bool;             # false: record the state only, no peer list
+
+  enum State {
+    downloading @0;
+    seeding @1;
+    stopped @2;                   # leave the swarm
+  }
+}
+
+# The tracker's answer to one SwarmEntry.
+struct SwarmReply {
+  error @0 :Text;                 # empty: recorded; else why this entry was refused
+  peers @1 :Data;                 # compact IPv4 peers (BEP 23), if it wanted peers
+  peers6 @2 :Data;                # compact IPv6 peers (BEP 7)
+  complete @3 :UInt32;            # seeders in the swarm
+  incomplete @4 :UInt32;          # leechers
 }
 
 # A token the tracker no longer honours (shoal/token_revocations.h).

@@ -25,6 +25,12 @@ uint64_t AgentDirectory::Leave(const std::string& id) {
   return epoch_;
 }
 
+bool AgentDirectory::Contains(const std::string& id, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(id);
+  return it != members_.end() && now_ms - it->second.last_heartbeat_ms <= 3 * heartbeat_ms_;
+}
+
 void AgentDirectory::Expire(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = members_.begin(); it != members_.end();) {

@@ -44,6 +44,8 @@ class AgentDirectory {
   bool Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms);
   // Removes a member (its connection closed). Returns the epoch.
   uint64_t Leave(const std::string& id);
+  // True if `id` is a member that has not missed three heartbeats.
+  bool Contains(const std::string& id, int64_t now_ms);
   // Drops members silent for three heartbeats.
   void Expire(int64_t now_ms);
 

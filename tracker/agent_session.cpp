@@ -1,5 +1,7 @@
 #include "agent_session.h"
 
+#include <atomic>
+
 #include "agent_controls.h"
 #include "agent_directory.h"
 #include "capnp_views.h"
@@ -8,9 +10,14 @@
 #include "record_codec.h"
 #include "shoal/log.h"
 #include "shoal/utc_time.h"
+#include "swarm_batch.h"
+#include "swarm_store.h"
 
 namespace shoal::tracker {
 namespace {
+
+// Tells sessions apart in the SwarmStore, even two of one agent id.
+std::atomic<uint64_t> next_holder{1};
 
 // One registered agent's membership; dropping it (the connection closing)
 // removes the agent.
@@ -25,12 +32,14 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
         announce_(deps.announce),
         agent_token_(std::move(agent_token)),
         id_(std::move(id)),
-        peer_ip_(std::move(peer_ip)) {
+        peer_ip_(std::move(peer_ip)),
+        holder_(next_holder++) {
     controls_.Attach(id_, kj::mv(control));
   }
   ~AgentSessionImpl() noexcept(false) {
     controls_.Detach(id_);
     agents_.Leave(id_);
+    announce_.swarm.Release(holder_);
     Log(LogLevel::kInfo, "agent.leave", {{"agent", id_}});
   }
 
@@ -40,6 +49,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     // a revocation ends the membership now.
     ThrowIfError(revocations_.Check(agent_token_).WithContext("agent " + id_));
     if (!agents_.Heartbeat(id_, ReadAgentStats(c.getParams().getStats()), NowMs())) {
+      announce_.swarm.Release(holder_);
       ThrowIfError(Status::Unavailable("agent " + id_ +
                                        " missed its heartbeats and was dropped; register again"));
     }
@@ -65,6 +75,18 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     auto cert = certs_.Issue(Text(p.getToken()), Text(p.getPeerKey()), id_);
     if (!cert.ok()) ThrowIfError(cert.status());
     FillPeerCert(*cert, c.getResults().initPeerCert());
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> announceBatch(AnnounceBatchContext c) override {
+    ThrowIfError(revocations_.Check(agent_token_).WithContext("agent " + id_));
+    if (!agents_.Contains(id_, NowMs())) {
+      announce_.swarm.Release(holder_);
+      ThrowIfError(Status::Unavailable("agent " + id_ +
+                                       " missed its heartbeats and was dropped; register again"));
+    }
+    AnswerSwarmBatch(announce_, SwarmSender{agent_token_, holder_, id_, peer_ip_},
+                     c.getParams().getEntries(), c.getResults());
     return kj::READY_NOW;
   }
 
@@ -108,6 +130,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   const TokenClaims agent_token_;  // verified at registration
   const std::string id_;
   const std::string peer_ip_;
+  const uint64_t holder_;  // the swarm peers this session holds (SwarmStore::Release)
 };
 
 }  // namespace

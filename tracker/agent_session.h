@@ -1,6 +1,7 @@
 // The AgentSession Cap'n Proto service: one registered agent's membership.
 // While it lives the agent is on the ring and reachable through its control
-// capability; dropping it (the connection closing) removes the agent.
+// capability, and its swarm entries (announceBatch, swarm_batch.h) stay;
+// dropping it (the connection closing) removes the agent and all of them.
 #ifndef SHOAL_TRACKER_AGENT_SESSION_H_
 #define SHOAL_TRACKER_AGENT_SESSION_H_
 

@@ -1,11 +1,10 @@
 #include "announce_handler.h"
 
-#include <arpa/inet.h>
-
 #include <cstring>
 #include <map>
 
 #include "announce_numbers.h"
+#include "announce_policy.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
 #include "swarm_store.h"
@@ -30,18 +29,6 @@ HttpResponse Bencoded(std::string body) {
 std::string HostOf(const std::string& remote) {
   if (!remote.empty() && remote[0] == '[') return remote.substr(1, remote.find(']') - 1);
   return remote.substr(0, remote.rfind(':'));
-}
-
-constexpr uint32_t kMaxNumwant = 200;
-
-// True if the torrent is a file of a published version in a namespace the
-// token may read.
-bool MayAnnounce(TorrentIndex& torrents, const TokenClaims& claims, const InfoHash20& h,
-                 int64_t now) {
-  for (const std::string& ns : torrents.Namespaces(h)) {
-    if (claims.Check(ns, Role::kRead, now).ok()) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -82,10 +69,7 @@ HttpResponse HandleAnnounce(const AnnounceDeps& d, const HttpRequest& req) {
   if (!numbers.ok())
     return refuse(d.metrics.announce_refused_malformed, numbers.status().message());
   if (!MayAnnounce(d.torrents, *claims, a.info_hash, now)) {
-    // One answer for unknown and forbidden alike: it must not tell whether
-    // another namespace holds the file.
-    return refuse(d.metrics.announce_refused_torrent,
-                  "info_hash is not a file of any published version this token may read");
+    return refuse(d.metrics.announce_refused_torrent, kTorrentRefused);
   }
   a.self.ip = HostOf(req.remote_address);
   a.self.port = numbers->port;
@@ -101,15 +85,7 @@ HttpResponse HandleAnnounce(const AnnounceDeps& d, const HttpRequest& req) {
   if (!announced.ok()) return refuse(d.metrics.announce_refused_full, announced.status().message());
   const AnnounceReply& reply = *announced;
   std::string peers4, peers6;
-  for (const PeerEndpoint& p : reply.peers) {
-    uint8_t addr[16];
-    uint16_t port_be = htons(p.port);
-    if (inet_pton(AF_INET, p.ip.c_str(), addr) == 1) {
-      peers4.append(reinterpret_cast<char*>(addr), 4).append(reinterpret_cast<char*>(&port_be), 2);
-    } else if (inet_pton(AF_INET6, p.ip.c_str(), addr) == 1) {
-      peers6.append(reinterpret_cast<char*>(addr), 16).append(reinterpret_cast<char*>(&port_be), 2);
-    }
-  }
+  CompactPeers(reply.peers, &peers4, &peers6);
   // A seeder has nothing left to learn from the swarm; others learn of it
   // from their own announces. It only has to stay listed, so it announces
   // far less often: an idle cluster costs the tracker little.

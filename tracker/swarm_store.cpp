@@ -59,28 +59,45 @@ Status SwarmStore::Admit(const InfoHash20& h, int64_t now_ms) {
   return Status::OK();
 }
 
-Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+Status SwarmStore::Record(const AnnounceRequest& req, int64_t now_ms) {
   auto it = swarms_.find(req.info_hash);
   if (it != swarms_.end()) peers_ -= Expire(it->second, now_ms);
   const bool known = it != swarms_.end() && it->second.count(req.peer_id) != 0;
   if (req.event == AnnounceRequest::Event::kStopped) {
-    if (known) {
-      it->second.erase(req.peer_id);
-      --peers_;
+    if (!known) return Status::OK();
+    it->second.erase(req.peer_id);
+    --peers_;
+    if (req.holder != 0 && holdings_.count(req.holder) != 0) {
+      Holding& held = holdings_[req.holder];
+      held_ -= held.swarms.erase(req.info_hash);
+      if (held.swarms.empty()) holdings_.erase(req.holder);
     }
-  } else if (known) {
-    it->second[req.peer_id] = Record(req.self, now_ms);
-  } else {
-    if (it != swarms_.end() && it->second.empty())
-      swarms_.erase(it);  // Admit counts live swarms only
-    SHOAL_RETURN_IF_ERROR(Admit(req.info_hash, now_ms));
-    swarms_[req.info_hash][req.peer_id] = Record(req.self, now_ms);
-    ++peers_;
+    return Status::OK();
   }
+  if (known) {
+    it->second[req.peer_id] = MakePeer(req, now_ms);
+    return Status::OK();
+  }
+  if (it != swarms_.end() && it->second.empty())
+    swarms_.erase(it);  // Admit counts live swarms only
+  SHOAL_RETURN_IF_ERROR(Admit(req.info_hash, now_ms));
+  swarms_[req.info_hash][req.peer_id] = MakePeer(req, now_ms);
+  ++peers_;
+  if (req.holder != 0) {
+    Holding& held = holdings_[req.holder];
+    held.agent = req.holder_agent;
+    held.peer_id = req.peer_id;
+    held_ += held.swarms.insert(req.info_hash).second ? 1 : 0;
+  }
+  return Status::OK();
+}
+
+Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SHOAL_RETURN_IF_ERROR(Record(req, now_ms));
 
   AnnounceReply reply;
-  it = swarms_.find(req.info_hash);
+  auto it = swarms_.find(req.info_hash);
   if (it == swarms_.end()) return reply;
   const Swarm& swarm = it->second;
   std::vector<const Peer*> candidates;
@@ -107,10 +124,42 @@ Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t n
   return reply;
 }
 
+size_t SwarmStore::ReleaseLocked(uint64_t holder) {
+  auto held = holdings_.find(holder);
+  if (held == holdings_.end()) return 0;
+  size_t dropped = 0;
+  for (const InfoHash20& h : held->second.swarms) {
+    auto it = swarms_.find(h);
+    if (it == swarms_.end()) continue;
+    dropped += it->second.erase(held->second.peer_id);
+    if (it->second.empty()) swarms_.erase(it);
+  }
+  peers_ -= dropped;
+  held_ -= held->second.swarms.size();
+  holdings_.erase(held);
+  return dropped;
+}
+
+size_t SwarmStore::Release(uint64_t holder) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ReleaseLocked(holder);
+}
+
+size_t SwarmStore::ReleaseUnless(const std::function<bool(const std::string& agent)>& live) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint64_t> gone;
+  for (const auto& [holder, held] : holdings_) {
+    if (!live(held.agent)) gone.push_back(holder);
+  }
+  size_t dropped = 0;
+  for (uint64_t holder : gone) dropped += ReleaseLocked(holder);
+  return dropped;
+}
+
 SwarmStats SwarmStore::Stats(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   SweepLocked(now_ms);
-  return SwarmStats{swarms_.size(), peers_};
+  return SwarmStats{swarms_.size(), peers_, held_};
 }
 
 }  // namespace shoal::tracker

@@ -4,7 +4,9 @@
 // Soft state, rebuilt from announces after a restart. A peer that has not
 // announced for `ttl_ms` is dropped, and a swarm with no peer left with it:
 // by Sweep (which the tracker runs periodically), by Stats, and whenever a
-// limit is reached. The limits bound memory whatever announces arrive: a
+// limit is reached. A peer an agent's session holds (AnnounceRequest::holder)
+// has no TTL: it stays until the session stops it or Release drops all of
+// the session's peers at once. The limits bound memory whatever announces arrive: a
 // peer that would start a swarm beyond max_swarms, or join beyond
 // max_peers in all, is refused; peers already known may always re-announce.
 //
@@ -18,8 +20,10 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +46,10 @@ struct AnnounceRequest {
   PeerEndpoint self;
   enum class Event { kNone, kStarted, kCompleted, kStopped } event = Event::kNone;
   uint32_t numwant = 50;
+  // Nonzero: the agent session that holds this peer (no TTL, see Release),
+  // and that agent's id. peer_id must then be the session's own.
+  uint64_t holder = 0;
+  std::string holder_agent;
 };
 
 struct AnnounceReply {
@@ -53,6 +61,7 @@ struct AnnounceReply {
 struct SwarmStats {
   size_t swarms = 0;  // with at least one live peer
   size_t peers = 0;   // live peers summed over swarms
+  size_t held = 0;    // ... of which agent sessions hold
 };
 
 struct SwarmLimits {
@@ -72,6 +81,12 @@ class SwarmStore {
   Result<AnnounceReply> Announce(const AnnounceRequest& req, int64_t now_ms);
   // Drops expired peers and empty swarms everywhere; returns the peers dropped.
   size_t Sweep(int64_t now_ms);
+  // Drops every peer session `holder` holds (its session ended); returns
+  // how many. Costs the number of its swarms, not of all swarms.
+  size_t Release(uint64_t holder);
+  // Releases the sessions whose agent `live` says is gone (it missed its
+  // heartbeats); returns the peers dropped.
+  size_t ReleaseUnless(const std::function<bool(const std::string& agent)>& live);
   // Live swarms and peers at `now_ms` (sweeps first).
   SwarmStats Stats(int64_t now_ms);
 
@@ -81,9 +96,19 @@ class SwarmStore {
     int64_t last_seen_ms;
     int64_t expires_ms;
   };
-  Peer Record(const PeerEndpoint& endpoint, int64_t now_ms) const {
-    return Peer{endpoint, now_ms, now_ms + (endpoint.seed ? seed_ttl_ms_ : ttl_ms_)};
+  Peer MakePeer(const AnnounceRequest& req, int64_t now_ms) const {
+    if (req.holder != 0) return Peer{req.self, now_ms, INT64_MAX};
+    return Peer{req.self, now_ms, now_ms + (req.self.seed ? seed_ttl_ms_ : ttl_ms_)};
   }
+  // The peers one session holds: its agent, its peer id, and the swarms.
+  struct Holding {
+    std::string agent;
+    std::string peer_id;
+    std::set<InfoHash20> swarms;
+  };
+  // Records (or, on kStopped, removes) the asker. REQUIRES: mu_ held
+  Status Record(const AnnounceRequest& req, int64_t now_ms);
+  size_t ReleaseLocked(uint64_t holder);        // REQUIRES: mu_ held
   using Swarm = std::map<std::string, Peer>;    // by peer_id
   size_t Expire(Swarm& swarm, int64_t now_ms);  // REQUIRES: mu_ held
   size_t SweepLocked(int64_t now_ms);           // REQUIRES: mu_ held
@@ -97,9 +122,11 @@ class SwarmStore {
   const SwarmLimits limits_;
 
   std::mutex mu_;
-  std::map<InfoHash20, Swarm> swarms_;  // protected by mu_
-  size_t peers_ = 0;                    // summed over swarms_; protected by mu_
-  int64_t last_sweep_ms_ = 0;           // protected by mu_
+  std::map<InfoHash20, Swarm> swarms_;    // protected by mu_
+  size_t peers_ = 0;                      // summed over swarms_; protected by mu_
+  std::map<uint64_t, Holding> holdings_;  // by holder; protected by mu_
+  size_t held_ = 0;                       // summed over holdings_; protected by mu_
+  int64_t last_sweep_ms_ = 0;             // protected by mu_
 };
 
 }  // namespace shoal::tracker

@@ -51,6 +51,10 @@ void CollectRegistry(MetricsWriter& w, const TrackerMetrics& m) {
 
 void CollectAnnounces(MetricsWriter& w, const TrackerMetrics& m) {
   w.AddCounter("shoal_tracker_announces_total", "Announce requests", m.announces);
+  w.AddCounter("shoal_tracker_announce_batches_total", "AgentSession.announceBatch calls",
+               m.announce_batches);
+  w.AddCounter("shoal_tracker_announce_batch_entries_total", "Swarm entries in announce batches",
+               m.announce_batch_entries);
   const char* kAnnounceRefused = "Announces answered with a failure, by reason";
   w.AddCounter("shoal_tracker_announces_refused_total", kAnnounceRefused, m.announce_refused_token,
                {{"reason", "token"}});
@@ -144,6 +148,9 @@ void CollectState(MetricsWriter& w, const CollectorSources& src) {
              static_cast<double>(ss.swarms));
   w.AddGauge("shoal_tracker_swarm_peers", "Live peers summed over swarms",
              static_cast<double>(ss.peers));
+  w.AddGauge("shoal_tracker_swarm_held_peers",
+             "Swarm peers agent sessions hold (announceBatch), until the session ends",
+             static_cast<double>(ss.held));
   w.AddGauge("shoal_tracker_torrents",
              "Distinct file torrents of published versions, which may be announced",
              static_cast<double>(src.torrents.size()));

@@ -182,13 +182,18 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
       ->configurable(false);
 }
 
-// Drops expired peers and empty swarms every announce interval, so a
-// torrent announced once does not stay in memory.
-kj::Promise<void> SweepSwarms(kj::Timer& timer, SwarmStore& swarm, int64_t interval_ms) {
-  return timer.afterDelay(interval_ms * kj::MILLISECONDS).then([&timer, &swarm, interval_ms] {
-    swarm.Sweep(NowMs());
-    return SweepSwarms(timer, swarm, interval_ms);
-  });
+// Drops expired peers and empty swarms every `interval_ms`, so a torrent
+// announced once does not stay in memory, and the swarm entries of agents
+// that missed their heartbeats while their connection stayed open.
+kj::Promise<void> SweepSwarms(kj::Timer& timer, SwarmStore& swarm, AgentDirectory& agents,
+                              int64_t interval_ms) {
+  return timer.afterDelay(interval_ms * kj::MILLISECONDS)
+      .then([&timer, &swarm, &agents, interval_ms] {
+        const int64_t now = NowMs();
+        swarm.Sweep(now);
+        swarm.ReleaseUnless([&](const std::string& agent) { return agents.Contains(agent, now); });
+        return SweepSwarms(timer, swarm, agents, interval_ms);
+      });
 }
 
 // Parses one duration flag into *ms; errors name the flag.
@@ -361,7 +366,8 @@ kj::Promise<void> FollowRegistry(kj::Timer& timer, TrackerContext& ctx) {
 
 void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<void> rpc) {
   auto swarm_sweeps =
-      SweepSwarms(io.provider->getTimer(), ctx.swarm, ctx.options.announce_interval_ms)
+      SweepSwarms(io.provider->getTimer(), ctx.swarm, ctx.agents,
+                  std::min(ctx.options.announce_interval_ms, ctx.options.heartbeat_ms))
           .eagerlyEvaluate([](kj::Exception&& e) {
             Log(LogLevel::kError, "swarm.sweep_failed",
                 {{"error", std::string(e.getDescription().cStr())}});

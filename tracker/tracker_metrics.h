@@ -31,6 +31,8 @@ struct TrackerMetrics {
   std::atomic<uint64_t> announce_refused_malformed{0};  // bad info_hash, peer_id or number
   std::atomic<uint64_t> announce_refused_torrent{0};    // not a file the token may read
   std::atomic<uint64_t> announce_refused_full{0};       // a swarm limit was reached
+  std::atomic<uint64_t> announce_batches{0};            // AgentSession.announceBatch calls
+  std::atomic<uint64_t> announce_batch_entries{0};      // entries in them
   std::atomic<uint64_t> fetch_orders{0};                // orders sent to chunk owners
   std::atomic<uint64_t> fetch_order_chunks{0};          // chunks in those orders
   std::atomic<uint64_t> fetch_order_failures{0};

@@ -61,6 +61,12 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
                link.registered() ? 1 : 0);
     w.AddGauge("shoal_agent_ring_epoch", "Membership epoch last seen",
                static_cast<double>(link.epoch()));
+    w.AddCounter("shoal_agent_announces_answered_locally_total",
+                 "libtorrent announces the relay answered without calling the tracker",
+                 link.announces_answered_locally());
+    w.AddCounter("shoal_agent_swarm_changes_sent_total",
+                 "Swarm changes sent to the tracker in announce batches",
+                 link.swarm_changes_sent());
     if (origin != nullptr) {
       OriginCounters oc = origin->counters();
       w.AddCounter("shoal_origin_requests_total", "Origin requests, retries included",

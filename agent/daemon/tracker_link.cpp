@@ -6,16 +6,23 @@
 #include <algorithm>
 
 #include "capnp_views.h"
+#include "daemon/swarm_batch_rpc.h"
 #include "kj_status.h"
 #include "record_codec.h"
 #include "rpc_tls.h"
 #include "shoal/hex.h"
 #include "shoal/log.h"
-#include "shoal/uri_encode.h"
 #include "shoal/utc_time.h"
 
 namespace shoal {
 namespace {
+
+// Swarm changes that arrive within kGatherMs of the first go in one batch:
+// a pull that starts 200 torrents makes one call, not 200. And batches go
+// at most every kSpacingMs, so a stream of changes (torrents of a pull
+// completing one by one) costs the tracker a few calls a second at most.
+constexpr int64_t kGatherMs = 30;
+constexpr int64_t kSpacingMs = 250;
 
 VersionId OrderVersion(capnp::Data::Reader d) {
   Result<VersionId> id = ParseVersionId(d);
@@ -218,16 +225,14 @@ Status TrackerLink::StartRelay() {
         if (req.path != path) {
           return respond(HttpResponse::Error(404, "no such relay"));
         }
-        size_t q = req.target.find('?');
-        std::string query = q == std::string::npos ? "" : req.target.substr(q + 1);
-        QueueAnnounce(std::move(query), [respond](Result<AnnounceReply> r) {
-          if (!r.ok()) {
+        RelayAnnounce(req, [respond](Result<std::string> body) {
+          if (!body.ok()) {
             // libtorrent reads a failure reason and retries later.
-            std::string why = r.status().ToString();
+            std::string why = body.status().ToString();
             return respond(HttpResponse::Text(
                 200, "d14:failure reason" + std::to_string(why.size()) + ":" + why + "e"));
           }
-          respond(HttpResponse::Text(r->status, std::move(r->body)));
+          respond(HttpResponse::Text(200, std::move(body).value()));
         });
       });
   relay_errors_ = kj::heap<TaskErrorLog>(LogLevel::kWarn, "tracker.announce_relay_failed");
@@ -247,27 +252,30 @@ Status TrackerLink::StartRelay() {
 
 void TrackerLink::StopRelay() {
   if (!relay_server_) return;
-  std::vector<QueuedAnnounce> queued;
   {
     std::lock_guard<std::mutex> lock(relay_mu_);
     relay_stopped_ = true;
-    queued.swap(relay_queue_);
   }
-  for (QueuedAnnounce& a : queued) a.done(Status::Unavailable("the agent is stopping"));
-  // Cancels the announces in flight, and with them their responders, which
+  reports_.DropQueued(Status::Unavailable("the agent is stopping"));
+  // Cancels the batches in flight, and with them their responders, which
   // must go before the server stops.
   relay_loop_ = nullptr;
   relay_sends_ = kj::heap<kj::TaskSet>(*relay_errors_);
   relay_server_->Stop();
 }
 
-void TrackerLink::QueueAnnounce(std::string query, AnnounceDone done) {
-  std::unique_lock<std::mutex> lock(relay_mu_);
-  if (relay_stopped_) {
-    lock.unlock();
-    return done(Status::Unavailable("the agent is stopping"));
+void TrackerLink::RelayAnnounce(const HttpRequest& req, AnnounceDone done) {
+  {
+    std::lock_guard<std::mutex> lock(relay_mu_);
+    if (relay_stopped_) return done(Status::Unavailable("the agent is stopping"));
   }
-  relay_queue_.push_back({std::move(query), std::move(done)});
+  Result<RelayedAnnounce> a = ParseRelayedAnnounce(req.query);
+  if (!a.ok()) return done(a.status().WithContext("relayed announce"));
+  if (reports_.Announce(*a, std::move(done))) WakeRelay();
+}
+
+void TrackerLink::WakeRelay() {
+  std::lock_guard<std::mutex> lock(relay_mu_);
   if (relay_wake_) {
     relay_wake_->fulfill();
     relay_wake_ = nullptr;
@@ -276,36 +284,35 @@ void TrackerLink::QueueAnnounce(std::string query, AnnounceDone done) {
 
 kj::Promise<void> TrackerLink::RelayLoop() {
   auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-  std::vector<QueuedAnnounce> batch;
   {
     std::lock_guard<std::mutex> lock(relay_mu_);
-    if (relay_queue_.empty()) {
-      relay_wake_ = kj::mv(paf.fulfiller);
-    } else {
-      batch.swap(relay_queue_);
+    if (reports_.HasQueued()) {
       paf.fulfiller->fulfill();
+    } else {
+      relay_wake_ = kj::mv(paf.fulfiller);
     }
   }
-  for (QueuedAnnounce& a : batch) SendAnnounce(std::move(a.query), std::move(a.done));
-  return paf.promise.then([this] { return RelayLoop(); });
+  return paf.promise
+      .then([this] {
+        const int64_t wait = std::max(kGatherMs, last_batch_ms_ + kSpacingMs - NowMs());
+        return io_.provider->getTimer().afterDelay(wait * kj::MILLISECONDS);
+      })
+      .then([this] {
+        last_batch_ms_ = NowMs();
+        SendQueued();
+        return RelayLoop();
+      });
 }
 
-void TrackerLink::SendAnnounce(std::string query, AnnounceDone done) {
+void TrackerLink::SendQueued() {
   KJ_IF_MAYBE (session, session_) {
-    auto req = session->announceRequest();
-    req.setQuery(query + "&token=" + UriEncodeQuery(options_.token));
-    auto shared_done = std::make_shared<AnnounceDone>(std::move(done));
-    relay_sends_->add(req.send().then(
-        [shared_done](capnp::Response<proto::AgentSession::AnnounceResults> r) {
-          auto body = r.getBody();
-          (*shared_done)(AnnounceReply{r.getStatus(), std::string(body.begin(), body.end())});
-        },
-        [shared_done](kj::Exception&& e) {
-          (*shared_done)(StatusFromException(e, "tracker announce"));
-        }));
-    return;
+    for (;;) {
+      std::vector<SwarmChange> batch = reports_.Take(kMaxSwarmBatch);
+      if (batch.empty()) return;
+      relay_sends_->add(SendSwarmBatch(*session, reports_, std::move(batch), options_.zone));
+    }
   }
-  done(Status::Unavailable("not registered with the tracker yet"));
+  reports_.DropQueued(Status::Unavailable("not registered with the tracker yet"));
 }
 
 kj::Promise<void> TrackerLink::Run() {
@@ -381,6 +388,8 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
                   TakePeerIdentity(r.getPeerCa(), ReadPeerCert(r.getPeerCert()));
               auto session = r.getSession();
               session_ = session;
+              // The tracker holds none of this agent's swarm entries yet.
+              if (reports_.Resend()) WakeRelay();
               uint32_t interval = r.getHeartbeatMs();
               return RefreshRing(session)
                   .then([this, session, interval]() mutable {

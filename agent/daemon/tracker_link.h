@@ -8,11 +8,13 @@
 // when two thirds of the last one's life have passed.
 //
 // And it relays the agent's BitTorrent announces. libtorrent announces to
-// a loopback-only HTTP listener whose URL holds a random key; each
-// announce goes on to the tracker over the registered session, with the
-// agent's token added. Announces thus never carry a token in a URL, share
-// the one connection to the tracker, and are encrypted whenever it is
-// (--tracker-ca).
+// a loopback-only HTTP listener whose URL holds a random key. Only what
+// changes reaches the tracker (swarm_reports.h): the changes of a short
+// tick go together in one AgentSession.announceBatch over the registered
+// session, the rest is answered from the tracker's last reply. A new
+// session sends every torrent's state again. Announces thus never carry a
+// token in a URL, share the one connection to the tracker, and are
+// encrypted whenever it is (--tracker-ca).
 //
 // And it keeps the agent's copy of the tracker's token revocations: each
 // heartbeat sends the generation it holds and gets the revocations after
@@ -35,6 +37,7 @@
 
 #include "daemon/agent_options.h"
 #include "daemon/job_threads.h"
+#include "daemon/swarm_reports.h"
 #include "p2p/engine_options.h"
 #include "shoal/agent_stats.h"
 #include "shoal/chunk_id.h"
@@ -73,9 +76,9 @@ struct ControlHandlers {
   std::function<Result<uint64_t>(const std::string& ns, const std::string& name,
                                  const VersionId& version, const std::vector<ChunkId>& chunks)>
       replicate;
-  // Registered again after losing the tracker (a restart, say): its swarms
-  // start empty, and seeders announce only every few minutes, so announce
-  // every torrent now.
+  // Registered again after losing the tracker (a restart, say). The link
+  // itself sends every swarm entry again; this lets libtorrent announce
+  // every torrent now, so leechers hear of the peers that came back.
   std::function<void()> registered_again;
   // How peers are admitted, from each registration and each renewal of the
   // agent's peer certificate (an empty CA: plain peers). An error is
@@ -109,6 +112,9 @@ class TrackerLink {
   // The ring of chunk owners as of the last epoch seen; empty until the
   // first registration, and kept (stale) while the tracker is unreachable.
   std::shared_ptr<const HashRing> ring() const;
+  // libtorrent announces answered without a call, and swarm changes sent.
+  uint64_t announces_answered_locally() const { return reports_.answered_locally(); }
+  uint64_t swarm_changes_sent() const { return reports_.changes_sent(); }
 
  private:
   kj::Promise<void> ConnectAndServe();
@@ -123,18 +129,15 @@ class TrackerLink {
   // the session lasts. Never fails: a refusal is logged and retried.
   kj::Promise<void> RenewLoop(proto::AgentSession::Client session, int64_t renew_at_ms);
 
-  // A relayed announce's tracker answer: its HTTP status and bencoded body.
-  struct AnnounceReply {
-    int status = 0;
-    std::string body;
-  };
-  using AnnounceDone = std::function<void(Result<AnnounceReply>)>;
-  // Queues the announce `query` for the event loop. Any thread; `done` is
-  // called exactly once, on the loop's thread or, once stopped, this one.
-  void QueueAnnounce(std::string query, AnnounceDone done);
-  // Sends what is queued, then waits to be woken by QueueAnnounce.
+  // Takes one relayed announce to reports_. Any thread; `done` is called
+  // exactly once, on this thread, the loop's or, once stopped, this one.
+  void RelayAnnounce(const HttpRequest& req, AnnounceDone done);
+  // Wakes RelayLoop. Any thread.
+  void WakeRelay();
+  // Waits to be woken, lets more changes gather for a moment, sends them
+  // in batches, and again.
   kj::Promise<void> RelayLoop();
-  void SendAnnounce(std::string query, AnnounceDone done);
+  void SendQueued();
 
   kj::AsyncIoContext& io_;
   const AgentOptions& options_;
@@ -152,17 +155,15 @@ class TrackerLink {
 
   // The session while registered (event loop only), for relayed announces.
   kj::Maybe<proto::AgentSession::Client> session_;
+  // Declared before the batches in flight, which refer to it.
+  SwarmReports reports_;       // what the tracker knows of this agent's swarms
+  int64_t last_batch_ms_ = 0;  // when RelayLoop last sent; event loop only
   std::unique_ptr<HttpServer> relay_server_;
   std::string relay_url_;  // set once by StartRelay
   kj::Own<TaskErrorLog> relay_errors_;
-  kj::Own<kj::TaskSet> relay_sends_;  // announces in flight; event loop only
+  kj::Own<kj::TaskSet> relay_sends_;  // batches in flight; event loop only
   kj::Promise<void> relay_loop_ = nullptr;
-  struct QueuedAnnounce {
-    std::string query;
-    AnnounceDone done;
-  };
   std::mutex relay_mu_;
-  std::vector<QueuedAnnounce> relay_queue_;                    // protected by relay_mu_
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> relay_wake_;  // protected; null while awake
   bool relay_stopped_ = false;                                 // protected by relay_mu_
 

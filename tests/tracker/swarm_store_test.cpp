@@ -108,3 +108,44 @@ TEST_CASE("a seeder stays listed for its own, longer interval, and then leaves",
   CHECK(s.Stats(100000).peers == 2);  // the seeder and "me"
   CHECK(s.Stats(250000).peers == 0);
 }
+
+namespace {
+AnnounceRequest Held(uint8_t torrent, uint64_t holder, const std::string& agent) {
+  AnnounceRequest r = ReqFor(torrent, "session");
+  r.peer_id = "session:" + std::to_string(holder);
+  r.holder = holder;
+  r.holder_agent = agent;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("a session's peers outlive the TTL and leave together when it ends", "[swarm]") {
+  SwarmStore s(1000, 1000, kRoomy);
+  for (uint8_t t = 1; t <= 3; ++t) REQUIRE(s.Announce(Held(t, 7, "agent-a"), 0).ok());
+  REQUIRE(s.Announce(Held(1, 8, "agent-b"), 0).ok());
+  REQUIRE(s.Announce(ReqFor(1, "http-peer"), 0).ok());
+  s.Sweep(100000);  // far past the TTL: only the HTTP peer expires
+  SwarmStats st = s.Stats(100000);
+  CHECK(st.peers == 4);
+  CHECK(st.held == 4);
+  CHECK(s.Release(7) == 3);
+  st = s.Stats(100000);
+  CHECK(st.swarms == 1);
+  CHECK(st.peers == 1);
+  CHECK(st.held == 1);
+  CHECK(s.Release(7) == 0);
+  CHECK(s.ReleaseUnless([](const std::string& agent) { return agent != "agent-b"; }) == 1);
+  CHECK(s.Stats(100000).swarms == 0);
+}
+
+TEST_CASE("a session stopping one swarm keeps the others", "[swarm]") {
+  SwarmStore s(1000, 1000, kRoomy);
+  REQUIRE(s.Announce(Held(1, 7, "a"), 0).ok());
+  REQUIRE(s.Announce(Held(2, 7, "a"), 0).ok());
+  AnnounceRequest stop = Held(1, 7, "a");
+  stop.event = AnnounceRequest::Event::kStopped;
+  REQUIRE(s.Announce(stop, 0).ok());
+  CHECK(s.Stats(0).held == 1);
+  CHECK(s.Release(7) == 1);
+  CHECK(s.Stats(0).peers == 0);
+}
