@@ -18,7 +18,7 @@
 #include "daemon/fetch_orders.h"
 #include "daemon/job_threads.h"
 #include "daemon/pull_job.h"
-#include "daemon/tracker_link.h"
+#include "daemon/tracker_fleet.h"
 #include "p2p/eviction_relay.h"
 #include "p2p/torrent_engine.h"
 #include "read/read_service.h"
@@ -87,7 +87,7 @@ class Agent {
   // and are joined before the orders go.
   FetchOrders orders_;
   RevocationList revocations_;  // the tracker's, as of the last heartbeat
-  TrackerLink link_;
+  TrackerFleet link_;
   std::unique_ptr<MetricsRegistry> metrics_;
   HttpServer http_;
   ReadService reads_;

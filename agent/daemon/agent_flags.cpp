@@ -8,7 +8,8 @@ void AddNodeFlags(CLI::App& app, AgentFlags& f) {
   AgentOptions& o = f.options;
   app.add_option("--name", o.name, "node name; default: the host name");
   app.add_option("--zone", o.zone, "zone label; same-zone peers are preferred");
-  app.add_option("--tracker", o.tracker.address, "tracker RPC host:port")
+  app.add_option("--tracker", o.tracker.address,
+                 "tracker RPC host:port, or a fleet's: host:port,host:port,...")
       ->envname("SHOAL_TRACKER")
       ->capture_default_str();
   app.add_option("--tracker-ca", o.tracker.ca_file,

@@ -4,7 +4,7 @@ namespace shoal {
 namespace {
 
 void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engine,
-                PullCounters& pulls, Origin* origin, TrackerLink& link) {
+                PullCounters& pulls, Origin* origin, TrackerFleet& link) {
   metrics.AddCollector([&, origin](MetricsWriter& w) {
     StoreStats s = store.Stats();
     w.AddGauge("shoal_agent_cache_bytes", "Bytes in the chunk cache",
@@ -81,7 +81,7 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
 
 std::unique_ptr<MetricsRegistry> NewAgentMetrics(ChunkStore& store, TorrentEngine& engine,
                                                  PullCounters& pulls, Origin* origin,
-                                                 TrackerLink& link, JobThreads& control_jobs) {
+                                                 TrackerFleet& link, JobThreads& control_jobs) {
   auto metrics = std::make_unique<MetricsRegistry>();
   AddMetrics(*metrics, store, engine, pulls, origin, link);
   metrics->AddCollector([&control_jobs](MetricsWriter& w) {

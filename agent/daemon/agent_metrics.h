@@ -8,7 +8,7 @@
 
 #include "daemon/job_threads.h"
 #include "daemon/pull_job.h"
-#include "daemon/tracker_link.h"
+#include "daemon/tracker_fleet.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/chunk_store.h"
 #include "shoal/origin.h"
@@ -20,7 +20,7 @@ namespace shoal {
 // outlive the registry; `origin` may be null (no origin families then).
 std::unique_ptr<MetricsRegistry> NewAgentMetrics(ChunkStore& store, TorrentEngine& engine,
                                                  PullCounters& pulls, Origin* origin,
-                                                 TrackerLink& link, JobThreads& control_jobs);
+                                                 TrackerFleet& link, JobThreads& control_jobs);
 
 }  // namespace shoal
 

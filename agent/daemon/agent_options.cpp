@@ -3,7 +3,7 @@
 namespace shoal {
 
 Status AgentOptions::Validate() const {
-  if (tracker.address.empty()) return Status::InvalidArgument("--tracker must be set");
+  if (tracker.Addresses().empty()) return Status::InvalidArgument("--tracker must be set");
   if (token.empty()) {
     return Status::InvalidArgument(
         "--token must be set (an agent token: shoal-tracker token create --ns '*' --role read)");

@@ -263,7 +263,7 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     shoal::PullContext job = deps_.pulls;
     job.announce_url = deps_.link.announce_url();
     job.self_id = deps_.link.agent_id();
-    TrackerLink* link = &deps_.link;
+    TrackerFleet* link = &deps_.link;
     job.ring = [link] { return link->ring(); };
     Log(LogLevel::kInfo, "pull.start",
         {{"ref", ref}, {"dest", dest}, {"peer_uid", peer_.uid}, {"peer_pid", peer_.pid}});

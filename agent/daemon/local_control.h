@@ -18,13 +18,13 @@
 
 #include "daemon/job_threads.h"
 #include "daemon/pull_job.h"
-#include "daemon/tracker_link.h"
+#include "daemon/tracker_fleet.h"
 
 namespace shoal {
 
 struct LocalControlDeps {
   PullContext& pulls;  // announce_url is refreshed from the link per pull
-  TrackerLink& link;
+  TrackerFleet& link;
   std::function<AgentStats()> stats;
   JobThreads& threads;  // runs pulls and seeds; outlives the promise
 };

@@ -1,28 +1,18 @@
 #include "daemon/tracker_link.h"
 
-#include <openssl/rand.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "capnp_views.h"
-#include "daemon/swarm_batch_rpc.h"
 #include "kj_status.h"
 #include "record_codec.h"
 #include "rpc_tls.h"
-#include "shoal/hex.h"
 #include "shoal/log.h"
 #include "shoal/utc_time.h"
 
 namespace shoal {
 namespace {
-
-// Swarm changes that arrive within kGatherMs of the first go in one batch:
-// a pull that starts 200 torrents makes one call, not 200. And batches go
-// at most every kSpacingMs, so a stream of changes (torrents of a pull
-// completing one by one) costs the tracker a few calls a second at most.
-constexpr int64_t kGatherMs = 30;
-constexpr int64_t kSpacingMs = 250;
 
 VersionId OrderVersion(capnp::Data::Reader d) {
   Result<VersionId> id = ParseVersionId(d);
@@ -110,11 +100,14 @@ std::string NodeName(const AgentOptions& o) {
 
 }  // namespace
 
-TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-                         ControlHandlers handlers, RevocationList& revocations)
+TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options,
+                         TrackerEndpoint tracker, uint16_t peer_port, ControlHandlers handlers,
+                         RevocationList& revocations, LinkHooks hooks)
     : io_(io),
       options_(options),
+      tracker_(std::move(tracker)),
       peer_port_(peer_port),
+      hooks_(std::move(hooks)),
       handlers_(std::move(handlers)),
       revocations_(revocations),
       peer_key_(GeneratePeerKey()) {}
@@ -207,112 +200,10 @@ void TrackerLink::TakeRevocations(proto::RevocationDelta::Reader delta) {
        {"generation", revocations_.generation()}});
 }
 
-std::string TrackerLink::announce_url() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return announce_url_;
-}
-
-Status TrackerLink::StartRelay() {
-  uint8_t key[16];
-  if (RAND_bytes(key, sizeof(key)) != 1) return Status::IOError("cannot draw a relay key");
-  const std::string path = "/announce/" + hex::Encode(key, sizeof(key));
-  HttpServerOptions o;
-  o.address = "127.0.0.1";
-  o.threads = 1;
-  relay_server_ = std::make_unique<HttpServer>(o);
-  relay_server_->HandleAsync(
-      "GET", "/announce/*", [this, path](const HttpRequest& req, HttpResponder respond) {
-        if (req.path != path) {
-          return respond(HttpResponse::Error(404, "no such relay"));
-        }
-        RelayAnnounce(req, [respond](Result<std::string> body) {
-          if (!body.ok()) {
-            // libtorrent reads a failure reason and retries later.
-            std::string why = body.status().ToString();
-            return respond(HttpResponse::Text(
-                200, "d14:failure reason" + std::to_string(why.size()) + ":" + why + "e"));
-          }
-          respond(HttpResponse::Text(200, std::move(body).value()));
-        });
-      });
-  relay_errors_ = kj::heap<TaskErrorLog>(LogLevel::kWarn, "tracker.announce_relay_failed");
-  relay_sends_ = kj::heap<kj::TaskSet>(*relay_errors_);
-  SHOAL_RETURN_IF_ERROR(relay_server_->Start().WithContext("announce relay"));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    announce_url_ = "http://127.0.0.1:" + std::to_string(relay_server_->port()) + path +
-                    (options_.zone.empty() ? "" : "?zone=" + options_.zone);
-  }
-  relay_loop_ = RelayLoop().eagerlyEvaluate([](kj::Exception&& e) {
-    Log(LogLevel::kError, "tracker.announce_relay_stopped",
-        {{"error", std::string(e.getDescription().cStr())}});
-  });
-  return Status::OK();
-}
-
-void TrackerLink::StopRelay() {
-  if (!relay_server_) return;
-  {
-    std::lock_guard<std::mutex> lock(relay_mu_);
-    relay_stopped_ = true;
-  }
-  reports_.DropQueued(Status::Unavailable("the agent is stopping"));
-  // Cancels the batches in flight, and with them their responders, which
-  // must go before the server stops.
-  relay_loop_ = nullptr;
-  relay_sends_ = kj::heap<kj::TaskSet>(*relay_errors_);
-  relay_server_->Stop();
-}
-
-void TrackerLink::RelayAnnounce(const HttpRequest& req, AnnounceDone done) {
-  {
-    std::lock_guard<std::mutex> lock(relay_mu_);
-    if (relay_stopped_) return done(Status::Unavailable("the agent is stopping"));
-  }
-  Result<RelayedAnnounce> a = ParseRelayedAnnounce(req.query);
-  if (!a.ok()) return done(a.status().WithContext("relayed announce"));
-  if (reports_.Announce(*a, std::move(done))) WakeRelay();
-}
-
-void TrackerLink::WakeRelay() {
-  std::lock_guard<std::mutex> lock(relay_mu_);
-  if (relay_wake_) {
-    relay_wake_->fulfill();
-    relay_wake_ = nullptr;
-  }
-}
-
-kj::Promise<void> TrackerLink::RelayLoop() {
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-  {
-    std::lock_guard<std::mutex> lock(relay_mu_);
-    if (reports_.HasQueued()) {
-      paf.fulfiller->fulfill();
-    } else {
-      relay_wake_ = kj::mv(paf.fulfiller);
-    }
-  }
-  return paf.promise
-      .then([this] {
-        const int64_t wait = std::max(kGatherMs, last_batch_ms_ + kSpacingMs - NowMs());
-        return io_.provider->getTimer().afterDelay(wait * kj::MILLISECONDS);
-      })
-      .then([this] {
-        last_batch_ms_ = NowMs();
-        SendQueued();
-        return RelayLoop();
-      });
-}
-
-void TrackerLink::SendQueued() {
-  KJ_IF_MAYBE (session, session_) {
-    for (;;) {
-      std::vector<SwarmChange> batch = reports_.Take(kMaxSwarmBatch);
-      if (batch.empty()) return;
-      relay_sends_->add(SendSwarmBatch(*session, reports_, std::move(batch), options_.zone));
-    }
-  }
-  reports_.DropQueued(Status::Unavailable("not registered with the tracker yet"));
+void TrackerLink::SetSession(kj::Maybe<proto::AgentSession::Client> session) {
+  bool had = session_ != nullptr;
+  session_ = kj::mv(session);
+  if ((had || session_ != nullptr) && hooks_.session_changed) hooks_.session_changed();
 }
 
 kj::Promise<void> TrackerLink::Run() {
@@ -320,15 +211,15 @@ kj::Promise<void> TrackerLink::Run() {
       [this]() -> kj::Promise<void> {
         // The session ended (tracker gone); start over.
         registered_ = false;
-        session_ = nullptr;
+        SetSession(nullptr);
         return io_.provider->getTimer().afterDelay(backoff_ms_ * kj::MILLISECONDS).then([this] {
           return Run();
         });
       },
       [this](kj::Exception&& e) -> kj::Promise<void> {
         registered_ = false;
-        session_ = nullptr;
-        Status s = StatusFromException(e, "tracker " + options_.tracker.address);
+        SetSession(nullptr);
+        Status s = StatusFromException(e, "tracker " + tracker_.address);
         Log(LogLevel::kWarn, "tracker.unreachable",
             {{"error", s.ToString()}, {"retry_ms", backoff_ms_}});
         uint32_t wait = backoff_ms_;
@@ -343,62 +234,58 @@ kj::Promise<void> TrackerLink::Run() {
 }
 
 kj::Promise<void> TrackerLink::ConnectAndServe() {
-  return DialTracker(*io_.provider, options_.tracker)
-      .then([this](kj::Own<kj::AsyncIoStream> stream) {
-        stream_ = kj::mv(stream);
-        network_ =
-            kj::heap<capnp::TwoPartyVatNetwork>(*stream_, capnp::rpc::twoparty::Side::CLIENT);
-        rpc_ = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(
-            capnp::makeRpcClient(*network_));
-        capnp::word scratch[4];
-        memset(scratch, 0, sizeof(scratch));
-        capnp::MallocMessageBuilder vat_msg(scratch);
-        auto vat = vat_msg.getRoot<capnp::rpc::twoparty::VatId>();
-        vat.setSide(capnp::rpc::twoparty::Side::SERVER);
-        auto gateway = rpc_->bootstrap(vat).castAs<proto::Gateway>();
-        auto req = gateway.registerAgentRequest();
-        req.setToken(options_.token);
-        auto info = req.initInfo();
-        info.setName(NodeName(options_));
-        info.setPeerPort(peer_port_);
-        info.setZone(options_.zone);
-        info.setCacheBytes(options_.cache_bytes);
-        info.setVersion("0.1.0");
-        auto labels = info.initLabels(static_cast<unsigned>(options_.labels.size()));
-        for (size_t i = 0; i < options_.labels.size(); ++i)
-          labels.set(static_cast<unsigned>(i), options_.labels[i]);
-        req.setControl(kj::heap<AgentControlImpl>(handlers_, jobs_));
-        if (!peer_key_.ok()) ThrowIfError(peer_key_.status().WithContext("peer key"));
-        req.setPeerKey(peer_key_->public_key_pem);
-        auto disconnected = network_->onDisconnect();
-        return req.send()
-            .then([this, gateway](capnp::Response<proto::Gateway::RegisterAgentResults> r) mutable {
-              {
-                std::lock_guard<std::mutex> lock(mu_);
-                agent_id_ = r.getAgentId();
-              }
-              epoch_ = r.getEpoch();
-              registered_ = true;
-              if (ever_registered_ && handlers_.registered_again) handlers_.registered_again();
-              ever_registered_ = true;
-              backoff_ms_ = 500;
-              Log(LogLevel::kInfo, "tracker.registered",
-                  {{"agent", std::string(r.getAgentId())}, {"epoch", r.getEpoch()}});
-              const int64_t renew_at =
-                  TakePeerIdentity(r.getPeerCa(), ReadPeerCert(r.getPeerCert()));
-              auto session = r.getSession();
-              session_ = session;
-              // The tracker holds none of this agent's swarm entries yet.
-              if (reports_.Resend()) WakeRelay();
-              uint32_t interval = r.getHeartbeatMs();
-              return RefreshRing(session)
-                  .then([this, session, interval]() mutable {
-                    return HeartbeatLoop(session, interval);
-                  })
-                  .exclusiveJoin(RenewLoop(session, renew_at));
-            })
-            .exclusiveJoin(kj::mv(disconnected));
-      });
+  return DialTracker(*io_.provider, tracker_).then([this](kj::Own<kj::AsyncIoStream> stream) {
+    stream_ = kj::mv(stream);
+    network_ = kj::heap<capnp::TwoPartyVatNetwork>(*stream_, capnp::rpc::twoparty::Side::CLIENT);
+    rpc_ = kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(capnp::makeRpcClient(*network_));
+    capnp::word scratch[4];
+    memset(scratch, 0, sizeof(scratch));
+    capnp::MallocMessageBuilder vat_msg(scratch);
+    auto vat = vat_msg.getRoot<capnp::rpc::twoparty::VatId>();
+    vat.setSide(capnp::rpc::twoparty::Side::SERVER);
+    auto gateway = rpc_->bootstrap(vat).castAs<proto::Gateway>();
+    auto req = gateway.registerAgentRequest();
+    req.setToken(options_.token);
+    auto info = req.initInfo();
+    info.setName(NodeName(options_));
+    info.setPeerPort(peer_port_);
+    info.setZone(options_.zone);
+    info.setCacheBytes(options_.cache_bytes);
+    info.setVersion("0.1.0");
+    auto labels = info.initLabels(static_cast<unsigned>(options_.labels.size()));
+    for (size_t i = 0; i < options_.labels.size(); ++i)
+      labels.set(static_cast<unsigned>(i), options_.labels[i]);
+    req.setControl(kj::heap<AgentControlImpl>(handlers_, jobs_));
+    if (!peer_key_.ok()) ThrowIfError(peer_key_.status().WithContext("peer key"));
+    req.setPeerKey(peer_key_->public_key_pem);
+    auto disconnected = network_->onDisconnect();
+    return req.send()
+        .then([this, gateway](capnp::Response<proto::Gateway::RegisterAgentResults> r) mutable {
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            agent_id_ = r.getAgentId();
+          }
+          epoch_ = r.getEpoch();
+          registered_ = true;
+          if (ever_registered_ && handlers_.registered_again) handlers_.registered_again();
+          ever_registered_ = true;
+          backoff_ms_ = 500;
+          Log(LogLevel::kInfo, "tracker.registered",
+              {{"agent", std::string(r.getAgentId())},
+               {"tracker", tracker_.address},
+               {"epoch", r.getEpoch()}});
+          const int64_t renew_at = TakePeerIdentity(r.getPeerCa(), ReadPeerCert(r.getPeerCert()));
+          auto session = r.getSession();
+          // The tracker holds none of this agent's swarm entries yet.
+          SetSession(session);
+          uint32_t interval = r.getHeartbeatMs();
+          return RefreshRing(session)
+              .then(
+                  [this, session, interval]() mutable { return HeartbeatLoop(session, interval); })
+              .exclusiveJoin(RenewLoop(session, renew_at));
+        })
+        .exclusiveJoin(kj::mv(disconnected));
+  });
 }
 
 kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session,
@@ -414,7 +301,9 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
             [this, session,
              interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
               epoch_ = r.getEpoch();
-              TakeRevocations(r.getRevocations());
+              if (!hooks_.takes_revocations || hooks_.takes_revocations()) {
+                TakeRevocations(r.getRevocations());
+              }
               std::shared_ptr<const HashRing> ring = this->ring();
               kj::Promise<void> refresh = kj::READY_NOW;
               if (ring == nullptr || ring->epoch() != epoch_) refresh = RefreshRing(session);

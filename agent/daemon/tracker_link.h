@@ -1,24 +1,22 @@
-// TrackerLink: the agent's membership with the tracker. Registers over Cap'n
+// TrackerLink: the agent's membership with one tracker. Registers over Cap'n
 // Proto, heartbeats, and serves AgentControl to the tracker on the same
 // connection. When the tracker is unreachable or restarts, it keeps
-// retrying with backoff; running transfers are not affected.
+// retrying with backoff; running transfers are not affected. An agent of a
+// fleet holds one link per tracker (tracker_fleet.h).
 //
 // It also keeps the agent's peer certificate: it makes a key pair once,
 // sends the public half at registration, and asks for a new certificate
 // when two thirds of the last one's life have passed.
 //
-// And it relays the agent's BitTorrent announces. libtorrent announces to
-// a loopback-only HTTP listener whose URL holds a random key. Only what
-// changes reaches the tracker (swarm_reports.h): the changes of a short
-// tick go together in one AgentSession.announceBatch over the registered
-// session, the rest is answered from the tracker's last reply. A new
-// session sends every torrent's state again. Announces thus never carry a
-// token in a URL, share the one connection to the tracker, and are
-// encrypted whenever it is (--tracker-ca).
+// Its session carries the agent's swarm changes (announce_relay.h): the
+// link reports when a session begins or ends.
 //
 // And it keeps the agent's copy of the tracker's token revocations: each
 // heartbeat sends the generation it holds and gets the revocations after
 // it, so the read endpoint refuses a revoked token within one heartbeat.
+// Of a fleet's links, only the one its hooks name takes them in: the
+// trackers share one registry, but each numbers its list from its own
+// source.
 //
 // Thread-safety: Run() and the promise it returns live on one kj event loop;
 // the accessors are safe from any thread.
@@ -37,17 +35,15 @@
 
 #include "daemon/agent_options.h"
 #include "daemon/job_threads.h"
-#include "daemon/swarm_reports.h"
 #include "p2p/engine_options.h"
 #include "shoal/agent_stats.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
 #include "shoal/peer_cert.h"
 #include "shoal/proto/tracker.capnp.h"
-#include "shoal/server/http_server.h"
 #include "shoal/token_revocations.h"
+#include "shoal/tracker_endpoint.h"
 #include "shoal/version_id.h"
-#include "task_error_log.h"
 
 namespace shoal {
 
@@ -86,19 +82,20 @@ struct ControlHandlers {
   std::function<Status(const PeerIdentity&)> peer_identity;
 };
 
+// How a link tells its fleet what happens to it; called on the event loop.
+struct LinkHooks {
+  std::function<void()> session_changed;    // a session began or ended
+  std::function<bool()> takes_revocations;  // whether heartbeats update the list
+};
+
 class TrackerLink {
  public:
-  // `revocations` is brought up to date by every heartbeat; it must
-  // outlive the link.
-  TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
-              ControlHandlers handlers, RevocationList& revocations);
-
-  // Listens for announces on 127.0.0.1 (a free port). Call before Run(),
-  // on the event loop's thread.
-  Status StartRelay();
-  // Answers every pending announce with a failure and stops listening; on
-  // the event loop's thread, before the loop goes.
-  void StopRelay();
+  // A link to the tracker at `tracker` (one address). `revocations` is
+  // brought up to date by heartbeats while hooks.takes_revocations says
+  // so; it must outlive the link.
+  TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options, TrackerEndpoint tracker,
+              uint16_t peer_port, ControlHandlers handlers, RevocationList& revocations,
+              LinkHooks hooks);
 
   // Runs until the promise is dropped.
   kj::Promise<void> Run();
@@ -106,15 +103,18 @@ class TrackerLink {
   bool registered() const { return registered_; }
   uint64_t epoch() const { return epoch_; }
   std::string agent_id() const;
-  // Where this agent's torrents announce: the relay's URL (with the zone);
-  // empty until StartRelay.
-  std::string announce_url() const;
+  const std::string& address() const { return tracker_.address; }
+  // The session while registered; on the event loop's thread only.
+  // Null while not registered.
+  proto::AgentSession::Client* session() {
+    KJ_IF_MAYBE (s, session_) {
+      return s;
+    }
+    return nullptr;
+  }
   // The ring of chunk owners as of the last epoch seen; empty until the
   // first registration, and kept (stale) while the tracker is unreachable.
   std::shared_ptr<const HashRing> ring() const;
-  // libtorrent announces answered without a call, and swarm changes sent.
-  uint64_t announces_answered_locally() const { return reports_.answered_locally(); }
-  uint64_t swarm_changes_sent() const { return reports_.changes_sent(); }
 
  private:
   kj::Promise<void> ConnectAndServe();
@@ -129,19 +129,14 @@ class TrackerLink {
   // the session lasts. Never fails: a refusal is logged and retried.
   kj::Promise<void> RenewLoop(proto::AgentSession::Client session, int64_t renew_at_ms);
 
-  // Takes one relayed announce to reports_. Any thread; `done` is called
-  // exactly once, on this thread, the loop's or, once stopped, this one.
-  void RelayAnnounce(const HttpRequest& req, AnnounceDone done);
-  // Wakes RelayLoop. Any thread.
-  void WakeRelay();
-  // Waits to be woken, lets more changes gather for a moment, sends them
-  // in batches, and again.
-  kj::Promise<void> RelayLoop();
-  void SendQueued();
+  // Records the session (or its end) and tells the hooks.
+  void SetSession(kj::Maybe<proto::AgentSession::Client> session);
 
   kj::AsyncIoContext& io_;
   const AgentOptions& options_;
+  const TrackerEndpoint tracker_;
   const uint16_t peer_port_;
+  const LinkHooks hooks_;
   ControlHandlers handlers_;
   RevocationList& revocations_;
   const Result<PeerKey> peer_key_;  // made once; an error is reported at registration
@@ -153,26 +148,14 @@ class TrackerLink {
   kj::Own<capnp::TwoPartyVatNetwork> network_;
   kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc_;
 
-  // The session while registered (event loop only), for relayed announces.
+  // The session while registered (event loop only), for swarm batches.
   kj::Maybe<proto::AgentSession::Client> session_;
-  // Declared before the batches in flight, which refer to it.
-  SwarmReports reports_;       // what the tracker knows of this agent's swarms
-  int64_t last_batch_ms_ = 0;  // when RelayLoop last sent; event loop only
-  std::unique_ptr<HttpServer> relay_server_;
-  std::string relay_url_;  // set once by StartRelay
-  kj::Own<TaskErrorLog> relay_errors_;
-  kj::Own<kj::TaskSet> relay_sends_;  // batches in flight; event loop only
-  kj::Promise<void> relay_loop_ = nullptr;
-  std::mutex relay_mu_;
-  kj::Own<kj::CrossThreadPromiseFulfiller<void>> relay_wake_;  // protected; null while awake
-  bool relay_stopped_ = false;                                 // protected by relay_mu_
 
   std::atomic<bool> registered_{false};
   bool ever_registered_ = false;  // event loop only
   std::atomic<uint64_t> epoch_{0};
   mutable std::mutex mu_;
   std::string agent_id_;                  // protected by mu_
-  std::string announce_url_;              // protected by mu_
   std::shared_ptr<const HashRing> ring_;  // protected by mu_
   JobThreads jobs_;                       // fetch orders; declared last, so joined first
 };

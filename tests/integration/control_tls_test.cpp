@@ -89,9 +89,9 @@ TEST_CASE("with TLS on every control link, a publish, pulls and reads work and n
     REQUIRE(WaitProcess(pulls[i]) == 0);
   }
   for (int i = 1; i <= 2; ++i) CHECK(SameTree(ckpt, c.tmp / ("out" + std::to_string(i))));
-  // The agents found each other through announces relayed over their TLS
-  // sessions.
-  CHECK(c.tracker.Metric("shoal_tracker_announces_total") > 0);
+  // The agents found each other through swarm changes batched over their
+  // TLS sessions.
+  CHECK(c.tracker.Metric("shoal_tracker_announce_batches_total") > 0);
 
   // A read over the agent's HTTPS endpoint, as a pod on another node would.
   const std::string path = "/v1/models/team-a/m:latest/files/model-00002.safetensors";

@@ -1,0 +1,65 @@
+#include "daemon/tracker_fleet.h"
+
+namespace shoal {
+
+TrackerFleet::TrackerFleet(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
+                           ControlHandlers handlers, RevocationList& revocations)
+    : relay_(io, options.zone, [this] {
+        std::vector<SwarmRoute> routes;
+        for (const auto& link : links_) {
+          routes.push_back({link->address(), link->session()});
+        }
+        return routes;
+      }) {
+  for (const std::string& address : options.tracker.Addresses()) {
+    const size_t index = links_.size();
+    LinkHooks hooks;
+    hooks.session_changed = [this] { relay_.SessionsChanged(); };
+    hooks.takes_revocations = [this, index] { return &Primary() == links_[index].get(); };
+    links_.push_back(std::make_unique<TrackerLink>(io, options, options.tracker.At(address),
+                                                   peer_port, handlers, revocations, hooks));
+  }
+}
+
+kj::Promise<void> TrackerFleet::Run() {
+  auto runs = kj::heapArrayBuilder<kj::Promise<void>>(links_.size());
+  for (auto& link : links_) runs.add(link->Run());
+  return kj::joinPromises(runs.finish());
+}
+
+const TrackerLink& TrackerFleet::Primary() const {
+  for (const auto& link : links_) {
+    if (link->registered()) return *link;
+  }
+  return *links_.front();
+}
+
+bool TrackerFleet::registered() const { return registered_count() > 0; }
+
+size_t TrackerFleet::registered_count() const {
+  size_t n = 0;
+  for (const auto& link : links_) n += link->registered() ? 1 : 0;
+  return n;
+}
+
+uint64_t TrackerFleet::epoch() const { return Primary().epoch(); }
+
+std::string TrackerFleet::agent_id() const {
+  std::string id = Primary().agent_id();
+  if (!id.empty()) return id;
+  for (const auto& link : links_) {
+    if (!(id = link->agent_id()).empty()) return id;
+  }
+  return id;
+}
+
+std::shared_ptr<const HashRing> TrackerFleet::ring() const {
+  std::shared_ptr<const HashRing> ring = Primary().ring();
+  if (ring) return ring;
+  for (const auto& link : links_) {
+    if ((ring = link->ring())) return ring;
+  }
+  return ring;
+}
+
+}  // namespace shoal

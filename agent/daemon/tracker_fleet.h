@@ -1,0 +1,70 @@
+// TrackerFleet: the agent's memberships with every tracker of its fleet
+// (--tracker a:7400,b:7400,c:7400), and the announce relay they share.
+//
+// The agent registers with each tracker on a link of its own
+// (tracker_link.h), so every tracker knows every agent: each computes the
+// same ring of chunk owners and can order any owner to fetch. Swarms are
+// split among the trackers (announce_relay.h). One tracker alone is a
+// fleet of one.
+//
+// What the rest of the agent reads comes from the primary link, the first
+// one registered in --tracker order: the ring, the agent's id and epoch,
+// and the token revocations. When it is lost, the next registered one
+// takes over; its list of revocations replaces the old one whole.
+//
+// Thread-safety: StartRelay, StopRelay and Run on the kj event loop's
+// thread; the accessors from any thread.
+#ifndef SHOAL_AGENT_DAEMON_TRACKER_FLEET_H_
+#define SHOAL_AGENT_DAEMON_TRACKER_FLEET_H_
+
+#include <kj/async-io.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/announce_relay.h"
+#include "daemon/tracker_link.h"
+
+namespace shoal {
+
+class TrackerFleet {
+ public:
+  // One link per address of options.tracker. InvalidArgument-free: an
+  // empty list was refused with the options.
+  TrackerFleet(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
+               ControlHandlers handlers, RevocationList& revocations);
+
+  // Listens for announces on 127.0.0.1 (a free port). Call before Run().
+  Status StartRelay() { return relay_.Start(); }
+  // Answers pending announces with a failure and stops listening.
+  void StopRelay() { relay_.Stop(); }
+  // Runs every link until the promise is dropped.
+  kj::Promise<void> Run();
+
+  // Registered with at least one tracker.
+  bool registered() const;
+  // Links registered now, and in all.
+  size_t registered_count() const;
+  size_t size() const { return links_.size(); }
+  // The primary link's: the ring epoch, the agent's id, the ring of chunk
+  // owners (empty until the first registration; kept while none answers).
+  uint64_t epoch() const;
+  std::string agent_id() const;
+  std::shared_ptr<const HashRing> ring() const;
+  // Where this agent's torrents announce; empty until StartRelay.
+  std::string announce_url() const { return relay_.url(); }
+  uint64_t announces_answered_locally() const { return relay_.answered_locally(); }
+  uint64_t swarm_changes_sent() const { return relay_.changes_sent(); }
+
+ private:
+  // The first registered link, or the first link if none is.
+  const TrackerLink& Primary() const;
+
+  std::vector<std::unique_ptr<TrackerLink>> links_;
+  AnnounceRelay relay_;
+};
+
+}  // namespace shoal
+
+#endif  // SHOAL_AGENT_DAEMON_TRACKER_FLEET_H_
