@@ -14,13 +14,13 @@
 #include <fstream>
 #include <optional>
 
-#include "etcd_kv.h"
 #include "gateway_service.h"
 #include "http_api.h"
 #include "issued_tokens.h"
 #include "kj_status.h"
-#include "leveldb_kv.h"
 #include "manifest_archive.h"
+#include "recover_command.h"
+#include "registry_open.h"
 #include "registry_store.h"
 #include "rpc_listener.h"
 #include "rpc_tls.h"
@@ -248,22 +248,6 @@ struct TrackerState {
   std::unique_ptr<RpcTlsServer> rpc_tls;  // null: plain
 };
 
-Result<std::unique_ptr<KvStore>> OpenRegistryKv(const TrackerOptions& o) {
-  auto where = RegistryLocation::Parse(o.registry);
-  if (!where.ok()) return where.status();
-  if (!where->etcd) {
-    auto kv = LevelDbKv::Open(o.data_dir + "/registry");
-    if (!kv.ok()) return kv.status();
-    return std::unique_ptr<KvStore>(std::move(kv).value());
-  }
-  where->etcd_options.ca_file = o.registry_ca_file;
-  auto kv = EtcdKv::Open(where->etcd_options, where->key_prefix);
-  if (!kv.ok()) return kv.status();
-  // Fail now, in one line, rather than on the first request.
-  SHOAL_RETURN_IF_ERROR((*kv)->Ping().WithContext("registry " + (*kv)->Describe()));
-  return std::unique_ptr<KvStore>(std::move(kv).value());
-}
-
 Status OpenState(const TrackerOptions& o, TrackerState* state) {
   std::error_code ec;
   std::filesystem::create_directories(o.data_dir, ec);
@@ -458,6 +442,11 @@ int main(int argc, char** argv) {
   CLI::App* serve_cmd = app.add_subcommand("serve", "run the tracker");
   AddServeFlags(serve_cmd, &serve);
 
+  RecoverFlags recover;
+  CLI::App* recover_cmd =
+      app.add_subcommand("recover", "put back every version whose manifest copy is in the origin");
+  AddRecoverFlags(recover_cmd, &recover);
+
   TokenFlags token;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens");
   token_cmd->require_subcommand(1);
@@ -472,7 +461,9 @@ int main(int argc, char** argv) {
     std::fputs(shoal::EffectiveConfig(*serve_cmd, "serve", {"s3-secret-key"}).c_str(), stdout);
     return 0;
   }
-  shoal::Status s = serve_cmd->parsed() ? Serve(serve) : RunTokenCommand(*token_cmd, token);
+  shoal::Status s = serve_cmd->parsed()     ? Serve(serve)
+                    : recover_cmd->parsed() ? RunRecover(recover)
+                                            : RunTokenCommand(*token_cmd, token);
   if (!s.ok()) {
     std::fprintf(stderr, "shoal-tracker: error: %s\n", s.ToString().c_str());
     return 1;

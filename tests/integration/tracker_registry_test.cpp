@@ -1,7 +1,9 @@
 // The tracker's registry and auth, end to end: a real shoal-tracker process,
 // the real shoal CLI, and a folder origin.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "support/announced_hash.h"
@@ -306,4 +308,61 @@ TEST_CASE("announce answers compact peer lists and refuses a missing token",
                          "http://127.0.0.1:" + std::to_string(c.tracker.http_port()) + "/metrics"})
                  .out,
              Catch::Contains("shoal_tracker_swarm_peers 2"));
+}
+
+TEST_CASE("a registry lost with its disk is recovered from the manifest copies in the origin",
+          "[tracker][recover]") {
+  Cluster c;
+  std::string ckpt = c.MakeCheckpoint("ckpt", 2, 50000, 31);
+  auto v1 = c.Shoal(c.writer, {"publish", ckpt, "--name", "team-a/llama", "--tag", "prod",
+                               "--piece-size", "16384", "--no-seed"});
+  REQUIRE(v1.exit_code == 0);
+  WriteRandomFile(ckpt + "/shard-0.safetensors", 50000, 77);
+  auto v2 = c.Shoal(
+      c.writer, {"publish", ckpt, "--name", "team-a/llama", "--piece-size", "16384", "--no-seed"});
+  REQUIRE(v2.exit_code == 0);
+  for (const auto& v : {VersionOf(v1), VersionOf(v2)}) {
+    CHECK(fs::exists(c.origin + "/manifests/team-a/llama/" + v));
+  }
+
+  c.tracker.Stop();
+  fs::remove_all(c.tracker.data_dir() + "/registry");
+  const std::vector<std::string> recover = {TrackerBinary(),      "recover",  "--data-dir",
+                                            c.tracker.data_dir(), "--origin", c.origin_url};
+  std::vector<std::string> dry_run = recover;
+  dry_run.push_back("--dry-run");
+  auto dry = RunProcess(dry_run);
+  INFO(dry.err);
+  REQUIRE(dry.exit_code == 0);
+  CHECK_THAT(dry.out, Catch::Contains("would recover 2 versions"));
+  auto first = RunProcess(recover);
+  REQUIRE(first.exit_code == 0);
+  CHECK_THAT(first.out, Catch::Contains("recovered team-a/llama:" + VersionOf(v1)));
+  CHECK_THAT(first.out, Catch::Contains("recovered 2 versions"));
+  auto again = RunProcess(recover);
+  CHECK_THAT(again.out, Catch::Contains("recovered 0 versions"));
+  CHECK_THAT(again.out, Catch::Contains("2 already in"));
+
+  c.tracker.Start();
+  // Both versions resolve by ID and verify; tags lived only in the lost
+  // registry and say so.
+  for (const auto& v : {VersionOf(v1), VersionOf(v2)}) {
+    auto shown = c.Shoal(c.reader, {"inspect", "team-a/llama:" + v.substr(0, 12)});
+    INFO(shown.err);
+    CHECK(shown.exit_code == 0);
+  }
+  auto tagged = c.Shoal(c.reader, {"inspect", "team-a/llama:prod"});
+  CHECK(tagged.exit_code != 0);
+  CHECK_THAT(tagged.err, Catch::Contains("no tag 'prod'"));
+
+  // A damaged copy stops the recovery with one line naming it.
+  c.tracker.Stop();
+  fs::remove_all(c.tracker.data_dir() + "/registry");
+  std::ofstream(c.origin + "/manifests/team-a/llama/" + VersionOf(v2), std::ios::trunc)
+      << "not a manifest";
+  auto damaged = RunProcess(recover);
+  CHECK(damaged.exit_code == 1);
+  CHECK_THAT(damaged.err, Catch::Contains("manifests/team-a/llama/" + VersionOf(v2)));
+  CHECK(std::count(damaged.err.begin(), damaged.err.end(), '\n') == 1);
+  c.tracker.Start();
 }
