@@ -1,6 +1,7 @@
 #include "fetch_scheduler.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "kj_status.h"
 #include "shoal/log.h"
@@ -21,12 +22,21 @@ constexpr int64_t kFailedMemoryMs = 10000;
 FetchScheduler::FetchScheduler(FetchPolicy policy, AgentDirectory& agents, AgentOrders& orders,
                                VersionChunkSource& chunk_source, TrackerMetrics& metrics)
     : policy_(policy),
+      origin_budget_(policy.origin_budget),
       agents_(agents),
       orders_(orders),
       chunk_source_(chunk_source),
       metrics_(metrics) {}
 
 FetchScheduler::~FetchScheduler() { *alive_ = false; }
+
+void FetchScheduler::SetOriginBudget(uint32_t budget) {
+  if (budget < 1) throw std::invalid_argument("FetchScheduler::SetOriginBudget: budget < 1");
+  if (budget == origin_budget_) return;
+  const bool raised = budget > origin_budget_;
+  origin_budget_ = budget;
+  if (raised) Dispatch();
+}
 
 int64_t FetchScheduler::takeover_ms() const {
   if (fetch_ms_.empty()) return MissingChunkPolicy::OrderTakeoverMs(std::nullopt);
@@ -145,7 +155,7 @@ void FetchScheduler::Dispatch() {
     ~Publish() { s->PublishGauges(); }
   } publish{this};
   DispatchReplicas();
-  const uint32_t budget = policy_.origin_budget;
+  const uint32_t budget = origin_budget_;
   const int per_agent = static_cast<int>(policy_.fetches_per_agent);
   if (in_flight_ >= budget || queue_.empty()) return;
   std::shared_ptr<const HashRing> ring = Ring();

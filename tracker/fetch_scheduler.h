@@ -3,7 +3,8 @@
 // Agents ask for chunks no peer offered them (Registry.need); warm adds
 // every chunk of a version. Each chunk is queued once however many agents
 // ask, and sent as a fetch order to its first live owner on the ring. At
-// most `origin_budget` orders are in flight across the cluster, and at most
+// most `origin_budget` orders are in flight across the cluster (with a fleet
+// of trackers, this tracker's share of it: SetOriginBudget), and at most
 // `fetches_per_agent` on one agent, so the origin's bandwidth goes to a few
 // chunks at a time and each becomes shareable quickly, instead of to
 // thousands of GETs that all finish together at the end.
@@ -123,6 +124,13 @@ class FetchScheduler final {
   // The ring of live agents orders can be sent to, for this epoch.
   std::shared_ptr<const HashRing> Ring();
 
+  // Changes how many origin orders may be in flight at once from now on
+  // (this tracker's share of the cluster's budget when several trackers
+  // schedule). Orders already over a lowered budget run to the end; none
+  // is sent until in-flight orders fall below it. REQUIRES: budget >= 1.
+  void SetOriginBudget(uint32_t budget);
+  uint32_t origin_budget() const { return origin_budget_; }
+
   size_t queued() const { return queue_.size(); }
   size_t in_flight() const { return in_flight_; }
   // Replica orders waiting or in flight.
@@ -159,6 +167,7 @@ class FetchScheduler final {
   void SendReplica(const std::string& agent, const FetchTarget& target, const ChunkId& chunk);
 
   const FetchPolicy policy_;
+  uint32_t origin_budget_;  // policy_.origin_budget until SetOriginBudget
   AgentDirectory& agents_;
   AgentOrders& orders_;
   VersionChunkSource& chunk_source_;

@@ -104,6 +104,11 @@ void CollectFetches(MetricsWriter& w, const TrackerMetrics& m, const TrackerOpti
              static_cast<double>(m.fetches_in_flight));
   w.AddGauge("shoal_tracker_origin_budget", "Fetch orders allowed in flight across the cluster",
              static_cast<double>(options.origin_budget));
+  w.AddGauge("shoal_tracker_origin_budget_share",
+             "Fetch orders this tracker allows in flight: its share of the cluster's budget",
+             static_cast<double>(m.origin_budget_share));
+  w.AddGauge("shoal_tracker_fleet_trackers", "Live trackers sharing this tracker's registry",
+             static_cast<double>(m.fleet_trackers));
   w.AddGauge("shoal_tracker_takeover_timeout_seconds",
              "Time after which an order goes to the next owner",
              static_cast<double>(m.takeover_timeout_ms) / 1000.0);

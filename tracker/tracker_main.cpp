@@ -14,6 +14,8 @@
 #include <fstream>
 #include <optional>
 
+#include "etcd_kv.h"
+#include "fleet_members.h"
 #include "gateway_service.h"
 #include "http_api.h"
 #include "issued_tokens.h"
@@ -248,6 +250,25 @@ struct TrackerState {
   std::unique_ptr<RpcTlsServer> rpc_tls;  // null: plain
 };
 
+// The trackers sharing this one's registry: with etcd, a lease-held key
+// under <prefix>fleet/ naming this tracker's RPC address; alone otherwise.
+Result<std::unique_ptr<FleetMembers>> JoinFleet(const TrackerOptions& o, uint16_t rpc_port) {
+  auto where = RegistryLocation::Parse(o.registry);
+  if (!where.ok()) return where.status();
+  if (!where->etcd) return std::make_unique<FleetMembers>();
+  where->etcd_options.ca_file = o.registry_ca_file;
+  // Short calls: a refresh must end well within the lease's TTL.
+  where->etcd_options.timeout_ms = 2000;
+  where->etcd_options.request_timeout_ms = 1500;
+  auto etcd = EtcdClient::Open(where->etcd_options);
+  if (!etcd.ok()) return etcd.status();
+  std::string host;
+  uint16_t port = 0;
+  if (!SplitHostPort(o.rpc_listen, &host, &port).ok() || host.empty()) host = "127.0.0.1";
+  return FleetMembers::Join(std::move(etcd).value(), where->key_prefix,
+                            host + ":" + std::to_string(rpc_port));
+}
+
 Status OpenState(const TrackerOptions& o, TrackerState* state) {
   std::error_code ec;
   std::filesystem::create_directories(o.data_dir, ec);
@@ -260,6 +281,9 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   if (!kv.ok()) return kv.status();
   state->store = std::make_unique<RegistryStore>(std::move(kv).value(), state->archive.get());
   const std::string& secrets = o.secrets_dir.empty() ? o.data_dir : o.secrets_dir;
+  // The fleet's first tracker creates the secrets; the rest load them.
+  std::filesystem::create_directories(secrets, ec);
+  if (ec) return Status::IOError("create --secrets-dir " + secrets + ": " + ec.message());
   auto tokens = TokenAuthority::LoadOrCreate(secrets + "/token.secret");
   if (!tokens.ok()) return tokens.status();
   auto signer = ManifestSigner::LoadOrCreate(secrets + "/signing.key");
@@ -348,7 +372,22 @@ kj::Promise<void> FollowRegistry(kj::Timer& timer, TrackerContext& ctx) {
   });
 }
 
-void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<void> rpc) {
+// Every 500 ms, gives the fetch scheduler this tracker's share of the
+// origin budget for the fleet's current size.
+kj::Promise<void> ShareOriginBudget(kj::Timer& timer, TrackerContext& ctx,
+                                    const FleetMembers& fleet) {
+  const uint32_t trackers = fleet.size();
+  const uint32_t share = OriginBudgetShare(ctx.options.origin_budget, trackers);
+  ctx.fetches.SetOriginBudget(share);
+  ctx.metrics.fleet_trackers = trackers;
+  ctx.metrics.origin_budget_share = share;
+  return timer.afterDelay(500 * kj::MILLISECONDS).then([&timer, &ctx, &fleet] {
+    return ShareOriginBudget(timer, ctx, fleet);
+  });
+}
+
+void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, const FleetMembers& fleet,
+                     kj::Promise<void> rpc) {
   auto swarm_sweeps =
       SweepSwarms(io.provider->getTimer(), ctx.swarm, ctx.agents,
                   std::min(ctx.options.announce_interval_ms, ctx.options.heartbeat_ms))
@@ -364,6 +403,11 @@ void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, kj::Promise<vo
   auto follows =
       FollowRegistry(io.provider->getTimer(), ctx).eagerlyEvaluate([](kj::Exception&& e) {
         Log(LogLevel::kError, "registry.follow_failed",
+            {{"error", std::string(e.getDescription().cStr())}});
+      });
+  auto budget_shares =
+      ShareOriginBudget(io.provider->getTimer(), ctx, fleet).eagerlyEvaluate([](kj::Exception&& e) {
+        Log(LogLevel::kError, "fleet.budget_failed",
             {{"error", std::string(e.getDescription().cStr())}});
       });
   auto rpc_failed = rpc.then([]() -> int { return 0; });
@@ -393,6 +437,8 @@ Status Serve(ServeFlags& f) {
   uint16_t rpc_port = 0;
   kj::Promise<void> rpc = nullptr;
   SHOAL_RETURN_IF_ERROR(StartRpc(io, ctx, state.rpc_tls.get(), &rpc, &rpc_port));
+  auto fleet = JoinFleet(o, rpc_port);
+  if (!fleet.ok()) return fleet.status();
   MetricsRegistry metrics;
   HttpServerOptions http_opts = HttpOptionsOf(o, &metrics);
   SHOAL_RETURN_IF_ERROR(SplitHostPort(o.http_listen, &http_opts.address, &http_opts.port));
@@ -414,8 +460,9 @@ Status Serve(ServeFlags& f) {
        {"peer_tls", o.peer_tls},
        {"control_tls", state.tls.has_value()},
        {"versions", versions.ok() ? static_cast<int64_t>(*versions) : -1},
-       {"torrents", static_cast<int64_t>(ctx.torrents.size())}});
-  RunUntilStopped(io, ctx, kj::mv(rpc));
+       {"torrents", static_cast<int64_t>(ctx.torrents.size())},
+       {"fleet_trackers", static_cast<int64_t>((*fleet)->size())}});
+  RunUntilStopped(io, ctx, **fleet, kj::mv(rpc));
   http.Stop();
   Log(LogLevel::kInfo, "tracker.stop", {});
   return Status::OK();

@@ -63,6 +63,9 @@ struct TrackerMetrics {
   std::atomic<uint64_t> replicas_queued{0};    // replica orders waiting or in flight
   std::atomic<uint64_t> ring_members{0};       // agents chunks are owned by
   std::atomic<int64_t> takeover_timeout_ms{0};
+  // Gauges the fleet loop keeps current (tracker_main.cpp).
+  std::atomic<uint64_t> fleet_trackers{1};       // live trackers sharing the registry
+  std::atomic<uint64_t> origin_budget_share{0};  // origin orders this tracker allows in flight
 };
 
 }  // namespace shoal::tracker

@@ -23,6 +23,19 @@ std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
+bool IsFleet(const ClusterOptions& o) { return o.trackers > 1 || !o.registry.empty(); }
+
+// serve's flags besides the origin's, for every tracker of the cluster.
+std::vector<std::string> FleetFlags(const ClusterOptions& o) {
+  std::vector<std::string> flags = o.tracker_flags;
+  if (!o.registry.empty()) flags.insert(flags.end(), {"--registry", o.registry});
+  return flags;
+}
+
+std::string SecretsDir(const ClusterOptions& o, const TempDir& tmp) {
+  return IsFleet(o) ? std::string(tmp / "secrets") : std::string();
+}
+
 }  // namespace
 
 std::string Slurp(const std::string& path) {
@@ -34,7 +47,7 @@ TestCluster::TestCluster(ClusterOptions options)
     : origin_spec(options.origin),
       origin(tmp / "origin"),
       origin_url(OriginUrl(options.origin, tmp / "origin")),
-      tracker(tmp / "tracker", Join(OriginFlags(), options.tracker_flags)),
+      tracker(tmp / "tracker", Join(OriginFlags(), FleetFlags(options)), SecretsDir(options, tmp)),
       options_(std::move(options)) {
   if (origin_spec.url.empty()) {
     std::filesystem::create_directories(origin);
@@ -43,17 +56,30 @@ TestCluster::TestCluster(ClusterOptions options)
     ::setenv("AWS_ACCESS_KEY_ID", origin_spec.access_key.c_str(), 1);
     ::setenv("AWS_SECRET_ACCESS_KEY", origin_spec.secret_key.c_str(), 1);
   }
-  tracker.Start();
+  trackers.push_back(&tracker);
+  for (int i = 1; i < options_.trackers; ++i) {
+    more_trackers_.push_back(std::make_unique<TrackerProcess>(
+        tmp / ("tracker" + std::to_string(i)), Join(OriginFlags(), FleetFlags(options_)),
+        SecretsDir(options_, tmp)));
+    trackers.push_back(more_trackers_.back().get());
+  }
+  // In order: the first creates the fleet's secrets, the rest load them.
+  for (TrackerProcess* t : trackers) t->Start();
   agent_token = tracker.MintToken("*", "read", "agents");
   writer = tracker.MintToken("team-a", "write", "trainer");
   reader = tracker.MintToken("team-a", "read", "pod");
   for (int i = 0; i < options_.agents; ++i) AddAgent();
 }
 
+TestCluster::~TestCluster() {
+  agents.clear();
+  more_trackers_.clear();
+}
+
 AgentProcess& TestCluster::AddAgent(std::vector<std::string> flags) {
   const std::string name = "agent" + std::to_string(agents.size());
-  std::vector<std::string> all = {"--tracker", tracker.rpc_address(), "--token",
-                                  agent_token, "--cache-size",        options_.cache_size};
+  std::vector<std::string> all = {"--tracker", TrackerList(),  "--token",
+                                  agent_token, "--cache-size", options_.cache_size};
   if (options_.agents_use_origin) all = Join(all, OriginFlags());
   if (options_.rack_labels) {
     all.insert(all.end(), {"--label", "rack=r" + std::to_string(agents.size() % 2)});
@@ -73,8 +99,14 @@ std::vector<std::string> TestCluster::OriginFlags() const {
   return flags;
 }
 
+std::string TestCluster::TrackerList() const {
+  std::string list;
+  for (const TrackerProcess* t : trackers) list += (list.empty() ? "" : ",") + t->rpc_address();
+  return list;
+}
+
 std::vector<std::string> TestCluster::CliEnv(const std::string& token) const {
-  std::vector<std::string> env = {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + token,
+  std::vector<std::string> env = {"SHOAL_TRACKER=" + TrackerList(), "SHOAL_TOKEN=" + token,
                                   "SHOAL_ORIGIN=" + origin_url};
   if (!origin_spec.url.empty()) {
     env.insert(

@@ -1,5 +1,6 @@
-// A real Shoal cluster for integration tests: one shoal-tracker process and
-// any number of shoald processes on 127.0.0.1, all on one origin (a fresh
+// A real Shoal cluster for integration tests: one shoal-tracker process (or
+// a fleet of them sharing an etcd registry and one secrets folder) and any
+// number of shoald processes on 127.0.0.1, all on one origin (a fresh
 // folder, or an S3 bucket prefix), plus the real CLI and curl to drive it.
 // Each cluster lives in its own temporary folder and stops its processes
 // on destruction.
@@ -34,7 +35,12 @@ struct ClusterOptions {
   ClusterOrigin origin;
   // Flags for `shoal-tracker serve`, after its origin flags.
   std::vector<std::string> tracker_flags = {"--announce-interval", "1s"};
-  int agents = 0;                     // started by the constructor, in order
+  // Trackers started, in order. More than one (or a `registry`) makes a
+  // fleet: every tracker gets --registry and --secrets-dir <tmp>/secrets,
+  // and the CLI and agents get every tracker's RPC address.
+  int trackers = 1;
+  std::string registry;  // --registry, e.g. "etcd://127.0.0.1:2379/test/x/"; "": LevelDB each
+  int agents = 0;        // started by the constructor, in order
   std::string cache_size = "256MiB";  // each agent's --cache-size
   // Agents may read the origin only when a test says so, so that tests of
   // the peer-only paths cannot pass by reading it.
@@ -58,13 +64,13 @@ struct CurlAnswer {
 
 class TestCluster {
  public:
-  // Starts the tracker, mints the tokens below, then starts
+  // Starts the tracker(s) in order, mints the tokens below, then starts
   // `options.agents` agents. With an S3 origin, the test process's
   // AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are set to the origin's
   // keys, so every process the test starts inherits them.
   // Throws (or fails the test) if a process does not start.
   explicit TestCluster(ClusterOptions options = {});
-  ~TestCluster() = default;  // agents stop first, then the tracker
+  ~TestCluster();  // agents stop first, then the trackers
   TestCluster(const TestCluster&) = delete;
   TestCluster& operator=(const TestCluster&) = delete;
 
@@ -75,6 +81,9 @@ class TestCluster {
   // --origin, and for S3 the endpoint and region (the keys come from the
   // environment).
   std::vector<std::string> OriginFlags() const;
+  // Every tracker's RPC address, comma-separated, in order: what the CLI's
+  // SHOAL_TRACKER and the agents' --tracker get.
+  std::string TrackerList() const;
   // The environment the CLI needs to reach this cluster's tracker and
   // origin with `token`.
   std::vector<std::string> CliEnv(const std::string& token) const;
@@ -108,7 +117,9 @@ class TestCluster {
   const ClusterOrigin origin_spec;
   const std::string origin;      // the origin folder (unused with S3)
   const std::string origin_url;  // "file://<origin>" or the S3 url
-  TrackerProcess tracker;
+  TrackerProcess tracker;        // the first (or only) tracker
+  // Every tracker, `tracker` first; each lives as long as the cluster.
+  std::vector<TrackerProcess*> trackers;
   // agent_token may read everything ("*", read, agents); writer may write
   // team-a (trainer); reader may read team-a (pod).
   std::string agent_token, writer, reader;
@@ -116,6 +127,7 @@ class TestCluster {
 
  private:
   const ClusterOptions options_;
+  std::vector<std::unique_ptr<TrackerProcess>> more_trackers_;  // trackers 2..N
   mutable std::atomic<int> curls_{0};
 };
 

@@ -19,8 +19,11 @@ namespace shoal::testing {
 std::string TrackerBinary() { return SHOAL_TRACKER_PATH; }
 std::string CliBinary() { return SHOAL_CLI_PATH; }
 
-TrackerProcess::TrackerProcess(std::string data_dir, std::vector<std::string> args)
-    : data_dir_(std::move(data_dir)), args_(std::move(args)) {}
+TrackerProcess::TrackerProcess(std::string data_dir, std::vector<std::string> args,
+                               std::string secrets_dir)
+    : data_dir_(std::move(data_dir)),
+      args_(std::move(args)),
+      secrets_dir_(std::move(secrets_dir)) {}
 
 TrackerProcess::~TrackerProcess() {
   if (pid_ > 0) Stop();
@@ -36,6 +39,7 @@ void TrackerProcess::Start() {
                                    "--rpc-listen",  "127.0.0.1:" + std::to_string(rpc_port_),
                                    "--http-listen", "127.0.0.1:" + std::to_string(http_port_),
                                    "--port-file",   port_file};
+  if (!secrets_dir_.empty()) argv.insert(argv.end(), {"--secrets-dir", secrets_dir_});
   argv.insert(argv.end(), args_.begin(), args_.end());
   std::string log_path = data_dir_ + "/tracker.log";
   pid_ = ::fork();
@@ -78,6 +82,12 @@ void TrackerProcess::Stop() {
   pid_ = -1;
 }
 
+void TrackerProcess::RestartWiped() {
+  Kill();
+  std::filesystem::remove_all(data_dir_);
+  Start();
+}
+
 std::string TrackerProcess::log() const {
   std::ifstream in(data_dir_ + "/tracker.log");
   std::stringstream ss;
@@ -86,7 +96,7 @@ std::string TrackerProcess::log() const {
 }
 
 std::string TrackerProcess::peer_ca() const {
-  std::ifstream in(data_dir_ + "/peer-ca.pem");
+  std::ifstream in(secrets_dir() + "/peer-ca.pem");
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -94,8 +104,8 @@ std::string TrackerProcess::peer_ca() const {
 
 std::string TrackerProcess::MintToken(const std::string& ns, const std::string& role,
                                       const std::string& subject, const std::string& ttl) const {
-  ProcessResult r = RunProcess({TrackerBinary(), "token", "create", "--data-dir", data_dir_, "--ns",
-                                ns, "--role", role, "--subject", subject, "--ttl", ttl});
+  ProcessResult r = RunProcess({TrackerBinary(), "token", "create", "--data-dir", secrets_dir(),
+                                "--ns", ns, "--role", role, "--subject", subject, "--ttl", ttl});
   if (r.exit_code != 0) throw std::runtime_error("token create failed: " + r.err);
   return r.out.substr(0, r.out.find('\n'));
 }

@@ -155,6 +155,27 @@ TEST_CASE("no more than the budget of origin fetches is in flight, and each chun
   CHECK(h.Pending() == 0);
 }
 
+TEST_CASE("a budget changed at runtime holds from then on: lowered, then raised", "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/100, /*agents=*/4);
+  std::vector<ChunkId> chunks;
+  for (int i = 0; i < 40; ++i) chunks.push_back(Chunk(i));
+  h.fetches.Need(h.target, chunks);
+  h.Settle();
+  CHECK(h.Pending() == 8);
+  // Three trackers now share the budget: orders in flight run to the end,
+  // and no more are sent until fewer than the new share are.
+  h.fetches.SetOriginBudget(3);
+  CHECK(h.fetches.origin_budget() == 3);
+  h.AnswerAll();
+  CHECK(h.Pending() == 3);
+  h.AnswerAll();
+  CHECK(h.Pending() == 3);
+  // Raised again: the scheduler fills the new room at once.
+  h.fetches.SetOriginBudget(10);
+  h.Settle();
+  CHECK(h.Pending() == 10);
+}
+
 TEST_CASE("chunks pullers wait for go before warm-only chunks, in the order asked", "[fetch]") {
   Harness h(/*budget=*/1, /*per_agent=*/1, /*agents=*/1);
   auto watch = std::make_shared<WarmWatch>();
