@@ -7,10 +7,20 @@ Every file must parse as YAML, and every object must hold together:
 workloads have images, resources, probes and the volumes they mount; a
 Service selects a workload and targets ports it declares; the DaemonSet keeps
 its cache on the host, is reachable by its peers, and passes the node's zone;
-the StatefulSet has a volume and a governing headless Service; every
-ConfigMap, Secret and key a pod refers to exists; the config files in the
-ConfigMaps are accepted by the real binaries, and their addresses match the
-ports and Services around them.
+a StatefulSet has a governing headless Service and, unless it is a fleet's
+tracker, a volume; every ConfigMap, Secret and key a pod refers to exists;
+a PodDisruptionBudget selects a workload and leaves room to drain; the
+config files in the ConfigMaps are accepted by the real binaries, and their
+addresses match the ports and Services around them.
+
+Some files are alternatives (tracker.yaml, one tracker on LevelDB, or
+tracker-fleet.yaml, a fleet on etcd): the directory is checked once per
+choice, with the other left out, and no object may be defined twice within
+one. For a fleet it also checks that --registry names the etcd members the
+manifests run, that the shared Secret holds the peer CA as well as the keys,
+that the trackers spread over nodes under a PodDisruptionBudget, that the
+agents list every tracker of the fleet, and that the etcd members form the
+cluster their flags describe.
 
 Then it breaks copies of the manifests on purpose, one fault at a time
 (manifest_faults.py), and fails unless the checks catch each fault.
@@ -21,6 +31,7 @@ Run with Debian's /usr/bin/python3 (python3-yaml).
 import copy
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -29,9 +40,12 @@ import tomllib
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from fleet_checks import FLEET_SECRETS, FleetChecks  # noqa: E402
 from manifest_faults import FAULTS  # noqa: E402
 
 WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet", "Job")
+# Files a cluster applies one of: the checks run once per choice.
+ALTERNATIVES = {"single tracker": "tracker.yaml", "tracker fleet": "tracker-fleet.yaml"}
 CLUSTER_SCOPED = ("Namespace", "ClusterRole", "ClusterRoleBinding")
 # ConfigMaps every namespace has without anyone applying them.
 BUILTIN_CONFIGMAPS = ("kube-root-ca.crt",)
@@ -55,6 +69,12 @@ def load(k8s_dir):
     return objs
 
 
+def variant(objs, choice):
+    """objs without the files that are alternatives to ALTERNATIVES[choice]."""
+    others = {f for name, f in ALTERNATIVES.items() if name != choice}
+    return [(f, o) for f, o in objs if f not in others]
+
+
 def pod_spec(obj):
     return obj.get("spec", {}).get("template", {}).get("spec", {})
 
@@ -67,7 +87,7 @@ def port_of(address):
     return int(address.rsplit(":", 1)[1])
 
 
-class Checker:
+class Checker(FleetChecks):
     def __init__(self, objs, shoald=None, tracker=None):
         self.objs = objs
         self.shoald = shoald
@@ -85,6 +105,7 @@ class Checker:
         return None
 
     def run(self):
+        defined = {}
         for f, o in self.objs:
             kind = o.get("kind")
             md = o.get("metadata", {})
@@ -92,6 +113,10 @@ class Checker:
             if not o.get("apiVersion") or not kind or not md.get("name"):
                 self.err(where, "needs apiVersion, kind and metadata.name")
                 continue
+            key = (kind, md.get("namespace"), md["name"])
+            if key in defined:
+                self.err(where, f"is defined in {defined[key]} too: applying both, one replaces the other")
+            defined.setdefault(key, f)
             if kind not in CLUSTER_SCOPED and not md.get("namespace"):
                 self.err(where, "needs metadata.namespace")
             if kind in WORKLOADS:
@@ -104,7 +129,51 @@ class Checker:
                 self.check_service(where, o)
             if kind == "ConfigMap":
                 self.check_config_files(where, o)
+            if kind == "PodDisruptionBudget":
+                self.check_pdb(where, o)
         return self.errors
+
+    def workloads_selected(self, ns, selector):
+        """Workloads in ns whose pods carry every label of selector."""
+        found = []
+        for _, w in self.objs:
+            if w.get("kind") in WORKLOADS and w["metadata"].get("namespace") == ns:
+                labels = w.get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {})
+                if all(labels.get(k) == v for k, v in selector.items()):
+                    found.append(w)
+        return found
+
+    def resolve(self, where, host):
+        """The Service a cluster DNS name points at, as (Service, StatefulSet,
+        ordinal): a Service name (name.namespace.svc...) gives (svc, None,
+        None); a StatefulSet pod's name (pod.service.namespace.svc...) gives
+        the pod's StatefulSet and ordinal. None, reported, if the manifests
+        define no such thing."""
+        parts = host.split(".")
+        if len(parts) >= 3 and parts[2] == "svc":
+            pod, name, ns = None, parts[0], parts[1]
+        elif len(parts) >= 4 and parts[3] == "svc":
+            pod, name, ns = parts[0], parts[1], parts[2]
+        else:
+            self.err(where, f"{host} is not a Service or StatefulSet pod address (name.namespace.svc...)")
+            return None
+        svc = self.find("Service", ns, name)
+        if svc is None:
+            self.err(where, f"{host}: no Service {ns}/{name}")
+            return None
+        if pod is None:
+            return svc, None, None
+        for _, w in self.objs:
+            md = w.get("metadata", {})
+            if w.get("kind") != "StatefulSet" or md.get("namespace") != ns:
+                continue
+            if w.get("spec", {}).get("serviceName") != name or not pod.startswith(md["name"] + "-"):
+                continue
+            ordinal = pod[len(md["name"]) + 1:]
+            if ordinal.isdigit() and int(ordinal) < w["spec"].get("replicas", 1):
+                return svc, w, int(ordinal)
+        self.err(where, f"{host}: no StatefulSet governed by {ns}/{name} has a pod {pod}")
+        return None
 
     # --- every workload -----------------------------------------------------
     def check_workload(self, where, o):
@@ -229,28 +298,67 @@ class Checker:
             self.err(where, "needs an HTTP livenessProbe")
         if not c.get("env") or not any(e.get("name") == "SHOAL_AGENT_TOKEN" for e in c["env"]):
             self.err(where, "needs SHOAL_AGENT_TOKEN from a Secret")
-        self.check_tracker_address(where, cfg.get("tracker", ""))
+        address = cfg.get("tracker", "")
+        flag = re.search(r'--tracker[ =]"?([^"\s]+)', cmd)
+        if flag:
+            arg = flag.group(1)
+            address = self.env_value(where, ns, c, arg.strip("${}()")) if arg.startswith("$") else arg
+        if address is not None:
+            self.check_tracker_address(where, address)
+
+    def env_value(self, where, ns, c, name):
+        """The value a container's environment variable takes, from a literal
+        or a ConfigMap key; None, reported, if it has none."""
+        for e in c.get("env", []):
+            if e.get("name") != name:
+                continue
+            if "value" in e:
+                return e["value"]
+            ref = e.get("valueFrom", {}).get("configMapKeyRef")
+            cm = self.find("ConfigMap", ns, ref.get("name")) if ref else None
+            if cm is not None and ref.get("key") in cm.get("data", {}):
+                return cm["data"][ref["key"]]
+        self.err(where, f"${name} has no value from a literal or a ConfigMap the manifests define")
+        return None
 
     def check_tracker_address(self, where, address):
-        host, _, port = address.rpartition(":")
-        parts = host.split(".")
-        if len(parts) < 3 or parts[2] != "svc":
-            self.err(where, f"tracker {address} is not a Service address (name.namespace.svc...)")
-            return
-        svc = self.find("Service", parts[1], parts[0])
-        if svc is None:
-            self.err(where, f"tracker {address}: no Service {parts[1]}/{parts[0]}")
-            return
-        ports = {p.get("port") for p in svc.get("spec", {}).get("ports", [])}
-        if int(port) not in ports:
-            self.err(where, f"tracker {address}: the Service has no port {port}")
-        cm = self.find("ConfigMap", parts[1], "shoal-tracker-config")
-        if cm is not None:
-            serve = tomllib.loads(cm["data"]["shoal-tracker.toml"]).get("serve", {})
-            if port_of(serve.get("http-listen", "127.0.0.1:7401")) not in ports:
-                self.err(where, "agents announce to the tracker's HTTP port on the same host: expose it on the Service")
+        """Each entry of the agents' tracker list is a tracker Service or pod,
+        on its RPC port, with its HTTP port beside it; a fleet is listed
+        whole, pod by pod, since agents register with every tracker."""
+        listed = {}
+        for entry in address.split(","):
+            host, _, port = entry.strip().rpartition(":")
+            found = self.resolve(where, host) if port.isdigit() else None
+            if found is None:
+                if not port.isdigit():
+                    self.err(where, f"tracker {entry} is not host:port")
+                continue
+            svc, sts, ordinal = found
+            ns = svc["metadata"]["namespace"]
+            ports = {p.get("port") for p in svc.get("spec", {}).get("ports", [])}
+            if int(port) not in ports:
+                self.err(where, f"tracker {entry}: the Service has no port {port}")
+            cm = self.find("ConfigMap", ns, "shoal-tracker-config")
+            if cm is not None:
+                serve = tomllib.loads(cm["data"]["shoal-tracker.toml"]).get("serve", {})
+                if port_of(serve.get("http-listen", "127.0.0.1:7401")) not in ports:
+                    self.err(where, "agents announce to the tracker's HTTP port on the same host: "
+                             "expose it on the Service")
+            if sts is None:
+                sts = next((w for w in self.workloads_selected(ns, svc["spec"].get("selector", {}))
+                            if w["kind"] == "StatefulSet"), None)
+                if sts is not None and sts["spec"].get("replicas", 1) > 1:
+                    self.err(where, f"tracker {entry} reaches one of {sts['spec']['replicas']} trackers at "
+                             "random: agents register with every tracker, so list each one's pod name")
+                continue
+            listed.setdefault(sts["metadata"]["name"], (sts, set()))[1].add(ordinal)
+        for name, (sts, ordinals) in listed.items():
+            missing = sorted(set(range(sts["spec"].get("replicas", 1))) - ordinals)
+            if missing:
+                self.err(where, f"tracker list leaves out {', '.join(f'{name}-{i}' for i in missing)}: "
+                         "agents register with every tracker of the fleet")
 
-    # --- the tracker --------------------------------------------------------
+    # --- StatefulSets: the tracker, a fleet's trackers, etcd ---------------
     def check_statefulset(self, where, o):
         ns = o["metadata"]["namespace"]
         spec = o["spec"]
@@ -260,18 +368,33 @@ class Checker:
         elif gov["spec"].get("clusterIP") != "None":
             self.err(where, f"serviceName {spec.get('serviceName')} should be a headless Service")
         claims = {c["metadata"]["name"]: c for c in spec.get("volumeClaimTemplates", [])}
-        if not claims:
-            self.err(where, "needs a volumeClaimTemplate for the registry")
         for name, c in claims.items():
             if not c.get("spec", {}).get("resources", {}).get("requests", {}).get("storage"):
                 self.err(where, f"volumeClaimTemplate {name} needs a storage request")
-        if spec.get("replicas", 1) != 1:
-            self.err(where, "the tracker runs as one replica")
+        ps = pod_spec(o)
+        commands = [" ".join(c.get("command", []) + c.get("args", [])) for c in ps.get("containers", [])]
+        if any("shoal-tracker" in cmd for cmd in commands):
+            self.check_tracker(where, o, claims)
+            return
+        if not claims:
+            self.err(where, "needs a volumeClaimTemplate for its data")
+        etcd = [cmd for cmd in commands if re.search(r"\betcd\b", cmd) and "--initial-cluster " in cmd]
+        if etcd:
+            self.check_etcd(where, o, etcd[0])
+
+    def check_tracker(self, where, o, claims):
+        ns = o["metadata"]["namespace"]
+        spec = o["spec"]
         cm = self.find("ConfigMap", ns, "shoal-tracker-config")
         if cm is None:
             self.err(where, "needs ConfigMap shoal-tracker-config")
             return
         serve = tomllib.loads(cm["data"]["shoal-tracker.toml"]).get("serve", {})
+        fleet = bool(serve.get("registry"))
+        if not fleet and not claims:
+            self.err(where, "needs a volumeClaimTemplate for the registry")
+        if not fleet and spec.get("replicas", 1) != 1:
+            self.err(where, "a tracker on LevelDB runs as one replica: a fleet needs registry=etcd://...")
         ps = pod_spec(o)
         trackers = [c for c in ps.get("containers", []) if "shoal-tracker" in " ".join(c.get("command", []))]
         if len(trackers) != 1:
@@ -279,7 +402,7 @@ class Checker:
             return
         c = trackers[0]
         mounts = {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
-        if mounts.get(serve.get("data-dir", "/var/lib/shoal-tracker")) not in claims:
+        if not fleet and mounts.get(serve.get("data-dir", "/var/lib/shoal-tracker")) not in claims:
             self.err(where, "data-dir must be on the persistent volume")
         ports = {p.get("containerPort") for p in c.get("ports", [])}
         for key in ("rpc-listen", "http-listen"):
@@ -295,10 +418,15 @@ class Checker:
         secrets = [v for v in ps.get("volumes", []) if "secret" in v]
         if not secrets:
             self.err(where, "needs the Secret with the token secret and the signing key")
+        needed = FLEET_SECRETS if fleet else ("token.secret", "signing.key")
         for v in secrets:
             s = self.find("Secret", ns, v["secret"]["secretName"])
-            if s is not None and not {"token.secret", "signing.key"} <= set({**s.get("data", {}), **s.get("stringData", {})}):
-                self.err(where, f"Secret {v['secret']['secretName']} needs token.secret and signing.key")
+            have = set({**s.get("data", {}), **s.get("stringData", {})}) if s is not None else set(needed)
+            if not set(needed) <= have:
+                self.err(where, f"Secret {v['secret']['secretName']} needs {', '.join(needed)}"
+                         + (": every tracker of a fleet must hold the same peer CA" if fleet else ""))
+        if fleet:
+            self.check_fleet(where, o, serve, mounts)
 
     # --- Services -----------------------------------------------------------
     def check_service(self, where, o):
@@ -357,20 +485,24 @@ def main():
         sys.exit(__doc__.strip().splitlines()[2].strip())
     k8s_dir, shoald, tracker = sys.argv[1:]
     objs = load(k8s_dir)
-    errors = Checker(objs, shoald, tracker).run()
-    for e in errors:
-        print(e)
-    missed = []
-    for name, fault in FAULTS.items():
-        broken = copy.deepcopy(objs)
-        fault(broken)
-        if not Checker(broken, shoald, tracker).run():
-            missed.append(name)
-    for name in missed:
-        print(f"self-check: the checks did not catch: {name}")
-    print(f"{len(objs)} objects in {k8s_dir}: {len(errors)} problems; "
-          f"{len(FAULTS) - len(missed)} of {len(FAULTS)} planted faults caught")
-    return 1 if errors or missed else 0
+    failed = False
+    for choice in ALTERNATIVES:
+        chosen = variant(objs, choice)
+        errors = Checker(chosen, shoald, tracker).run()
+        for e in errors:
+            print(f"{choice}: {e}")
+        missed = []
+        for name, fault in FAULTS[choice].items():
+            broken = copy.deepcopy(chosen)
+            fault(broken)
+            if not Checker(broken, shoald, tracker).run():
+                missed.append(name)
+        for name in missed:
+            print(f"self-check ({choice}): the checks did not catch: {name}")
+        print(f"{choice}: {len(chosen)} objects in {k8s_dir}: {len(errors)} problems; "
+              f"{len(FAULTS[choice]) - len(missed)} of {len(FAULTS[choice])} planted faults caught")
+        failed = failed or bool(errors or missed)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 must report each one, or its checks are not checking.
 
 Each fault takes the loaded objects, [(file name, object)], and breaks one
-thing in place.
+thing in place. FAULTS holds them per choice of tracker manifest
+(check_manifests.ALTERNATIVES): each is planted in the objects of its choice.
 """
 
 
@@ -27,7 +28,17 @@ def set_toml(objs, cm_name, file_key, old, new):
     cm["data"][file_key] = cm["data"][file_key].replace(old, new)
 
 
-FAULTS = {
+def set_data(objs, cm_name, key, old, new):
+    cm = first(objs, "ConfigMap", cm_name)
+    assert old in cm["data"][key], old
+    cm["data"][key] = cm["data"][key].replace(old, new)
+
+
+def secret_keys(objs, name):
+    return first(objs, "Secret", name)["stringData"]
+
+
+SINGLE_TRACKER = {
     "DaemonSet without a readiness probe": lambda m: agent_container(m).pop("readinessProbe"),
     "DaemonSet without a liveness probe": lambda m: agent_container(m).pop("livenessProbe"),
     "DaemonSet without resource limits": lambda m: agent_container(m)["resources"].pop("limits"),
@@ -53,8 +64,47 @@ FAULTS = {
         {"targetPort": "grpc"}),
     "tracker listening on loopback only": lambda m: set_toml(m, "shoal-tracker-config", "shoal-tracker.toml",
                                                              'rpc-listen="0.0.0.0:7400"', 'rpc-listen="127.0.0.1:7400"'),
-    "agents pointed at a port the Service lacks": lambda m: set_toml(m, "shoald-config", "shoald.toml",
-                                                                     ".svc.cluster.local:7400", ".svc.cluster.local:7411"),
+    "agents pointed at a port the Service lacks": lambda m: set_data(
+        m, "shoal-tracker-address", "tracker", ".svc.cluster.local:7400", ".svc.cluster.local:7411"),
+    "two tracker replicas on one LevelDB each": lambda m: first(m, "StatefulSet")["spec"].update({"replicas": 2}),
     "a misspelt key in the agent's config": lambda m: set_toml(m, "shoald-config", "shoald.toml",
                                                                "cache-size=", "cache_sise="),
 }
+
+ETCD_1 = "shoal-etcd-1.shoal-etcd.shoal.svc"
+TRACKER_SERVICE = "shoal-tracker.shoal.svc.cluster.local:7400"
+TRACKER_2 = ",shoal-tracker-2.shoal-tracker-headless.shoal.svc.cluster.local:7400"
+
+TRACKER_FLEET = {
+    "registry naming an etcd Service that does not exist": lambda m: set_toml(
+        m, "shoal-tracker-config", "shoal-tracker.toml", ETCD_1, "shoal-etcd-1.etcd-missing.shoal.svc"),
+    "registry naming an etcd member beyond the replicas": lambda m: set_toml(
+        m, "shoal-tracker-config", "shoal-tracker.toml", ETCD_1, "shoal-etcd-3.shoal-etcd.shoal.svc"),
+    "registry without a key prefix": lambda m: set_toml(
+        m, "shoal-tracker-config", "shoal-tracker.toml", ':2379/shoal"', ':2379"'),
+    "fleet without secrets-dir": lambda m: set_toml(
+        m, "shoal-tracker-config", "shoal-tracker.toml", 'secrets-dir="/run/shoal-tracker/secrets"', ""),
+    "fleet Secret without the peer CA": lambda m: secret_keys(m, "shoal-tracker-keys").pop("peer-ca.key"),
+    "tracker PodDisruptionBudget selecting nothing": lambda m: first(m, "PodDisruptionBudget", "shoal-tracker")[
+        "spec"]["selector"]["matchLabels"].update({"app.kubernetes.io/name": "missing"}),
+    "tracker PodDisruptionBudget leaving nothing to drain": lambda m: first(
+        m, "PodDisruptionBudget", "shoal-tracker")["spec"].update({"minAvailable": 3}),
+    "fleet trackers free to share a node": lambda m: pod_spec(first(m, "StatefulSet", "shoal-tracker")).pop(
+        "affinity"),
+    "agents leaving out a tracker of the fleet": lambda m: set_data(m, "shoal-tracker-address", "tracker",
+                                                                    TRACKER_2, ""),
+    "agents pointed at the fleet's load-balanced Service": lambda m: first(
+        m, "ConfigMap", "shoal-tracker-address")["data"].update({"tracker": TRACKER_SERVICE}),
+    "etcd started one member at a time": lambda m: first(m, "StatefulSet", "shoal-etcd")["spec"].pop(
+        "podManagementPolicy"),
+    "etcd initial cluster missing a member": lambda m: pod_spec(first(m, "StatefulSet", "shoal-etcd"))[
+        "containers"][0].update({"command": [a.replace(
+            ",shoal-etcd-2=http://shoal-etcd-2.shoal-etcd.shoal.svc.cluster.local:2380", "")
+            for a in pod_spec(first(m, "StatefulSet", "shoal-etcd"))["containers"][0]["command"]]}),
+    "etcd data outside its volume": lambda m: pod_spec(first(m, "StatefulSet", "shoal-etcd"))["containers"][0].update(
+        {"command": [a.replace("--data-dir /var/lib/etcd/data", "--data-dir /tmp/etcd")
+                     for a in pod_spec(first(m, "StatefulSet", "shoal-etcd"))["containers"][0]["command"]]}),
+    "etcd without its volume": lambda m: first(m, "StatefulSet", "shoal-etcd")["spec"].pop("volumeClaimTemplates"),
+}
+
+FAULTS = {"single tracker": SINGLE_TRACKER, "tracker fleet": TRACKER_FLEET}
