@@ -1,5 +1,10 @@
 #include "shoal/origin_fetch.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <utility>
+
 #include "shoal/chunk_writer.h"
 
 namespace shoal {
@@ -24,11 +29,61 @@ class WriterSink final : public ByteSink {
   uint64_t offset_ = 0;
 };
 
+// The chunks being fetched into each store now. A second fetch of one waits
+// for the first and then finds it stored, so two orders for one chunk (from
+// two trackers of a fleet, or an order and a read) read the origin once.
+class FetchesInFlight {
+ public:
+  // Waits while (store, id) is being fetched; returns false if it was (the
+  // caller looks at the store again), true once the caller holds it.
+  bool Claim(const ChunkStore* store, const ChunkId& id) {
+    std::unique_lock<std::mutex> lock(mu_);
+    bool waited = false;
+    while (in_flight_.count({store, id}) != 0) {
+      waited = true;
+      done_.wait(lock);
+    }
+    if (waited) return false;
+    in_flight_.insert({store, id});
+    return true;
+  }
+  void Release(const ChunkStore* store, const ChunkId& id) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      in_flight_.erase({store, id});
+    }
+    done_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_;
+  std::set<std::pair<const ChunkStore*, ChunkId>> in_flight_;  // protected by mu_
+};
+
+FetchesInFlight& InFlight() {
+  static FetchesInFlight* in_flight = new FetchesInFlight();  // never destroyed
+  return *in_flight;
+}
+
+Result<uint64_t> FetchOnce(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size);
+
 }  // namespace
 
 Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id,
                                       uint64_t size) {
-  if (store.Contains(id)) return uint64_t{0};
+  for (;;) {
+    if (store.Contains(id)) return uint64_t{0};
+    if (!InFlight().Claim(&store, id)) continue;  // another fetch finished: look again
+    Result<uint64_t> r = FetchOnce(origin, store, id, size);
+    InFlight().Release(&store, id);
+    return r;
+  }
+}
+
+namespace {
+
+Result<uint64_t> FetchOnce(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size) {
   auto writer = store.BeginWrite(id, size);
   // Delivered meanwhile, by a peer or another fetch.
   if (writer.status().code() == Status::Code::kAlreadyExists) return uint64_t{0};
@@ -45,5 +100,7 @@ Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const C
   if (!s.ok()) return s.WithContext("chunk " + id.ShortHex() + " from " + origin.Describe());
   return size;
 }
+
+}  // namespace
 
 }  // namespace shoal

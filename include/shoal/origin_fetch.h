@@ -16,6 +16,8 @@ namespace shoal {
 // before it becomes visible. Returns the bytes the origin sent: `size`, or 0
 // if the store already held the chunk (nothing is fetched then). A chunk of
 // the wrong size or content is refused as Corruption, naming the origin.
+// One chunk is fetched into one store once at a time: a second call for it
+// waits for the first, and fetches only if the first failed.
 // Thread-safe.
 Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id,
                                       uint64_t size);
