@@ -1,0 +1,767 @@
+// Tracker load generator: many simulated agents, each on its own TCP
+// connection, speaking the agents' Cap'n Proto RPC to one or more trackers.
+// Run by tracker_load.sh, which starts the tracker and reports; not a test.
+//
+//   tracker_load --tracker HOST:PORT[,HOST:PORT...] --token T --model NS/NAME
+//                [--tracker-pid PID[,PID...]] [--agents 10000] [--threads 3]
+//                [--steady-s 60] [--leechers 0.05] [--need-rate 0.01]
+//                [--churn-rate 0.001] [--churn-down-ms 3000] [--torrents N] [--numwant 50]
+//
+// Agent i talks to tracker i % N. Each agent's life, as shoald lives it:
+// connect, registerAgent (name load-i, peer port 20000+i), one announceBatch
+// with the version's torrents as seeding (leechers: as downloading, and again
+// every intervalMs the tracker answers, wanting peers), a heartbeat every
+// heartbeatMs, and now and then a need for a file's chunks (on a Registry
+// from Gateway.authenticate on the same connection). Churn: agents drop
+// their connection without goodbye and come back churn-down-ms later.
+//
+// Phases: ramp (every agent joins and announces, at most kJoinsInFlight per
+// thread at once, under the tracker's unauthenticated-connection limit),
+// a settle pause, the steady window (rates, latencies and CPU measured
+// here), then one agent stops heartbeating with its connection open and the
+// time until the tracker drops it is measured. Prints one JSON object.
+#include <capnp/message.h>
+#include <capnp/rpc-twoparty.h>
+#include <kj/async-io.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capnp_views.h"
+#include "rpc_tls.h"
+#include "shoal/file_torrent_info.h"
+#include "shoal/manifest_codec.h"
+#include "shoal/proto/tracker.capnp.h"
+
+using namespace shoal;
+
+namespace {
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "tracker_load: %s\n", what.c_str());
+  std::exit(1);
+}
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+struct Options {
+  std::vector<std::string> trackers;
+  std::vector<int> tracker_pids;
+  std::string token, ns, name;
+  int agents = 10000;
+  int threads = 3;
+  double steady_s = 60;
+  double settle_s = 10;
+  double leechers = 0.05;     // fraction of agents downloading
+  double need_rate = 0.01;    // needs per agent per second
+  double churn_rate = 0.001;  // leaves per agent per second
+  int churn_down_ms = 3000;
+  uint32_t numwant = 50;
+  size_t torrents = 0;  // announce only the version's first N torrents; 0: all
+};
+
+// What every thread shares: the version, and the run's phase.
+struct Shared {
+  Options o;
+  std::vector<std::string> hashes;               // 20-byte info-hashes
+  std::vector<uint64_t> sizes;                   // bytes, by torrent
+  std::vector<std::vector<std::string>> chunks;  // by file
+  std::string version_id;                        // 32 bytes
+  std::atomic<int> phase{0};                     // 0 ramp, 1 steady, 2 after
+  std::atomic<int> joined{0};                    // agents registered and announced
+  std::atomic<bool> stop{false};
+  std::atomic<bool> freeze{false};       // agent 0 stops heartbeating
+  std::atomic<double> dropped_ms{-1};    // until announceBatch says it was dropped
+  std::atomic<double> ring_gone_ms{-1};  // until ring() no longer lists it
+};
+
+enum Type {
+  kRegister,
+  kHeartbeat,
+  kAnnounce,
+  kLeechAnnounce,
+  kNeed,
+  kAuthenticate,
+  kFetchOrder,
+  kTypes
+};
+const char* kTypeNames[kTypes] = {"register", "heartbeat",    "announceBatch", "leechAnnounce",
+                                  "need",     "authenticate", "fetchOrder"};
+
+struct Stats {
+  std::vector<float> ms[3][kTypes];
+  uint64_t errors[3][kTypes] = {};
+  uint64_t entries[3] = {};  // swarm entries sent
+  uint64_t churned = 0, unexpected_drops = 0;
+  std::string last_error;
+  std::map<std::string, uint64_t> error_kinds;  // message (numbers and ids cut), count
+};
+
+// Answers the tracker's fetch orders at once, as if the chunk were fetched.
+class ControlImpl final : public proto::AgentControl::Server {
+ public:
+  ControlImpl(Stats& stats, Shared& shared) : stats_(stats), shared_(shared) {}
+
+ protected:
+  kj::Promise<void> fetch(FetchContext c) override {
+    c.getResults().setFetched(c.getParams().getChunks().size());
+    stats_.ms[shared_.phase.load()][kFetchOrder].push_back(0);
+    return kj::READY_NOW;
+  }
+
+ private:
+  Stats& stats_;
+  Shared& shared_;
+};
+
+struct Agent {
+  int index = 0;
+  bool leecher = false;
+  bool up = false;       // registered and announced
+  bool counted = false;  // has joined once (the ramp's count)
+  std::string id;
+  kj::Own<kj::AsyncIoStream> stream;
+  kj::Own<capnp::TwoPartyVatNetwork> network;
+  kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc;
+  kj::Maybe<proto::Gateway::Client> gateway;
+  kj::Maybe<proto::AgentSession::Client> session;
+  kj::Maybe<proto::Registry::Client> registry;
+  kj::Own<kj::TaskSet> calls;  // needs in flight; cancelled before the connection goes
+  kj::Promise<void> life = nullptr;
+  uint64_t revocations_seen = 0, revocations_source = 0;
+  uint32_t backoff_ms = 500;  // before registering again, as shoald: doubles to 10 s
+
+  void Drop() {
+    up = false;
+    calls = nullptr;
+    life = nullptr;
+    registry = nullptr;
+    session = nullptr;
+    gateway = nullptr;
+    rpc = nullptr;
+    network = nullptr;
+    stream = nullptr;
+  }
+};
+
+// One kj event loop multiplexing its share of the agents.
+class Worker {
+ public:
+  Worker(Shared& shared, int id) : shared_(shared), id_(id), rng_(id * 7919 + 1) {}
+
+  void Run() {
+    auto io = kj::setupAsyncIo();
+    io_ = &io;
+    const Options& o = shared_.o;
+    for (int i = id_; i < o.agents; i += o.threads) {
+      auto a = std::make_unique<Agent>();
+      a->index = i;
+      a->leecher = std::fmod(i * 0.618033988749, 1.0) < o.leechers;
+      agents_.push_back(std::move(a));
+    }
+    tasks_ = kj::heap<kj::TaskSet>(error_log_);
+    for (int k = 0; k < kJoinsInFlight; ++k) JoinNext();
+    Tick().wait(io.waitScope);
+    tasks_ = nullptr;
+    pending_join_.clear();
+    for (auto& a : agents_) a->Drop();
+    io_ = nullptr;
+  }
+
+  Stats& stats() { return stats_; }
+
+ private:
+  static constexpr int kJoinsInFlight = 32;
+
+  int phase() const { return shared_.phase.load(); }
+  kj::Timer& timer() { return io_->provider->getTimer(); }
+  kj::Promise<void> After(double ms) {
+    return timer().afterDelay(static_cast<int64_t>(ms * 1000) * kj::MICROSECONDS);
+  }
+
+  void Record(Type t, Clock::time_point start) {
+    stats_.ms[phase()][t].push_back(static_cast<float>(Since(start)));
+  }
+  void Failed(Type t, const kj::Exception& e) {
+    stats_.errors[phase()][t]++;
+    stats_.last_error = std::string(kTypeNames[t]) + ": " + e.getDescription().cStr();
+    std::string kind = stats_.last_error.substr(0, 80);
+    auto agent = kind.find("load-");
+    if (agent != std::string::npos) kind = kind.substr(0, agent);
+    stats_.error_kinds[kind]++;
+  }
+
+  // Ramp: starts the next agent that has not joined yet.
+  void JoinNext() {
+    if (next_join_ >= agents_.size()) return;
+    Agent& a = *agents_[next_join_++];
+    Start(a, [this] { JoinNext(); });
+  }
+
+  // Connects, registers, announces, then lives until dropped.
+  void Start(Agent& a, std::function<void()> joined) {
+    const auto& trackers = shared_.o.trackers;
+    TrackerEndpoint endpoint;
+    endpoint.address = trackers[static_cast<size_t>(a.index) % trackers.size()];
+    pending_join_[a.index] = std::move(joined);
+    a.calls = kj::heap<kj::TaskSet>(error_log_);
+    a.life = DialTracker(*io_->provider, endpoint)
+                 .then([this, &a](kj::Own<kj::AsyncIoStream> stream) {
+                   return Register(a, kj::mv(stream));
+                 })
+                 .then([this, &a](uint32_t heartbeat_ms) {
+                   return Announce(a, false).then([this, &a, heartbeat_ms](uint32_t interval_ms) {
+                     return Live(a, heartbeat_ms, interval_ms);
+                   });
+                 })
+                 .then([this, &a]() { LostAgent(a); },
+                       [this, &a](kj::Exception&& e) {
+                         stats_.last_error = e.getDescription().cStr();
+                         LostAgent(a);
+                       })
+                 .eagerlyEvaluate(nullptr);
+  }
+
+  void LostAgent(Agent& a) {
+    // The connection ended without our asking: count it and come back
+    // after shoald's backoff (TrackerLink::Run).
+    if (!a.up) JoinedOrFailed(a);
+    stats_.unexpected_drops++;
+    a.up = false;
+    const uint32_t wait = a.backoff_ms;
+    a.backoff_ms = std::min<uint32_t>(a.backoff_ms * 2, 10000);
+    tasks_->add(After(wait).then([this, &a] {
+      a.Drop();
+      if (!shared_.stop) Start(a, [] {});
+    }));
+  }
+
+  void JoinedOrFailed(Agent& a) {
+    auto it = pending_join_.find(a.index);
+    if (it == pending_join_.end()) return;
+    auto f = std::move(it->second);
+    pending_join_.erase(it);
+    f();
+  }
+
+  kj::Promise<uint32_t> Register(Agent& a, kj::Own<kj::AsyncIoStream> stream) {
+    a.stream = kj::mv(stream);
+    a.network = kj::heap<capnp::TwoPartyVatNetwork>(*a.stream, capnp::rpc::twoparty::Side::CLIENT);
+    a.rpc =
+        kj::heap<capnp::RpcSystem<capnp::rpc::twoparty::VatId>>(capnp::makeRpcClient(*a.network));
+    capnp::MallocMessageBuilder vat_msg(16);
+    auto vat = vat_msg.getRoot<capnp::rpc::twoparty::VatId>();
+    vat.setSide(capnp::rpc::twoparty::Side::SERVER);
+    auto gateway = a.rpc->bootstrap(vat).castAs<proto::Gateway>();
+    a.gateway = gateway;
+    auto req = gateway.registerAgentRequest();
+    req.setToken(shared_.o.token);
+    auto info = req.initInfo();
+    info.setName("load-" + std::to_string(a.index));
+    info.setPeerPort(static_cast<uint16_t>(20000 + a.index % 40000));
+    info.setCacheBytes(uint64_t{100} << 30);
+    info.setVersion("tracker-load");
+    req.setControl(kj::heap<ControlImpl>(stats_, shared_));
+    auto start = Clock::now();
+    auto disconnected = a.network->onDisconnect().then([]() -> uint32_t {
+      kj::throwFatalException(KJ_EXCEPTION(DISCONNECTED, "disconnected while registering"));
+    });
+    return req.send()
+        .then(
+            [this, &a, start](capnp::Response<proto::Gateway::RegisterAgentResults> r) {
+              Record(kRegister, start);
+              a.session = r.getSession();
+              a.backoff_ms = 500;
+              a.id = r.getAgentId();
+              return r.getHeartbeatMs();
+            },
+            [this](kj::Exception&& e) -> uint32_t {
+              Failed(kRegister, e);
+              kj::throwFatalException(kj::mv(e));
+            })
+        .exclusiveJoin(kj::mv(disconnected));
+  }
+
+  // One batch of every torrent: seeding, or (leech) downloading and
+  // wanting peers. Resolves to the tracker's announce interval.
+  kj::Promise<uint32_t> Announce(Agent& a, bool again) {
+    KJ_IF_MAYBE (session, a.session) {
+      auto req = session->announceBatchRequest();
+      const auto& hashes = shared_.hashes;
+      auto entries = req.initEntries(static_cast<unsigned>(hashes.size()));
+      for (unsigned i = 0; i < hashes.size(); ++i) {
+        auto e = entries[i];
+        e.setInfoHash(Raw(hashes[i]));
+        e.setState(a.leecher ? proto::SwarmEntry::State::DOWNLOADING
+                             : proto::SwarmEntry::State::SEEDING);
+        e.setLeft(a.leecher ? shared_.sizes[i] : 0);
+        e.setPort(static_cast<uint16_t>(20000 + a.index % 40000));
+        e.setNumwant(shared_.o.numwant);
+        e.setWantPeers(true);
+      }
+      stats_.entries[phase()] += hashes.size();
+      const Type type = again ? kLeechAnnounce : kAnnounce;
+      auto start = Clock::now();
+      return req.send().then(
+          [this, &a, start, type](capnp::Response<proto::AgentSession::AnnounceBatchResults> r) {
+            Record(type, start);
+            for (auto reply : r.getReplies()) {
+              if (reply.getError().size() > 0) {
+                stats_.errors[phase()][type]++;
+                stats_.last_error = std::string("entry: ") + reply.getError().cStr();
+                break;
+              }
+            }
+            if (type == kAnnounce) {
+              a.up = true;
+              if (!a.counted) shared_.joined++;
+              a.counted = true;
+              JoinedOrFailed(a);
+            }
+            return r.getIntervalMs();
+          },
+          [this, type](kj::Exception&& e) -> uint32_t {
+            Failed(type, e);
+            kj::throwFatalException(kj::mv(e));
+          });
+    }
+    kj::throwFatalException(KJ_EXCEPTION(FAILED, "no session"));
+  }
+
+  // Heartbeats, and a leecher's re-announces, each from a random phase so
+  // the fleet's calls spread over the interval.
+  kj::Promise<void> Live(Agent& a, uint32_t heartbeat_ms, uint32_t interval_ms) {
+    std::uniform_real_distribution<double> phase(0, 1);
+    kj::Promise<void> beats = After(heartbeat_ms * phase(rng_)).then([this, &a, heartbeat_ms] {
+      return HeartbeatLoop(a, heartbeat_ms);
+    });
+    kj::Promise<void> dead = a.network->onDisconnect();
+    if (!a.leecher) return beats.exclusiveJoin(kj::mv(dead));
+    kj::Promise<void> leech = After(interval_ms * phase(rng_)).then([this, &a, interval_ms] {
+      return LeechLoop(a, interval_ms);
+    });
+    return beats.exclusiveJoin(kj::mv(leech)).exclusiveJoin(kj::mv(dead));
+  }
+
+  kj::Promise<void> HeartbeatLoop(Agent& a, uint32_t heartbeat_ms) {
+    auto next = [this, &a, heartbeat_ms] {
+      return After(heartbeat_ms).then([this, &a, heartbeat_ms] {
+        return HeartbeatLoop(a, heartbeat_ms);
+      });
+    };
+    if (a.index == 0 && shared_.freeze) return FrozenProbe(a);
+    KJ_IF_MAYBE (session, a.session) {
+      auto req = session->heartbeatRequest();
+      req.initStats().setTorrents(static_cast<uint32_t>(shared_.hashes.size()));
+      req.setRevocationsSeen(a.revocations_seen);
+      req.setRevocationsSource(a.revocations_source);
+      auto start = Clock::now();
+      return req.send()
+          .then(
+              [this, &a, start](capnp::Response<proto::AgentSession::HeartbeatResults> r) {
+                Record(kHeartbeat, start);
+                if (a.index == 0) last_beat_ = start;
+                a.revocations_seen = r.getRevocations().getGeneration();
+                a.revocations_source = r.getRevocations().getSource();
+              },
+              [this](kj::Exception&& e) {
+                Failed(kHeartbeat, e);
+                kj::throwFatalException(kj::mv(e));
+              })
+          .then(kj::mv(next));
+    }
+    kj::throwFatalException(KJ_EXCEPTION(FAILED, "no session"));
+  }
+
+  kj::Promise<void> LeechLoop(Agent& a, uint32_t interval_ms) {
+    return Announce(a, true).then([this, &a](uint32_t next_ms) {
+      return After(next_ms).then([this, &a, next_ms] { return LeechLoop(a, next_ms); });
+    });
+  }
+
+  // Agent 0, silent but connected: probes its session with an empty batch
+  // (refused once the tracker counts it as gone) and asks the ring through
+  // another agent, every 100 ms, until both say it is gone.
+  kj::Promise<void> FrozenProbe(Agent& a) {
+    // Timed from agent 0's last heartbeat, when the tracker last heard it.
+    if (!frozen_) frozen_at_ = Clock::now();
+    frozen_ = true;
+    const double t = Since(last_beat_);
+    if (Since(frozen_at_) > 60000) return kj::NEVER_DONE;
+    kj::Promise<void> probe = kj::READY_NOW;
+    KJ_IF_MAYBE (session, a.session) {
+      if (shared_.dropped_ms < 0) {
+        probe = session->announceBatchRequest().send().then(
+            [](auto) {}, [this, t](kj::Exception&&) { shared_.dropped_ms = t; });
+      }
+    }
+    Agent* observer = agents_.size() > 1 ? agents_[1].get() : nullptr;
+    if (observer != nullptr && observer->up && shared_.ring_gone_ms < 0) {
+      KJ_IF_MAYBE (session, observer->session) {
+        probe = probe.then([this, &a, t, s = *session]() mutable {
+          return s.ringRequest().send().then(
+              [this, &a, t](capnp::Response<proto::AgentSession::RingResults> r) {
+                for (auto m : r.getMembers())
+                  if (m.getAgentId() == a.id) return;
+                shared_.ring_gone_ms = t;
+              },
+              [](kj::Exception&&) {});
+        });
+      }
+    }
+    return probe.then(
+        [this, &a] { return After(100).then([this, &a] { return FrozenProbe(a); }); });
+  }
+
+  void Need(Agent& a) {
+    std::uniform_int_distribution<size_t> pick(0, shared_.chunks.size() - 1);
+    const std::vector<std::string>& chunks = shared_.chunks[pick(rng_)];
+    kj::Promise<proto::Registry::Client> registry = nullptr;
+    KJ_IF_MAYBE (r, a.registry) {
+      registry = *r;
+    } else {
+      KJ_IF_MAYBE (g, a.gateway) {
+        auto req = g->authenticateRequest();
+        req.setToken(shared_.o.token);
+        auto start = Clock::now();
+        registry = req.send().then(
+            [this, &a, start](capnp::Response<proto::Gateway::AuthenticateResults> r) {
+              Record(kAuthenticate, start);
+              proto::Registry::Client reg = r.getRegistry();
+              a.registry = reg;
+              return reg;
+            });
+      } else {
+        return;
+      }
+    }
+    a.calls->add(registry
+                     .then([this, &chunks](proto::Registry::Client reg) {
+                       auto req = reg.needRequest();
+                       req.setNamespace(shared_.o.ns);
+                       req.setName(shared_.o.name);
+                       req.setVersionId(Raw(shared_.version_id));
+                       auto list = req.initChunks(static_cast<unsigned>(chunks.size()));
+                       for (unsigned i = 0; i < chunks.size(); ++i) list.set(i, Raw(chunks[i]));
+                       auto start = Clock::now();
+                       return req.send().ignoreResult().then(
+                           [this, start] { Record(kNeed, start); });
+                     })
+                     .catch_([this](kj::Exception&& e) { Failed(kNeed, e); }));
+  }
+
+  // Every 100 ms: this thread's share of needs and churn.
+  kj::Promise<void> Tick() {
+    if (shared_.stop) return kj::READY_NOW;
+    const Options& o = shared_.o;
+    const double n = static_cast<double>(agents_.size());
+    if (phase() >= 1) {
+      need_credit_ += o.need_rate * n * 0.1;
+      churn_credit_ += o.churn_rate * n * 0.1;
+    }
+    std::uniform_int_distribution<size_t> pick(0, agents_.size() - 1);
+    for (; need_credit_ >= 1; need_credit_ -= 1) {
+      Agent& a = *agents_[pick(rng_)];
+      if (a.up) Need(a);
+    }
+    for (; churn_credit_ >= 1; churn_credit_ -= 1) {
+      Agent& a = *agents_[pick(rng_)];
+      // Worker 0's first two agents serve the dead-agent probe.
+      if (!a.up || a.index < 2 * o.threads) continue;
+      stats_.churned++;
+      a.Drop();
+      tasks_->add(After(o.churn_down_ms).then([this, &a] {
+        if (!shared_.stop) Start(a, [] {});
+      }));
+    }
+    return After(100).then([this] { return Tick(); });
+  }
+
+  class ErrorLog final : public kj::TaskSet::ErrorHandler {
+   public:
+    void taskFailed(kj::Exception&&) override {}
+  };
+
+  Shared& shared_;
+  const int id_;
+  std::mt19937_64 rng_;
+  kj::AsyncIoContext* io_ = nullptr;
+  std::vector<std::unique_ptr<Agent>> agents_;
+  size_t next_join_ = 0;
+  std::map<int, std::function<void()>> pending_join_;
+  double need_credit_ = 0, churn_credit_ = 0;
+  bool frozen_ = false;
+  Clock::time_point frozen_at_;
+  Clock::time_point last_beat_ = Clock::now();  // agent 0's last heartbeat sent
+  Stats stats_;
+  ErrorLog error_log_;
+  kj::Own<kj::TaskSet> tasks_;  // lives within Run, on its event loop
+};
+
+// utime + stime of `pid` in seconds.
+double CpuSeconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(in, line);
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// VmRSS of `pid` in KiB.
+long RssKib(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return 0;
+}
+
+double SumCpu(const std::vector<int>& pids) {
+  double s = 0;
+  for (int p : pids) s += CpuSeconds(p);
+  return s;
+}
+long SumRss(const std::vector<int>& pids) {
+  long s = 0;
+  for (int p : pids) s += RssKib(p);
+  return s;
+}
+
+// Reads the published version: its torrents' info-hashes and files' chunks.
+void LoadVersion(Shared& shared) {
+  auto io = kj::setupAsyncIo();
+  TrackerEndpoint endpoint;
+  endpoint.address = shared.o.trackers[0];
+  auto stream = DialTracker(*io.provider, endpoint).wait(io.waitScope);
+  capnp::TwoPartyClient client(*stream);
+  auto gateway = client.bootstrap().castAs<proto::Gateway>();
+  auto auth = gateway.authenticateRequest();
+  auth.setToken(shared.o.token);
+  auto registry = auth.send().wait(io.waitScope).getRegistry();
+  auto req = registry.resolveRequest();
+  req.setNamespace(shared.o.ns);
+  req.setName(shared.o.name);
+  req.setRef("latest");
+  auto response = req.send().wait(io.waitScope);
+  auto signed_manifest = response.getSigned();
+  shared.version_id = Bytes(signed_manifest.getVersionId());
+  Result<Manifest> m = DecodeManifest(Bytes(signed_manifest.getManifest()));
+  if (!m.ok()) Die(m.status().ToString());
+  // With --peer-tls off the cluster's peer CA is empty.
+  for (const Digest& d : VersionTorrentHashes(*m, "")) {
+    shared.hashes.emplace_back(reinterpret_cast<const char*>(d.data()), 20);
+  }
+  for (const FileEntry& f : m->files) {
+    std::vector<std::string> ids;
+    for (const ChunkId& c : f.ChunkIds())
+      ids.emplace_back(reinterpret_cast<const char*>(c.data()), 32);
+    if (!ids.empty()) shared.chunks.push_back(std::move(ids));
+    if (f.size > 0) shared.sizes.push_back(f.size);
+  }
+  shared.sizes.resize(shared.hashes.size(), m->piece_size);
+  if (shared.o.torrents > 0 && shared.o.torrents < shared.hashes.size()) {
+    shared.hashes.resize(shared.o.torrents);
+    shared.sizes.resize(shared.o.torrents);
+  }
+  if (shared.chunks.empty()) Die("the version has no chunks");
+}
+
+double Percentile(std::vector<float>& v, double p) {
+  if (v.empty()) return 0;
+  size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--tracker") {
+      o.trackers = Split(v);
+    } else if (k == "--tracker-pid") {
+      for (const std::string& p : Split(v)) o.tracker_pids.push_back(std::stoi(p));
+    } else if (k == "--token") {
+      o.token = v;
+    } else if (k == "--model") {
+      auto slash = v.find('/');
+      if (slash == std::string::npos) Die("--model is NS/NAME");
+      o.ns = v.substr(0, slash);
+      o.name = v.substr(slash + 1);
+    } else if (k == "--agents") {
+      o.agents = std::stoi(v);
+    } else if (k == "--threads") {
+      o.threads = std::stoi(v);
+    } else if (k == "--steady-s") {
+      o.steady_s = std::stod(v);
+    } else if (k == "--settle-s") {
+      o.settle_s = std::stod(v);
+    } else if (k == "--leechers") {
+      o.leechers = std::stod(v);
+    } else if (k == "--need-rate") {
+      o.need_rate = std::stod(v);
+    } else if (k == "--churn-rate") {
+      o.churn_rate = std::stod(v);
+    } else if (k == "--churn-down-ms") {
+      o.churn_down_ms = std::stoi(v);
+    } else if (k == "--torrents") {
+      o.torrents = std::stoul(v);
+    } else if (k == "--numwant") {
+      o.numwant = static_cast<uint32_t>(std::stoul(v));
+    } else {
+      Die("unknown flag " + k);
+    }
+  }
+  if (o.trackers.empty() || o.token.empty() || o.name.empty()) {
+    Die("usage: tracker_load --tracker HOST:PORT[,...] --token T --model NS/NAME [flags]");
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Shared shared;
+  shared.o = ParseArgs(argc, argv);
+  const Options& o = shared.o;
+  struct rlimit lim;
+  getrlimit(RLIMIT_NOFILE, &lim);
+  lim.rlim_cur = lim.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &lim);
+  if (lim.rlim_cur < static_cast<rlim_t>(o.agents) + 64) {
+    Die("RLIMIT_NOFILE " + std::to_string(lim.rlim_cur) + " is below one descriptor per agent");
+  }
+  LoadVersion(shared);
+  std::fprintf(stderr, "tracker_load: %zu torrents, %zu files; %d agents on %d threads\n",
+               shared.hashes.size(), shared.chunks.size(), o.agents, o.threads);
+
+  const long rss_before = SumRss(o.tracker_pids);
+  const auto t_start = Clock::now();
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < o.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
+  for (auto& w : workers) threads.emplace_back([&w] { w->Run(); });
+  while (shared.joined < o.agents && Since(t_start) < 900000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const double ramp_ms = Since(t_start);
+  std::fprintf(stderr, "tracker_load: %d agents joined in %.1f s\n", shared.joined.load(),
+               ramp_ms / 1000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(o.settle_s * 1000)));
+  const long rss_after = SumRss(o.tracker_pids);
+
+  shared.phase = 1;
+  const auto t0 = Clock::now();
+  const double tracker_cpu0 = SumCpu(o.tracker_pids), self_cpu0 = CpuSeconds(getpid());
+  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(o.steady_s * 1000)));
+  const double tracker_cpu1 = SumCpu(o.tracker_pids), self_cpu1 = CpuSeconds(getpid());
+  const double steady_s = Since(t0) / 1000;
+  shared.phase = 2;
+  std::fprintf(stderr, "tracker_load: steady window done; stopping agent 0's heartbeats\n");
+
+  shared.freeze = true;
+  const auto t_freeze = Clock::now();
+  while ((shared.dropped_ms < 0 || shared.ring_gone_ms < 0) && Since(t_freeze) < 60000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  shared.stop = true;
+  for (auto& t : threads) t.join();
+
+  // Merge and print.
+  Stats all;
+  for (auto& w : workers) {
+    Stats& s = w->stats();
+    for (int p = 0; p < 3; ++p) {
+      for (int t = 0; t < kTypes; ++t) {
+        all.ms[p][t].insert(all.ms[p][t].end(), s.ms[p][t].begin(), s.ms[p][t].end());
+        all.errors[p][t] += s.errors[p][t];
+      }
+      all.entries[p] += s.entries[p];
+    }
+    all.churned += s.churned;
+    all.unexpected_drops += s.unexpected_drops;
+    if (!s.last_error.empty()) all.last_error = s.last_error;
+    for (const auto& [k, n] : s.error_kinds) all.error_kinds[k] += n;
+  }
+  for (char& ch : all.last_error)
+    if (ch == '"' || ch == '\\' || ch == '\n') ch = ' ';
+  const double tracker_cpu = tracker_cpu1 - tracker_cpu0, self_cpu = self_cpu1 - self_cpu0;
+  uint64_t steady_requests = 0;
+  std::printf("{\"agents\": %d, \"threads\": %d, \"trackers\": %zu, \"torrents\": %zu,\n", o.agents,
+              o.threads, o.trackers.size(), shared.hashes.size());
+  std::printf(" \"ramp_s\": %.2f, \"steady_s\": %.2f,\n", ramp_ms / 1000, steady_s);
+  const char* phases[3] = {"ramp", "steady", "after"};
+  for (int p = 0; p < 2; ++p) {
+    std::printf(" \"%s\": {", phases[p]);
+    const double secs = p == 0 ? ramp_ms / 1000 : steady_s;
+    for (int t = 0; t < kTypes; ++t) {
+      auto& v = all.ms[p][t];
+      if (p == 1 && t != kFetchOrder) steady_requests += v.size();
+      std::printf(
+          "%s\"%s\": {\"count\": %zu, \"per_s\": %.1f, \"errors\": %llu, \"p50_ms\": %.3f, "
+          "\"p99_ms\": %.3f, \"max_ms\": %.3f}",
+          t ? ", " : "", kTypeNames[t], v.size(), static_cast<double>(v.size()) / secs,
+          static_cast<unsigned long long>(all.errors[p][t]), Percentile(v, 0.5),
+          Percentile(v, 0.99), v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()));
+    }
+    std::printf(", \"entries_per_s\": %.1f},\n", static_cast<double>(all.entries[p]) / secs);
+  }
+  std::printf(" \"steady_requests_per_s\": %.1f,\n",
+              static_cast<double>(steady_requests) / steady_s);
+  std::printf(" \"tracker_cpu_s\": %.2f, \"tracker_cores\": %.3f, \"requests_per_core_s\": %.0f,\n",
+              tracker_cpu, tracker_cpu / steady_s,
+              tracker_cpu > 0 ? static_cast<double>(steady_requests) / tracker_cpu : 0.0);
+  std::printf(" \"generator_cpu_s\": %.2f, \"generator_cores\": %.3f,\n", self_cpu,
+              self_cpu / steady_s);
+  std::printf(
+      " \"tracker_rss_before_kib\": %ld, \"tracker_rss_after_kib\": %ld, "
+      "\"rss_per_agent_kib\": %.1f,\n",
+      rss_before, rss_after, static_cast<double>(rss_after - rss_before) / o.agents);
+  std::printf(" \"dead_agent_dropped_ms\": %.0f, \"dead_agent_off_ring_ms\": %.0f,\n",
+              shared.dropped_ms.load(), shared.ring_gone_ms.load());
+  std::printf(" \"error_kinds\": {");
+  bool first = true;
+  for (const auto& [kind, n] : all.error_kinds) {
+    std::string k = kind;
+    for (char& ch : k)
+      if (ch == '"' || ch == '\\' || ch == '\n') ch = ' ';
+    std::printf("%s\"%s\": %llu", first ? "" : ", ", k.c_str(), static_cast<unsigned long long>(n));
+    first = false;
+  }
+  std::printf("},\n");
+  std::printf(" \"churned\": %llu, \"unexpected_drops\": %llu, \"last_error\": \"%s\"}\n",
+              static_cast<unsigned long long>(all.churned),
+              static_cast<unsigned long long>(all.unexpected_drops), all.last_error.c_str());
+  return 0;
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Tracker load benchmark: one tracker, a published version of 200 files
+# (so 200 real torrents), and tracker_load simulating a fleet of agents on
+# the agents' own RPC, each on its own TCP connection.
+#
+#   tests/perf/tracker_load.sh [BUILD_DIR] [AGENTS=10000] [STEADY_S=60] [-- tracker_load flags...]
+#
+# Starts its own tracker (--peer-tls off, a file:// origin) in a temporary
+# folder and always stops it. The generator and the tracker share this
+# machine's cores: the report gives both CPU figures. Prints tracker_load's
+# JSON, then a markdown table.
+#
+# tracker_load itself takes a fleet (--tracker a:7400,b:7400,c:7400
+# --tracker-pid A,B,C; agent i goes to tracker i % N) once trackers of a
+# fleet share one registry: publish once, then point it at all of them.
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+agents=${2:-10000}
+steady=${3:-60}
+shift 3 2>/dev/null || shift $#
+[[ ${1:-} == -- ]] && shift
+extra=("$@")
+gen="$build/tests/perf/tracker_load"
+[[ -x $gen ]] || { echo "tracker_load: build first ($gen missing)" >&2; exit 1; }
+work=$(mktemp -d "${TRACKER_LOAD_DIR:-/var/tmp}/shoal-tracker-load.XXXXXX")
+tracker_pid=
+cleanup() {
+  if [[ -n $tracker_pid ]]; then kill "$tracker_pid" 2>/dev/null; wait "$tracker_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+# One descriptor per agent, in the tracker and in the generator.
+ulimit -n "$(ulimit -Hn)"
+
+# 200 files of 40 KiB at a 16 KiB piece: each its own torrent of 3 chunks.
+model=$work/model
+mkdir -p "$model"
+for i in $(seq -w 1 200); do head -c $((40960 + 10#$i)) /dev/urandom >"$model/shard-$i.bin"; done
+
+mkdir -p "$work/origin"
+"$build/bin/shoal-tracker" serve --data-dir "$work/tracker" --rpc-listen 127.0.0.1:0 \
+  --http-listen 127.0.0.1:0 --port-file "$work/ports" --origin "file://$work/origin" \
+  --peer-tls off --rpc-max-connections $((agents + 1000)) \
+  --rpc-max-connections-per-client $((agents + 1000)) \
+  --max-swarm-peers $((agents * 200 + 100000)) >"$work/tracker.log" 2>&1 &
+tracker_pid=$!
+for _ in $(seq 100); do [[ -s $work/ports ]] && break; sleep 0.1; done
+[[ -s $work/ports ]] || { cat "$work/tracker.log" >&2; exit 1; }
+rpc=127.0.0.1:$(cut -d' ' -f1 "$work/ports")
+writer=$("$build/bin/shoal-tracker" token create --data-dir "$work/tracker" --ns load --role write \
+  --subject publisher)
+reader=$("$build/bin/shoal-tracker" token create --data-dir "$work/tracker" --ns '*' --role read \
+  --subject agents)
+SHOAL_TRACKER=$rpc SHOAL_TOKEN=$writer SHOAL_ORIGIN=file://$work/origin SHOAL_PROGRESS=0 \
+  XDG_CACHE_HOME=$work/cache "$build/bin/shoal" publish "$model" --name load/model --tag latest \
+  --piece-size 16384 --no-seed >"$work/publish.log" 2>&1 || { cat "$work/publish.log" >&2; exit 1; }
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); load $(cut -d' ' -f1-3 /proc/loadavg)"
+${TRACKER_LOAD_WRAP:-} "$gen" --tracker "$rpc" --tracker-pid "$tracker_pid" --token "$reader" --model load/model \
+  --agents "$agents" --steady-s "$steady" "${extra[@]}" >"$work/result.json" 2>"$work/gen.log" \
+  || { cat "$work/gen.log" >&2; tail -20 "$work/tracker.log" >&2; exit 1; }
+cat "$work/gen.log" >&2
+cat "$work/result.json"
+python3 - "$work/result.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["steady"]
+print()
+print(f"{r['agents']} agents x {r['torrents']} torrents, {r['trackers']} tracker(s); "
+      f"joined in {r['ramp_s']:.1f} s; steady window {r['steady_s']:.0f} s")
+print()
+print("| request | per s | p50 ms | p99 ms | max ms | errors |")
+print("|---|---|---|---|---|---|")
+for k in ("register", "heartbeat", "announceBatch", "leechAnnounce", "need", "authenticate"):
+    t = s[k]
+    print(f"| {k} | {t['per_s']:.1f} | {t['p50_ms']:.2f} | {t['p99_ms']:.2f} | {t['max_ms']:.1f} | {t['errors']} |")
+ramp = r["ramp"]
+print(f"| ramp: register | {ramp['register']['per_s']:.1f} | {ramp['register']['p50_ms']:.2f} | "
+      f"{ramp['register']['p99_ms']:.2f} | {ramp['register']['max_ms']:.1f} | {ramp['register']['errors']} |")
+print(f"| ramp: announceBatch (200 entries) | {ramp['announceBatch']['per_s']:.1f} | "
+      f"{ramp['announceBatch']['p50_ms']:.2f} | {ramp['announceBatch']['p99_ms']:.2f} | "
+      f"{ramp['announceBatch']['max_ms']:.1f} | {ramp['announceBatch']['errors']} |")
+old = r["agents"] * r["torrents"] / 5.0
+print()
+print("| figure | value |")
+print("|---|---|")
+print(f"| requests handled, steady | {r['steady_requests_per_s']:.0f} /s ({s['entries_per_s']:.0f} swarm entries/s) |")
+print(f"| tracker CPU | {r['tracker_cores']:.3f} of one core ({r['tracker_cpu_s']:.1f} core-s in {r['steady_s']:.0f} s) |")
+print(f"| requests per tracker core-second | {r['requests_per_core_s']:.0f} |")
+print(f"| generator CPU (same machine) | {r['generator_cores']:.3f} of one core |")
+print(f"| tracker RSS before / after joins | {r['tracker_rss_before_kib']/1024:.0f} / {r['tracker_rss_after_kib']/1024:.0f} MiB |")
+print(f"| tracker memory per agent | {r['rss_per_agent_kib']:.1f} KiB ({r['rss_per_agent_kib']*1024/r['torrents']:.0f} B per swarm entry) |")
+print(f"| dead agent (silent, connection open): last heartbeat to dropped / off the ring | {r['dead_agent_dropped_ms']/1000:.1f} / {r['dead_agent_off_ring_ms']/1000:.1f} s |")
+print(f"| churn: agents left and rejoined | {r['churned']} (unexpected drops {r['unexpected_drops']}) |")
+print(f"| per-torrent model: agents x torrents / 5 s announce | {old:.0f} announces/s |")
+if r.get("error_kinds"):
+    print("\nerrors: " + "; ".join(f"{k.strip()} x{n}" for k, n in r["error_kinds"].items()))
+if r["last_error"]:
+    print(f"\nlast error: {r['last_error']}")
+PY
