@@ -11,24 +11,58 @@ constexpr int64_t kFullSweepEveryMs = 1000;
 
 }  // namespace
 
-size_t SwarmStore::Expire(Swarm& swarm, int64_t now_ms) {
-  size_t dropped = 0;
-  for (auto it = swarm.begin(); it != swarm.end();) {
-    if (now_ms > it->second.expires_ms) {
-      it = swarm.erase(it);
-      ++dropped;
-    } else {
-      ++it;
+bool SwarmStore::Swarm::Upsert(Peer p) {
+  next_expiry_ms = std::min(next_expiry_ms, p.expires_ms);
+  auto at = where.find(p.id);
+  if (at != where.end() && at->second.first == p.endpoint.seed) {
+    (p.endpoint.seed ? seeds : leechers)[at->second.second] = std::move(p);
+    return false;
+  }
+  const bool fresh = at == where.end();
+  if (!fresh) Remove(p.id);  // it moved between the lists
+  std::vector<Peer>& list = p.endpoint.seed ? seeds : leechers;
+  where[p.id] = {p.endpoint.seed, list.size()};
+  list.push_back(std::move(p));
+  return fresh;
+}
+
+bool SwarmStore::Swarm::Remove(const std::string& id) {
+  auto at = where.find(id);
+  if (at == where.end()) return false;
+  std::vector<Peer>& list = at->second.first ? seeds : leechers;
+  const size_t slot = at->second.second;
+  where.erase(at);
+  if (slot + 1 != list.size()) {
+    list[slot] = std::move(list.back());
+    where[list[slot].id].second = slot;
+  }
+  list.pop_back();
+  return true;
+}
+
+size_t SwarmStore::Swarm::Expire(int64_t now_ms) {
+  if (now_ms <= next_expiry_ms) return 0;
+  std::vector<std::string> gone;
+  int64_t next = INT64_MAX;
+  for (const std::vector<Peer>* list : {&seeds, &leechers}) {
+    for (const Peer& p : *list) {
+      if (now_ms > p.expires_ms) {
+        gone.push_back(p.id);
+      } else {
+        next = std::min(next, p.expires_ms);
+      }
     }
   }
-  return dropped;
+  for (const std::string& id : gone) Remove(id);
+  next_expiry_ms = next;
+  return gone.size();
 }
 
 size_t SwarmStore::SweepLocked(int64_t now_ms) {
   last_sweep_ms_ = now_ms;
   size_t dropped = 0;
   for (auto it = swarms_.begin(); it != swarms_.end();) {
-    dropped += Expire(it->second, now_ms);
+    dropped += it->second.Expire(now_ms);
     it = it->second.empty() ? swarms_.erase(it) : std::next(it);
   }
   peers_ -= dropped;
@@ -61,11 +95,11 @@ Status SwarmStore::Admit(const InfoHash20& h, int64_t now_ms) {
 
 Status SwarmStore::Record(const AnnounceRequest& req, int64_t now_ms) {
   auto it = swarms_.find(req.info_hash);
-  if (it != swarms_.end()) peers_ -= Expire(it->second, now_ms);
-  const bool known = it != swarms_.end() && it->second.count(req.peer_id) != 0;
+  if (it != swarms_.end()) peers_ -= it->second.Expire(now_ms);
+  const bool known = it != swarms_.end() && it->second.where.count(req.peer_id) != 0;
   if (req.event == AnnounceRequest::Event::kStopped) {
     if (!known) return Status::OK();
-    it->second.erase(req.peer_id);
+    it->second.Remove(req.peer_id);
     --peers_;
     if (req.holder != 0 && holdings_.count(req.holder) != 0) {
       Holding& held = holdings_[req.holder];
@@ -75,13 +109,13 @@ Status SwarmStore::Record(const AnnounceRequest& req, int64_t now_ms) {
     return Status::OK();
   }
   if (known) {
-    it->second[req.peer_id] = MakePeer(req, now_ms);
+    it->second.Upsert(MakePeer(req, now_ms));
     return Status::OK();
   }
   if (it != swarms_.end() && it->second.empty())
     swarms_.erase(it);  // Admit counts live swarms only
   SHOAL_RETURN_IF_ERROR(Admit(req.info_hash, now_ms));
-  swarms_[req.info_hash][req.peer_id] = MakePeer(req, now_ms);
+  swarms_[req.info_hash].Upsert(MakePeer(req, now_ms));
   ++peers_;
   if (req.holder != 0) {
     Holding& held = holdings_[req.holder];
@@ -100,28 +134,37 @@ Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t n
   auto it = swarms_.find(req.info_hash);
   if (it == swarms_.end()) return reply;
   const Swarm& swarm = it->second;
-  std::vector<const Peer*> candidates;
-  for (const auto& [id, peer] : swarm) {
-    (peer.endpoint.seed ? reply.complete : reply.incomplete)++;
-    if (id == req.peer_id) continue;
-    if (peer.endpoint.ip == req.self.ip && peer.endpoint.port == req.self.port) continue;
-    if (req.self.seed && peer.endpoint.seed) continue;  // seeders have nothing to trade
-    candidates.push_back(&peer);
-  }
-  auto rank = [&](const Peer* p) {
-    // Lower sorts first: seeders, then same zone.
-    return (p->endpoint.seed ? 0 : 2) +
-           (!req.self.zone.empty() && p->endpoint.zone == req.self.zone ? 0 : 1);
-  };
-  std::stable_sort(candidates.begin(), candidates.end(), [&](const Peer* a, const Peer* b) {
-    int ra = rank(a), rb = rank(b);
-    if (ra != rb) return ra < rb;
-    return a->last_seen_ms > b->last_seen_ms;
-  });
-  size_t n = std::min<size_t>(candidates.size(), req.numwant);
-  for (size_t i = 0; i < n; ++i) reply.peers.push_back(candidates[i]->endpoint);
+  reply.complete = static_cast<uint32_t>(swarm.seeds.size());
+  reply.incomplete = static_cast<uint32_t>(swarm.leechers.size());
+  // Seeders have nothing to trade with seeders.
+  if (!req.self.seed) Pick(swarm.seeds, req, now_ms, req.numwant, &reply.peers);
+  Pick(swarm.leechers, req, now_ms, req.numwant - reply.peers.size(), &reply.peers);
   if (swarm.empty()) swarms_.erase(it);
   return reply;
+}
+
+void SwarmStore::Pick(const std::vector<Peer>& list, const AnnounceRequest& req, int64_t now_ms,
+                      size_t want, std::vector<PeerEndpoint>* out) {
+  if (want == 0 || list.empty()) return;
+  const size_t window = std::min(list.size(), std::max<size_t>(64, 4 * want));
+  const size_t start = window < list.size() ? rng_() % list.size() : 0;
+  std::vector<const Peer*> candidates;
+  candidates.reserve(window);
+  for (size_t k = 0; k < window; ++k) {
+    const Peer& p = list[(start + k) % list.size()];
+    if (p.id == req.peer_id || now_ms > p.expires_ms) continue;
+    if (p.endpoint.ip == req.self.ip && p.endpoint.port == req.self.port) continue;
+    candidates.push_back(&p);
+  }
+  auto near = [&](const Peer* p) {
+    return !req.self.zone.empty() && p->endpoint.zone == req.self.zone;
+  };
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const Peer* a, const Peer* b) {
+    if (near(a) != near(b)) return near(a);
+    return a->last_seen_ms > b->last_seen_ms;
+  });
+  const size_t n = std::min(candidates.size(), want);
+  for (size_t i = 0; i < n; ++i) out->push_back(candidates[i]->endpoint);
 }
 
 size_t SwarmStore::ReleaseLocked(uint64_t holder) {
@@ -131,7 +174,7 @@ size_t SwarmStore::ReleaseLocked(uint64_t holder) {
   for (const InfoHash20& h : held->second.swarms) {
     auto it = swarms_.find(h);
     if (it == swarms_.end()) continue;
-    dropped += it->second.erase(held->second.peer_id);
+    dropped += it->second.Remove(held->second.peer_id) ? 1 : 0;
     if (it->second.empty()) swarms_.erase(it);
   }
   peers_ -= dropped;

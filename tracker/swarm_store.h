@@ -3,16 +3,25 @@
 //
 // Soft state, rebuilt from announces after a restart. A peer that has not
 // announced for `ttl_ms` is dropped, and a swarm with no peer left with it:
-// by Sweep (which the tracker runs periodically), by Stats, and whenever a
-// limit is reached. A peer an agent's session holds (AnnounceRequest::holder)
-// has no TTL: it stays until the session stops it or Release drops all of
+// by Sweep (which the tracker runs periodically), by Stats, whenever a limit
+// is reached, and by the next announce to its swarm once the swarm's
+// earliest expiry has passed.
+//
+// Cost: an announce costs O(numwant), not O(peers in the swarm). Each swarm
+// keeps its seeders and its leechers in two dense lists, so a peer is
+// added, moved or removed in O(1); a reply ranks a window of at most
+// max(64, 4 x numwant) candidates starting at a random place in each list,
+// which is every candidate in a small swarm. A peer a session holds never
+// expires, so a swarm of held peers is never scanned for expiry. A peer an agent's session holds
+// (AnnounceRequest::holder) has no TTL: it stays until the session stops it or Release drops all of
 // the session's peers at once. The limits bound memory whatever announces arrive: a
 // peer that would start a swarm beyond max_swarms, or join beyond
 // max_peers in all, is refused; peers already known may always re-announce.
 //
 // Policy for a reply, capped at numwant: never the asker; seeders first
 // when the asker is downloading (a seeder asking gets leechers only); the
-// asker's zone first within each group; otherwise most recently seen first.
+// asker's zone first within each group; otherwise most recently seen first
+// (among the window looked at).
 //
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_SWARM_STORE_H_
@@ -23,8 +32,10 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "shoal/status.h"
@@ -92,26 +103,45 @@ class SwarmStore {
 
  private:
   struct Peer {
+    std::string id;
     PeerEndpoint endpoint;
     int64_t last_seen_ms;
     int64_t expires_ms;
   };
   Peer MakePeer(const AnnounceRequest& req, int64_t now_ms) const {
-    if (req.holder != 0) return Peer{req.self, now_ms, INT64_MAX};
-    return Peer{req.self, now_ms, now_ms + (req.self.seed ? seed_ttl_ms_ : ttl_ms_)};
+    if (req.holder != 0) return Peer{req.peer_id, req.self, now_ms, INT64_MAX};
+    return Peer{req.peer_id, req.self, now_ms, now_ms + (req.self.seed ? seed_ttl_ms_ : ttl_ms_)};
   }
+  // One torrent's peers: seeders and leechers in two dense lists, and
+  // where each peer id sits in them.
+  struct Swarm {
+    std::vector<Peer> seeds, leechers;
+    std::unordered_map<std::string, std::pair<bool, size_t>> where;  // id -> (seed, slot)
+    int64_t next_expiry_ms = INT64_MAX;                              // no expiring peer before this
+
+    size_t size() const { return seeds.size() + leechers.size(); }
+    bool empty() const { return where.empty(); }
+    // Adds the peer, or replaces the one with its id; true if it is new.
+    bool Upsert(Peer p);
+    // Removes the peer with this id; false if there is none.
+    bool Remove(const std::string& id);
+    // Removes the peers expired at `now_ms` (when any may be); the count.
+    size_t Expire(int64_t now_ms);
+  };
   // The peers one session holds: its agent, its peer id, and the swarms.
   struct Holding {
     std::string agent;
     std::string peer_id;
     std::set<InfoHash20> swarms;
   };
+  // Appends to `out` up to `want` peers of `list` for the asker of `req`.
+  // REQUIRES: mu_ held
+  void Pick(const std::vector<Peer>& list, const AnnounceRequest& req, int64_t now_ms, size_t want,
+            std::vector<PeerEndpoint>* out);
   // Records (or, on kStopped, removes) the asker. REQUIRES: mu_ held
   Status Record(const AnnounceRequest& req, int64_t now_ms);
-  size_t ReleaseLocked(uint64_t holder);        // REQUIRES: mu_ held
-  using Swarm = std::map<std::string, Peer>;    // by peer_id
-  size_t Expire(Swarm& swarm, int64_t now_ms);  // REQUIRES: mu_ held
-  size_t SweepLocked(int64_t now_ms);           // REQUIRES: mu_ held
+  size_t ReleaseLocked(uint64_t holder);  // REQUIRES: mu_ held
+  size_t SweepLocked(int64_t now_ms);     // REQUIRES: mu_ held
   // OK, or which limit a peer new to swarm `h` would pass. May sweep, which
   // can erase swarms. REQUIRES: mu_ held
   Status Admit(const InfoHash20& h, int64_t now_ms);
@@ -127,6 +157,7 @@ class SwarmStore {
   std::map<uint64_t, Holding> holdings_;  // by holder; protected by mu_
   size_t held_ = 0;                       // summed over holdings_; protected by mu_
   int64_t last_sweep_ms_ = 0;             // protected by mu_
+  std::minstd_rand rng_{0x5eed};          // where reply windows start; protected by mu_
 };
 
 }  // namespace shoal::tracker

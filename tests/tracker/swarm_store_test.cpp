@@ -1,6 +1,7 @@
 #include "swarm_store.h"
 
 #include <catch2/catch.hpp>
+#include <set>
 
 using namespace shoal::tracker;
 
@@ -148,4 +149,46 @@ TEST_CASE("a session stopping one swarm keeps the others", "[swarm]") {
   CHECK(s.Stats(0).held == 1);
   CHECK(s.Release(7) == 1);
   CHECK(s.Stats(0).peers == 0);
+}
+
+TEST_CASE("in a swarm of 20,000 held peers, a reply finds the one seeder and spreads the rest",
+          "[swarm]") {
+  SwarmStore s(15000, 15000, SwarmLimits{10, 100000});
+  for (uint32_t i = 0; i < 20000; ++i) {
+    AnnounceRequest r =
+        Req("l" + std::to_string(i), static_cast<uint16_t>(1000 + i % 60000), false);
+    r.self.ip = "10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250);
+    r.holder = i + 1;
+    r.numwant = 0;  // records only, as an agent's batch does for a seeder
+    auto got = s.Announce(r, 1000);
+    REQUIRE(got.ok());
+    CHECK(got->peers.empty());
+  }
+  AnnounceRequest seed = Req("the-seed", 7, true);
+  seed.self.ip = "10.9.9.9";
+  seed.holder = 99999;
+  REQUIRE(s.Announce(seed, 1001).ok());
+
+  // A leecher gets the one seeder first, wherever it sits in the list.
+  AnnounceRequest me = Req("me", 8, false);
+  me.self.ip = "10.9.9.8";
+  me.numwant = 50;
+  auto r = s.Announce(me, 1002);
+  REQUIRE(r.ok());
+  REQUIRE(r->peers.size() == 50);
+  CHECK(r->peers[0].ip == "10.9.9.9");
+  CHECK(r->complete == 1);
+  CHECK(r->incomplete == 20001);
+  // Replies start at random places, so leechers do not all get the same 49.
+  std::set<std::string> seen;
+  for (int i = 0; i < 20; ++i) {
+    auto again = s.Announce(me, 1003 + i);
+    REQUIRE(again.ok());
+    for (const auto& p : again->peers) seen.insert(p.ip);
+  }
+  CHECK(seen.size() > 300);
+  CHECK(s.Stats(2000).peers == 20002);
+  CHECK(s.Stats(2000).held == 20001);
+  // Held peers never expire; the asker, announcing plainly, does.
+  CHECK(s.Stats(10'000'000).peers == 20001);
 }
