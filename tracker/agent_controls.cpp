@@ -4,12 +4,19 @@
 
 namespace shoal::tracker {
 
-void AgentControls::Attach(const std::string& agent, proto::AgentControl::Client control) {
+void AgentControls::Attach(const std::string& agent, uint64_t session,
+                           proto::AgentControl::Client control) {
   controls_.erase(agent);
   controls_.emplace(agent, kj::heap<proto::AgentControl::Client>(kj::mv(control)));
+  sessions_[agent] = session;
 }
 
-void AgentControls::Detach(const std::string& agent) { controls_.erase(agent); }
+void AgentControls::Detach(const std::string& agent, uint64_t session) {
+  auto it = sessions_.find(agent);
+  if (it == sessions_.end() || it->second != session) return;
+  sessions_.erase(it);
+  controls_.erase(agent);
+}
 
 bool AgentControls::Connected(const std::string& agent) const {
   return controls_.count(agent) != 0;

@@ -18,8 +18,10 @@ namespace shoal::tracker {
 class AgentControls final : public AgentOrders {
  public:
   // Replaces any capability `agent` had.
-  void Attach(const std::string& agent, proto::AgentControl::Client control);
-  void Detach(const std::string& agent);
+  // The control of `agent`'s registration `session`, replacing any older one.
+  void Attach(const std::string& agent, uint64_t session, proto::AgentControl::Client control);
+  // Drops it, unless the agent has registered again since.
+  void Detach(const std::string& agent, uint64_t session);
 
   bool Connected(const std::string& agent) const override;
   size_t connected() const override { return controls_.size(); }
@@ -33,6 +35,7 @@ class AgentControls final : public AgentOrders {
   // Each in a kj::Own: a Client's copy constructor takes a non-const
   // reference, which clang refuses in a std::map's value pair.
   std::map<std::string, kj::Own<proto::AgentControl::Client>> controls_;
+  std::map<std::string, uint64_t> sessions_;  // the session each control came with
 };
 
 }  // namespace shoal::tracker

@@ -19,9 +19,13 @@ bool AgentDirectory::Heartbeat(const std::string& id, const AgentStats& stats, i
   return true;
 }
 
-uint64_t AgentDirectory::Leave(const std::string& id) {
+uint64_t AgentDirectory::Leave(const std::string& id, uint64_t session) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (members_.erase(id) > 0) ++epoch_;
+  auto it = members_.find(id);
+  if (it != members_.end() && it->second.session == session) {
+    members_.erase(it);
+    ++epoch_;
+  }
   return epoch_;
 }
 

@@ -27,6 +27,7 @@ struct AgentRecord {
   uint64_t cache_bytes = 0;
   std::string version;
   std::vector<std::string> labels;  // "key=value"
+  uint64_t session = 0;  // which registration: a newer one replaces an older one's record
   int64_t joined_ms = 0;
   int64_t last_heartbeat_ms = 0;
   AgentStats stats;  // as of the last heartbeat
@@ -42,8 +43,9 @@ class AgentDirectory {
   uint64_t Join(AgentRecord record, int64_t now_ms);
   // Refreshes a member. False if it had already been dropped (it must join again).
   bool Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms);
-  // Removes a member (its connection closed). Returns the epoch.
-  uint64_t Leave(const std::string& id);
+  // Removes a member (its connection closed), unless it has registered
+  // again since on another session. Returns the epoch.
+  uint64_t Leave(const std::string& id, uint64_t session);
   // True if `id` is a member that has not missed three heartbeats.
   bool Contains(const std::string& id, int64_t now_ms);
   // Drops members silent for three heartbeats.

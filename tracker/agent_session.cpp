@@ -16,15 +16,15 @@
 namespace shoal::tracker {
 namespace {
 
-// Tells sessions apart in the SwarmStore, even two of one agent id.
-std::atomic<uint64_t> next_holder{1};
+// Tells registrations apart, even two of one agent id.
+std::atomic<uint64_t> next_session{1};
 
 // One registered agent's membership; dropping it (the connection closing)
 // removes the agent.
 class AgentSessionImpl final : public proto::AgentSession::Server {
  public:
   AgentSessionImpl(const AgentSessionDeps& deps, TokenClaims agent_token, std::string id,
-                   std::string peer_ip, proto::AgentControl::Client control)
+                   uint64_t session, std::string peer_ip, proto::AgentControl::Client control)
       : agents_(deps.agents),
         controls_(deps.controls),
         certs_(deps.certs),
@@ -33,12 +33,13 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
         agent_token_(std::move(agent_token)),
         id_(std::move(id)),
         peer_ip_(std::move(peer_ip)),
-        holder_(next_holder++) {
-    controls_.Attach(id_, kj::mv(control));
+        holder_(session) {
+    controls_.Attach(id_, holder_, kj::mv(control));
   }
   ~AgentSessionImpl() noexcept(false) {
-    controls_.Detach(id_);
-    agents_.Leave(id_);
+    // A newer registration of the same agent keeps its record and control.
+    controls_.Detach(id_, holder_);
+    agents_.Leave(id_, holder_);
     announce_.swarm.Release(holder_);
     Log(LogLevel::kInfo, "agent.leave", {{"agent", id_}});
   }
@@ -135,11 +136,13 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
 
 }  // namespace
 
+uint64_t NewSessionId() { return next_session++; }
+
 kj::Own<proto::AgentSession::Server> NewAgentSession(const AgentSessionDeps& deps,
                                                      TokenClaims agent_token, std::string agent_id,
-                                                     std::string peer_ip,
+                                                     uint64_t session, std::string peer_ip,
                                                      proto::AgentControl::Client control) {
-  return kj::heap<AgentSessionImpl>(deps, std::move(agent_token), std::move(agent_id),
+  return kj::heap<AgentSessionImpl>(deps, std::move(agent_token), std::move(agent_id), session,
                                     std::move(peer_ip), kj::mv(control));
 }
 

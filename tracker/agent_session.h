@@ -30,9 +30,13 @@ struct AgentSessionDeps {
 // The session of `agent_id`, connected from `peer_ip`. Once the agent's own
 // token (`agent_token`, verified at registration) is revoked, its
 // heartbeats are refused, so it leaves the ring and cannot register again.
+// A number no other registration in this process has had.
+uint64_t NewSessionId();
+
+// `session` is the registration's NewSessionId(), as in its AgentRecord.
 kj::Own<proto::AgentSession::Server> NewAgentSession(const AgentSessionDeps& deps,
                                                      TokenClaims agent_token, std::string agent_id,
-                                                     std::string peer_ip,
+                                                     uint64_t session, std::string peer_ip,
                                                      proto::AgentControl::Client control);
 
 }  // namespace shoal::tracker

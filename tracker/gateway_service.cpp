@@ -77,6 +77,8 @@ class GatewayImpl final : public proto::Gateway::Server {
       results.setPeerCa(d_.peer_certs.ca_pem());
       FillPeerCert(*cert, results.initPeerCert());
     }
+    const uint64_t session = NewSessionId();
+    r.session = session;
     uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
     Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
     // Verified just above; read again for the session, which watches for
@@ -84,7 +86,8 @@ class GatewayImpl final : public proto::Gateway::Server {
     TokenClaims agent_token = ValueOrThrow(d_.tokens.Verify(Text(p.getToken()), NowMs()));
     results.setSession(NewAgentSession(AgentSessionDeps{d_.agents, d_.controls, d_.peer_certs,
                                                         d_.tokens.revocations(), d_.announce},
-                                       std::move(agent_token), id, peer_address_, p.getControl()));
+                                       std::move(agent_token), id, session, peer_address_,
+                                       p.getControl()));
     results.setAgentId(id);
     results.setEpoch(epoch);
     results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));

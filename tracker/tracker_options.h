@@ -42,7 +42,7 @@ struct TrackerOptions {
   int64_t rpc_message_timeout_ms =
       30000;  // an RPC message must arrive whole within this of its first byte
   uint32_t rpc_max_unauthenticated = 256;  // RPC connections not yet authenticated; more are closed
-  uint32_t rpc_max_connections = 4096;     // RPC connections open at once; more are closed
+  uint32_t rpc_max_connections = 16384;    // RPC connections open at once; more are closed
   uint32_t rpc_max_connections_per_client = 128;  // ... from one IP address
   // The HTTP port (/announce, /v1, /metrics); see HttpServerOptions.
   uint32_t http_max_connections = 4096;             // open at once; more get 503 and are closed
@@ -53,7 +53,7 @@ struct TrackerOptions {
   int64_t http_body_timeout_ms = 60000;    // its body within this of the header
   int64_t http_idle_timeout_ms = 30000;    // a kept-alive connection may wait this for a request
   uint64_t max_swarms = 200000;  // torrents with live peers; announces starting more are refused
-  uint64_t max_swarm_peers = 1000000;  // live peers over all swarms; new ones beyond are refused
+  uint64_t max_swarm_peers = 4000000;  // live peers over all swarms; new ones beyond are refused
   // Peers are admitted by certificates from the cluster's peer CA (kept in
   // data_dir) and speak TLS; false: plain BitTorrent, for trusted networks.
   bool peer_tls = true;

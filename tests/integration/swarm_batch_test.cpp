@@ -63,6 +63,21 @@ class RawAgents {
     return a;
   }
 
+  // A heartbeat's error ("" if it was taken).
+  std::string Heartbeat(Agent& a) {
+    std::string error;
+    KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
+                   auto req = a.session.heartbeatRequest();
+                   req.initStats();
+                   req.send().wait(io_.waitScope);
+                 })) {
+      error = StatusFromException(*e, "heartbeat").ToString();
+    }
+    return error;
+  }
+  // Lets the event loop carry what is pending (a closed connection, say).
+  void Turn() { io_.provider->getTimer().afterDelay(200 * kj::MILLISECONDS).wait(io_.waitScope); }
+
   // The replies to one batch, or the error of the whole call ("" if none).
   std::vector<Reply> Batch(Agent& a, const std::vector<Entry>& entries, std::string* error) {
     auto req = a.session.announceBatchRequest();
@@ -248,4 +263,23 @@ TEST_CASE("an agent that stops heartbeating loses its entries though its connect
   CHECK(MetricBecomes(c.tracker, "shoal_tracker_swarm_held_peers", 0, 10));
   rpc.Batch(*silent, {{one}}, &error);
   CHECK_THAT(error, Catch::Contains("missed its heartbeats"));
+}
+
+TEST_CASE("an agent registered again keeps its membership when its old connection closes",
+          "[tracker][batch]") {
+  BatchCluster c;
+  const std::string one = PublishFile(c, "team-a", 1);
+  RawAgents rpc(c.tracker.rpc_address());
+  auto old_session = rpc.Register(c.agent_token, "node-1", 7001);
+  auto new_session = rpc.Register(c.agent_token, "node-1", 7001);  // the same agent id
+  std::string error;
+  REQUIRE(rpc.Batch(*new_session, {{one}}, &error).size() == 1);
+  REQUIRE(error.empty());
+  old_session = nullptr;  // the old connection closes
+  rpc.Turn();
+  // The newer registration stands: its heartbeat is taken, its control and
+  // swarm entries stay.
+  CHECK(rpc.Heartbeat(*new_session).empty());
+  CHECK(c.tracker.Metric("shoal_tracker_agents") == 1);
+  CHECK(c.tracker.Metric("shoal_tracker_swarm_held_peers") == 1);
 }

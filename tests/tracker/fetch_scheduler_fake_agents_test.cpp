@@ -172,7 +172,7 @@ TEST_CASE("fake agents: an agent whose connection drops loses its orders to the 
   const std::string gone = c.fakes.held.front().agent;
   size_t its_orders = c.fakes.HeldPerAgent()[gone];
   c.fakes.Disconnect(gone);
-  c.directory.Leave(gone);
+  c.directory.Leave(gone, 0);
   c.Settle();
   CHECK(c.fakes.held.size() == 30);
   CHECK(c.fakes.HeldPerAgent().count(gone) == 0);

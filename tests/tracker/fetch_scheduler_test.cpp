@@ -89,7 +89,7 @@ struct Harness {
     r.name = id;
     r.cache_bytes = 1 << 30;
     directory.Join(r, NowMs());
-    controls.Attach(id, kj::heap<RecordingControl>(orders[id]));
+    controls.Attach(id, 0, kj::heap<RecordingControl>(orders[id]));
   }
   void Settle() { loop.run(); }
   using Queue = std::deque<Orders::Pending> Orders::*;
