@@ -146,7 +146,7 @@ Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t n
 void SwarmStore::Pick(const std::vector<Peer>& list, const AnnounceRequest& req, int64_t now_ms,
                       size_t want, std::vector<PeerEndpoint>* out) {
   if (want == 0 || list.empty()) return;
-  const size_t window = std::min(list.size(), std::max<size_t>(64, 4 * want));
+  const size_t window = std::min(list.size(), std::max<size_t>(32, 2 * want));
   const size_t start = window < list.size() ? rng_() % list.size() : 0;
   std::vector<const Peer*> candidates;
   candidates.reserve(window);

@@ -10,7 +10,7 @@
 // Cost: an announce costs O(numwant), not O(peers in the swarm). Each swarm
 // keeps its seeders and its leechers in two dense lists, so a peer is
 // added, moved or removed in O(1); a reply ranks a window of at most
-// max(64, 4 x numwant) candidates starting at a random place in each list,
+// max(32, 2 x numwant) candidates starting at a random place in each list,
 // which is every candidate in a small swarm. A peer a session holds never
 // expires, so a swarm of held peers is never scanned for expiry. A peer an agent's session holds
 // (AnnounceRequest::holder) has no TTL: it stays until the session stops it or Release drops all of
