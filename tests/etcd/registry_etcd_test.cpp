@@ -15,9 +15,14 @@
 #include "shoal/manifest_codec.h"
 #include "support/env_file.h"
 #include "support/subprocess.h"
+#include "tracker/registry_test_data.h"
 
 namespace shoal::tracker {
 namespace {
+
+using testdata::By;
+using testdata::SomeManifest;
+using testdata::Stored;
 
 std::unique_ptr<EtcdKv> OpenKv(const std::string& prefix) {
   EtcdOptions o;
@@ -25,43 +30,6 @@ std::unique_ptr<EtcdKv> OpenKv(const std::string& prefix) {
   auto kv = EtcdKv::Open(o, prefix);
   REQUIRE(kv.ok());
   return std::move(kv).value();
-}
-
-Manifest SomeManifest(int files, int64_t at_ms) {
-  Manifest m;
-  m.ns = "team-a";
-  m.name = "llama";
-  m.created_by = "ci";
-  m.created_at_ms = at_ms;
-  m.piece_size = 1 << 20;
-  for (int i = 0; i < files; ++i) {
-    FileEntry f;
-    f.path = "shard-" + std::to_string(i) + ".safetensors";
-    f.size = 1000 + static_cast<uint64_t>(i);
-    uint8_t root[32] = {};
-    root[0] = static_cast<uint8_t>(i);
-    root[1] = static_cast<uint8_t>(i >> 8);
-    root[2] = static_cast<uint8_t>(at_ms);
-    root[31] = 7;
-    f.pieces_root = PiecesRoot::FromBytes(root);
-    m.files.push_back(f);
-  }
-  m.Canonicalize();
-  return m;
-}
-
-StoredVersion Stored(const Manifest& m) {
-  StoredVersion v;
-  v.manifest_bytes = EncodeManifest(m).value();
-  v.id = ComputeVersionId(v.manifest_bytes);
-  v.signature = std::string(64, 's');
-  v.signer_key_id = "key-1";
-  v.created_at_ms = m.created_at_ms;
-  return v;
-}
-
-AuditEntry By(const std::string& subject) {
-  return AuditEntry{0, 1, subject, "t1", "test", "", ""};
 }
 
 }  // namespace

@@ -1,0 +1,53 @@
+// Versions for registry tests: a manifest of `files` small files made at
+// `at_ms` (distinct times give distinct versions), stored as the tracker
+// would store it, and an audit entry by `subject`.
+#ifndef SHOAL_TESTS_TRACKER_REGISTRY_TEST_DATA_H_
+#define SHOAL_TESTS_TRACKER_REGISTRY_TEST_DATA_H_
+
+#include <string>
+
+#include "registry_store.h"
+#include "shoal/manifest_codec.h"
+
+namespace shoal::tracker::testdata {
+
+inline Manifest SomeManifest(int files, int64_t at_ms) {
+  Manifest m;
+  m.ns = "team-a";
+  m.name = "llama";
+  m.created_by = "ci";
+  m.created_at_ms = at_ms;
+  m.piece_size = 1 << 20;
+  for (int i = 0; i < files; ++i) {
+    FileEntry f;
+    f.path = "shard-" + std::to_string(i) + ".safetensors";
+    f.size = 1000 + static_cast<uint64_t>(i);
+    uint8_t root[32] = {};
+    root[0] = static_cast<uint8_t>(i);
+    root[1] = static_cast<uint8_t>(i >> 8);
+    root[2] = static_cast<uint8_t>(at_ms);
+    root[31] = 7;
+    f.pieces_root = PiecesRoot::FromBytes(root);
+    m.files.push_back(f);
+  }
+  m.Canonicalize();
+  return m;
+}
+
+inline StoredVersion Stored(const Manifest& m) {
+  StoredVersion v;
+  v.manifest_bytes = EncodeManifest(m).value();
+  v.id = ComputeVersionId(v.manifest_bytes);
+  v.signature = std::string(64, 's');
+  v.signer_key_id = "key-1";
+  v.created_at_ms = m.created_at_ms;
+  return v;
+}
+
+inline AuditEntry By(const std::string& subject) {
+  return AuditEntry{0, 1, subject, "t1", "test", "", ""};
+}
+
+}  // namespace shoal::tracker::testdata
+
+#endif  // SHOAL_TESTS_TRACKER_REGISTRY_TEST_DATA_H_
