@@ -19,6 +19,7 @@
 #include "gateway_service.h"
 #include "http_api.h"
 #include "issued_tokens.h"
+#include "keys_command.h"
 #include "kj_status.h"
 #include "manifest_archive.h"
 #include "recover_command.h"
@@ -494,6 +495,11 @@ int main(int argc, char** argv) {
       app.add_subcommand("recover", "put back every version whose manifest copy is in the origin");
   AddRecoverFlags(recover_cmd, &recover);
 
+  KeysFlags keys;
+  CLI::App* keys_cmd = app.add_subcommand("keys", "make a tracker's (or a fleet's) secrets");
+  keys_cmd->require_subcommand(1);
+  AddKeysCommands(keys_cmd, &keys);
+
   TokenFlags token;
   CLI::App* token_cmd = app.add_subcommand("token", "manage access tokens");
   token_cmd->require_subcommand(1);
@@ -510,6 +516,7 @@ int main(int argc, char** argv) {
   }
   shoal::Status s = serve_cmd->parsed()     ? Serve(serve)
                     : recover_cmd->parsed() ? RunRecover(recover)
+                    : keys_cmd->parsed()    ? RunKeysCreate(keys)
                                             : RunTokenCommand(*token_cmd, token);
   if (!s.ok()) {
     std::fprintf(stderr, "shoal-tracker: error: %s\n", s.ToString().c_str());

@@ -366,3 +366,29 @@ TEST_CASE("a registry lost with its disk is recovered from the manifest copies i
   CHECK(std::count(damaged.err.begin(), damaged.err.end(), '\n') == 1);
   c.tracker.Start();
 }
+
+TEST_CASE("keys create makes a fleet's secrets once, and a tracker signs with them",
+          "[tracker][keys]") {
+  TempDir tmp;
+  const std::string dir = tmp / "secrets";
+  auto made = RunProcess({TrackerBinary(), "keys", "create", "--secrets-dir", dir});
+  INFO(made.err);
+  REQUIRE(made.exit_code == 0);
+  for (const char* f : {"token.secret", "signing.key", "peer-ca.key", "peer-ca.pem"}) {
+    CHECK_THAT(made.out, Catch::Contains(std::string("made ") + dir + "/" + f));
+  }
+  CHECK((fs::status(dir).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
+        fs::perms::none);
+  const std::string key_line = made.out.substr(made.out.find("signing key "));
+  auto again = RunProcess({TrackerBinary(), "keys", "create", "--secrets-dir", dir});
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.out, Catch::Contains("kept " + dir + "/signing.key"));
+  CHECK_THAT(again.out, Catch::Contains(key_line));  // the same key
+
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--secrets-dir", dir});
+  tracker.Start();
+  const std::string id = key_line.substr(12, key_line.find('\n') - 12);
+  CHECK_THAT(tracker.log(), Catch::Contains("\"signing_key\":\"" + id + "\""));
+}
