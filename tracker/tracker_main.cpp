@@ -66,16 +66,16 @@ struct ServeFlags {
 // Bounds on the HTTP port's connections and requests.
 void AddHttpLimitFlags(CLI::App* cmd, ServeFlags* f) {
   TrackerOptions& o = f->opts;
-  cmd->add_option("--http-max-connections", o.http_max_connections,
+  cmd->add_option("--http-max-connections", o.http.max_connections,
                   "HTTP connections open at once; more are answered 503 and closed")
       ->capture_default_str();
-  cmd->add_option("--http-max-connections-per-client", o.http_max_connections_per_client,
+  cmd->add_option("--http-max-connections-per-client", o.http.max_connections_per_client,
                   "HTTP connections open at once from one IP address; more are answered 503")
       ->capture_default_str();
-  cmd->add_option("--http-max-header-bytes", o.http_max_header_bytes,
+  cmd->add_option("--http-max-header-bytes", o.http.max_header_bytes,
                   "request line and headers, in bytes; more are answered 431")
       ->capture_default_str();
-  cmd->add_option("--http-max-request-line-bytes", o.http_max_request_line_bytes,
+  cmd->add_option("--http-max-request-line-bytes", o.http.max_request_line_bytes,
                   "method, target and version, in bytes; more are answered 414")
       ->capture_default_str();
   cmd->add_option("--http-header-timeout", f->http_header_timeout,
@@ -230,11 +230,11 @@ Status ApplyServeFlags(ServeFlags& f) {
   SHOAL_RETURN_IF_ERROR(
       ParseDurationFlag(f.peer_cert_ttl, "--peer-cert-ttl", false, &o.peer_cert_ttl_ms));
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_header_timeout, "--http-header-timeout", false,
-                                          &o.http_header_timeout_ms));
+                                          &o.http.header_timeout_ms));
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_body_timeout, "--http-body-timeout", false,
-                                          &o.http_body_timeout_ms));
+                                          &o.http.body_timeout_ms));
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_idle_timeout, "--http-idle-timeout", false,
-                                          &o.http_idle_timeout_ms));
+                                          &o.http.idle_timeout_ms));
   o.peer_tls = f.peer_tls == "on";
   return o.Validate();
 }
@@ -325,13 +325,7 @@ Status StartRpc(kj::AsyncIoContext& io, TrackerContext& ctx, RpcTlsServer* tls,
 // The HTTP server's bounds, counting into `metrics`.
 HttpServerOptions HttpOptionsOf(const TrackerOptions& o, MetricsRegistry* metrics) {
   HttpServerOptions h;
-  h.max_connections = o.http_max_connections;
-  h.max_connections_per_client = o.http_max_connections_per_client;
-  h.max_header_bytes = o.http_max_header_bytes;
-  h.max_request_line_bytes = o.http_max_request_line_bytes;
-  h.header_timeout = std::chrono::milliseconds(o.http_header_timeout_ms);
-  h.body_timeout = std::chrono::milliseconds(o.http_body_timeout_ms);
-  h.idle_timeout = std::chrono::milliseconds(o.http_idle_timeout_ms);
+  o.http.ApplyTo(&h);
   h.metrics = metrics;
   return h;
 }

@@ -38,18 +38,7 @@ Status TrackerOptions::Validate() const {
     return Status::InvalidArgument("--rpc-max-connections must be at least 1");
   if (rpc_max_connections_per_client < 1)
     return Status::InvalidArgument("--rpc-max-connections-per-client must be at least 1");
-  if (http_max_connections < 1 || http_max_connections > 1000000)
-    return Status::InvalidArgument("--http-max-connections must be 1 to 1000000");
-  if (http_max_connections_per_client < 1)
-    return Status::InvalidArgument("--http-max-connections-per-client must be at least 1");
-  if (http_max_header_bytes < 1024)
-    return Status::InvalidArgument("--http-max-header-bytes must be at least 1024");
-  if (http_max_request_line_bytes < 64)
-    return Status::InvalidArgument("--http-max-request-line-bytes must be at least 64");
-  if (http_header_timeout_ms <= 0 || http_body_timeout_ms <= 0 || http_idle_timeout_ms <= 0) {
-    return Status::InvalidArgument(
-        "--http-header-timeout, --http-body-timeout and --http-idle-timeout must be positive");
-  }
+  SHOAL_RETURN_IF_ERROR(http.Validate(""));
   if (max_swarms < 1) return Status::InvalidArgument("--max-swarms must be at least 1");
   if (max_swarm_peers < 1) return Status::InvalidArgument("--max-swarm-peers must be at least 1");
   return origin.Validate().WithContext("origin");

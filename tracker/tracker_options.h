@@ -7,6 +7,7 @@
 #include <string>
 
 #include "shoal/origin_options.h"
+#include "shoal/server/http_limits.h"
 #include "shoal/status.h"
 
 namespace shoal::tracker {
@@ -44,14 +45,7 @@ struct TrackerOptions {
   uint32_t rpc_max_unauthenticated = 256;  // RPC connections not yet authenticated; more are closed
   uint32_t rpc_max_connections = 16384;    // RPC connections open at once; more are closed
   uint32_t rpc_max_connections_per_client = 128;  // ... from one IP address
-  // The HTTP port (/announce, /v1, /metrics); see HttpServerOptions.
-  uint32_t http_max_connections = 4096;             // open at once; more get 503 and are closed
-  uint32_t http_max_connections_per_client = 256;   // ... from one IP address
-  uint32_t http_max_header_bytes = 16 * 1024;       // request line and headers; more gets 431
-  uint32_t http_max_request_line_bytes = 8 * 1024;  // more gets 414
-  int64_t http_header_timeout_ms = 10000;  // a request's header must arrive whole within this
-  int64_t http_body_timeout_ms = 60000;    // its body within this of the header
-  int64_t http_idle_timeout_ms = 30000;    // a kept-alive connection may wait this for a request
+  HttpLimits http;               // bounds on the HTTP port's clients (shoal/server/http_limits.h)
   uint64_t max_swarms = 200000;  // torrents with live peers; announces starting more are refused
   uint64_t max_swarm_peers = 4000000;  // live peers over all swarms; new ones beyond are refused
   // Peers are admitted by certificates from the cluster's peer CA (kept in

@@ -59,13 +59,7 @@ ReadServiceOptions ReadOptionsOf(const AgentOptions& o) {
 HttpServerOptions HttpOptionsOf(const AgentOptions& o) {
   HttpServerOptions h;
   h.threads = o.http_threads;
-  h.max_connections = o.http_max_connections;
-  h.max_connections_per_client = o.http_max_connections_per_client;
-  h.max_header_bytes = o.http_max_header_bytes;
-  h.max_request_line_bytes = o.http_max_request_line_bytes;
-  h.header_timeout = std::chrono::milliseconds(o.http_header_timeout_ms);
-  h.body_timeout = std::chrono::milliseconds(o.http_body_timeout_ms);
-  h.idle_timeout = std::chrono::milliseconds(o.http_idle_timeout_ms);
+  o.http.ApplyTo(&h);
   return h;
 }
 

@@ -61,27 +61,27 @@ void AddHttpFlags(CLI::App& app, AgentOptions& o) {
 
 // Bounds on the HTTP port's (and unix socket's) connections and requests.
 void AddHttpLimitFlags(CLI::App& app, AgentOptions& o) {
-  app.add_option("--http-max-connections", o.http_max_connections,
+  app.add_option("--http-max-connections", o.http.max_connections,
                  "HTTP connections open at once (each of the port and the socket); more are "
                  "answered 503 and closed")
       ->capture_default_str();
-  app.add_option("--http-max-connections-per-client", o.http_max_connections_per_client,
+  app.add_option("--http-max-connections-per-client", o.http.max_connections_per_client,
                  "HTTP connections open at once from one IP address (the unix socket is exempt); "
                  "more are answered 503")
       ->capture_default_str();
-  app.add_option("--http-max-header-bytes", o.http_max_header_bytes,
+  app.add_option("--http-max-header-bytes", o.http.max_header_bytes,
                  "request line and headers, in bytes; more are answered 431")
       ->capture_default_str();
-  app.add_option("--http-max-request-line-bytes", o.http_max_request_line_bytes,
+  app.add_option("--http-max-request-line-bytes", o.http.max_request_line_bytes,
                  "method, target and version, in bytes; more are answered 414")
       ->capture_default_str();
-  app.add_option("--http-header-timeout-ms", o.http_header_timeout_ms,
+  app.add_option("--http-header-timeout-ms", o.http.header_timeout_ms,
                  "a request's headers must arrive whole within this of their first byte")
       ->capture_default_str();
-  app.add_option("--http-body-timeout-ms", o.http_body_timeout_ms,
+  app.add_option("--http-body-timeout-ms", o.http.body_timeout_ms,
                  "a request's body must arrive whole within this of its headers")
       ->capture_default_str();
-  app.add_option("--http-idle-timeout-ms", o.http_idle_timeout_ms,
+  app.add_option("--http-idle-timeout-ms", o.http.idle_timeout_ms,
                  "a kept-alive HTTP connection waiting this long for its next request is closed")
       ->capture_default_str();
   app.add_option("--read-max-per-token", o.read_max_per_token,

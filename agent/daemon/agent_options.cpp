@@ -33,19 +33,7 @@ Status AgentOptions::Validate() const {
   }
   if (http_threads < 1 || http_threads > 64)
     return Status::InvalidArgument("--http-threads must be 1 to 64");
-  if (http_max_connections < 1 || http_max_connections > 1000000)
-    return Status::InvalidArgument("--http-max-connections must be 1 to 1000000");
-  if (http_max_connections_per_client < 1)
-    return Status::InvalidArgument("--http-max-connections-per-client must be at least 1");
-  if (http_max_header_bytes < 1024)
-    return Status::InvalidArgument("--http-max-header-bytes must be at least 1024");
-  if (http_max_request_line_bytes < 64)
-    return Status::InvalidArgument("--http-max-request-line-bytes must be at least 64");
-  if (http_header_timeout_ms <= 0 || http_body_timeout_ms <= 0 || http_idle_timeout_ms <= 0) {
-    return Status::InvalidArgument(
-        "--http-header-timeout-ms, --http-body-timeout-ms and --http-idle-timeout-ms must be "
-        "positive");
-  }
+  SHOAL_RETURN_IF_ERROR(http.Validate("-ms"));
   if (read_max_per_token < 1)
     return Status::InvalidArgument("--read-max-per-token must be at least 1");
   if (read_cache_ms < 0) return Status::InvalidArgument("--read-cache-ms must not be negative");

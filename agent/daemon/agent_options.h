@@ -9,6 +9,7 @@
 
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/origin_options.h"
+#include "shoal/server/http_limits.h"
 #include "shoal/status.h"
 #include "shoal/tracker_endpoint.h"
 
@@ -44,14 +45,7 @@ struct AgentOptions {
       45000;                // a read whose first chunk is not here by then gets 503
   bool cache_sync = true;   // fsync each chunk before it becomes visible (see StoreOptions::sync)
   std::string http_socket;  // if set, the HTTP routes on this unix socket too
-  // Bounds on the HTTP port and the unix socket; see HttpServerOptions.
-  uint32_t http_max_connections = 4096;             // each; more are answered 503 and closed
-  uint32_t http_max_connections_per_client = 256;   // per IP address; the unix socket is exempt
-  uint32_t http_max_header_bytes = 16 * 1024;       // request line and headers; more gets 431
-  uint32_t http_max_request_line_bytes = 8 * 1024;  // more gets 414
-  int64_t http_header_timeout_ms = 10000;  // a request's header must arrive whole within this
-  int64_t http_body_timeout_ms = 60000;    // its body within this of the header
-  int64_t http_idle_timeout_ms = 30000;    // a kept-alive connection may wait this for a request
+  HttpLimits http;  // bounds on the HTTP clients of every listener (shoal/server/http_limits.h)
   uint32_t read_max_per_token = 64;  // reads in flight per token; more get 429 (S3: 503 SlowDown)
   // If set, the HTTP routes over TLS on this address too, for pods on other
   // nodes, with this certificate chain and key (PEM).
