@@ -21,6 +21,9 @@ namespace shoal::tracker {
 namespace {
 
 using testdata::By;
+using testdata::CheckUnbroken;
+using testdata::CommitVersions;
+using testdata::MoveProdAtOnce;
 using testdata::SomeManifest;
 using testdata::Stored;
 
@@ -55,35 +58,13 @@ TEST_CASE("registry location URLs", "[etcd][registry]") {
 TEST_CASE("two trackers on etcd moving one tag keep one unbroken history", "[etcd][registry]") {
   const std::string prefix = shoal_test::FreshPrefix("registry-tags");
   RegistryStore a(OpenKv(prefix), nullptr), b(OpenKv(prefix), nullptr);
-  std::vector<VersionId> ids;
-  for (int i = 0; i < 3; ++i) {
-    Manifest m = SomeManifest(2, 1000 + i);
-    StoredVersion v = Stored(m);
-    REQUIRE(a.CommitVersion(m, v, {}, By("ci")).value());
-    ids.push_back(v.id);
-  }
+  std::vector<VersionId> ids = CommitVersions(a, 3, 2);
   // Seen through the other store at once: one registry.
   CHECK(b.GetVersion("team-a", "llama", ids[2]).ok());
-  std::vector<Status> failures[2];
-  auto mover = [&](RegistryStore& s, int offset) {
-    for (int i = 0; i < 15; ++i) {
-      TagChange c{"team-a", "llama", "prod", std::nullopt, ids[(i + offset) % 3], "ci", i};
-      auto moved = s.SetTag(c, By("ci"));
-      if (!moved.ok()) failures[offset].push_back(moved.status());
-    }
-  };
-  std::thread ta(mover, std::ref(a), 0), tb(mover, std::ref(b), 1);
-  ta.join();
-  tb.join();
-  for (const auto& list : failures) {
-    for (const Status& f : list) FAIL_CHECK(f.message());
-  }
+  MoveProdAtOnce(a, b, ids, 15);
   auto history = a.TagHistory("team-a", "llama", "prod").value();
   REQUIRE(history.size() == 30);
-  for (size_t i = 1; i < history.size(); ++i) {
-    REQUIRE(history[i].from.has_value());
-    CHECK(*history[i].from == *history[i - 1].to);
-  }
+  CheckUnbroken(history);
   auto log = b.AuditLog(0, 1000).value();
   REQUIRE(log.size() == 33);
   for (size_t i = 0; i < log.size(); ++i) CHECK(log[i].seq == i + 1);

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <thread>
 
 #include "kv_store.h"
 #include "leveldb_kv.h"
@@ -20,6 +19,9 @@ namespace shoal::tracker {
 namespace {
 
 using testdata::By;
+using testdata::CheckUnbroken;
+using testdata::CommitVersions;
+using testdata::MoveProdAtOnce;
 using testdata::SomeManifest;
 using testdata::Stored;
 
@@ -100,36 +102,13 @@ TEST_CASE("two trackers moving one tag at once keep one unbroken history", "[reg
   auto engine = LevelDbKv::Open(tmp / "kv").value();
   RegistryStore a(std::make_unique<SharedKv>(*engine, SIZE_MAX), nullptr);
   RegistryStore b(std::make_unique<SharedKv>(*engine, SIZE_MAX), nullptr);
-  std::vector<VersionId> ids;
-  for (int i = 0; i < 4; ++i) {
-    Manifest m = SomeManifest(1, 1000 + i);
-    StoredVersion v = Stored(m);
-    REQUIRE(a.CommitVersion(m, v, {}, By("ci")).value());
-    ids.push_back(v.id);
-  }
+  std::vector<VersionId> ids = CommitVersions(a, 4, 1);
   // Each tracker moves "prod" 40 times, concurrently.
-  std::vector<Status> failures[2];
-  auto mover = [&](RegistryStore& s, int offset) {
-    for (int i = 0; i < 40; ++i) {
-      TagChange c{"team-a", "llama", "prod", std::nullopt, ids[(i + offset) % 4], "ci", i};
-      auto moved = s.SetTag(c, By("ci"));
-      if (!moved.ok()) failures[offset].push_back(moved.status());
-    }
-  };
-  std::thread ta(mover, std::ref(a), 0), tb(mover, std::ref(b), 1);
-  ta.join();
-  tb.join();
-  for (const auto& list : failures) {
-    for (const Status& f : list) FAIL_CHECK(f.message());
-  }
+  MoveProdAtOnce(a, b, ids, 40);
   auto history = b.TagHistory("team-a", "llama", "prod").value();
   REQUIRE(history.size() == 80);
   CHECK(!history[0].from.has_value());
-  for (size_t i = 1; i < history.size(); ++i) {
-    INFO("event " << i);
-    REQUIRE(history[i].from.has_value());
-    CHECK(*history[i].from == *history[i - 1].to);  // each move starts where the last ended
-  }
+  CheckUnbroken(history);
   CHECK(*a.GetTag("team-a", "llama", "prod").value() == *history.back().to);
   // 4 commits and 80 moves, each audited once, numbered without gaps.
   auto log = a.AuditLog(0, 1000).value();

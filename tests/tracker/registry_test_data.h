@@ -4,7 +4,10 @@
 #ifndef SHOAL_TESTS_TRACKER_REGISTRY_TEST_DATA_H_
 #define SHOAL_TESTS_TRACKER_REGISTRY_TEST_DATA_H_
 
+#include <catch2/catch.hpp>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "registry_store.h"
 #include "shoal/manifest_codec.h"
@@ -46,6 +49,53 @@ inline StoredVersion Stored(const Manifest& m) {
 
 inline AuditEntry By(const std::string& subject) {
   return AuditEntry{0, 1, subject, "t1", "test", "", ""};
+}
+
+// Commits `n` versions of `files` files each through `store`; their IDs.
+inline std::vector<VersionId> CommitVersions(RegistryStore& store, int n, int files) {
+  std::vector<VersionId> ids;
+  for (int i = 0; i < n; ++i) {
+    Manifest m = SomeManifest(files, 1000 + i);
+    StoredVersion v = Stored(m);
+    REQUIRE(store.CommitVersion(m, v, {}, By("ci")).value());
+    ids.push_back(v.id);
+  }
+  return ids;
+}
+
+// Two trackers at once: `a` and `b` each move team-a/llama:prod `moves`
+// times, in turn over `ids`. Every move must succeed.
+inline void MoveProdAtOnce(RegistryStore& a, RegistryStore& b, const std::vector<VersionId>& ids,
+                           int moves) {
+  std::vector<Status> failures[2];
+  auto mover = [&](RegistryStore& s, size_t offset) {
+    for (int i = 0; i < moves; ++i) {
+      TagChange c{"team-a",
+                  "llama",
+                  "prod",
+                  std::nullopt,
+                  ids[(static_cast<size_t>(i) + offset) % ids.size()],
+                  "ci",
+                  i};
+      auto moved = s.SetTag(c, By("ci"));
+      if (!moved.ok()) failures[offset].push_back(moved.status());
+    }
+  };
+  std::thread ta(mover, std::ref(a), 0), tb(mover, std::ref(b), 1);
+  ta.join();
+  tb.join();
+  for (const auto& list : failures) {
+    for (const Status& f : list) FAIL_CHECK(f.message());
+  }
+}
+
+// Each move in `history` starts where the one before it ended.
+inline void CheckUnbroken(const std::vector<TagChange>& history) {
+  for (size_t i = 1; i < history.size(); ++i) {
+    INFO("event " << i);
+    REQUIRE(history[i].from.has_value());
+    CHECK(*history[i].from == *history[i - 1].to);
+  }
 }
 
 }  // namespace shoal::tracker::testdata
