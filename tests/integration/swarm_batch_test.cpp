@@ -12,6 +12,7 @@
 #include "kj_status.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "support/announced_hash.h"
+#include "support/published_file.h"
 #include "support/test_cluster.h"
 
 using namespace shoal;
@@ -127,18 +128,9 @@ struct BatchCluster : TestCluster {
 // torrent is announced under, and sets *ref to "ns/m<seed>:<version>".
 std::string PublishFile(BatchCluster& c, const std::string& ns, unsigned seed,
                         std::string* ref = nullptr) {
-  std::string dir = c.tmp / ("ckpt-" + std::to_string(seed));
-  WriteRandomFile(dir + "/w.bin", 50000, seed);
-  auto pub = RunProcess({CliBinary(), "publish", dir, "--name", ns + "/m" + std::to_string(seed),
-                         "--piece-size", "16384", "--no-seed"},
-                        {"SHOAL_TRACKER=" + c.tracker.rpc_address(),
-                         "SHOAL_TOKEN=" + c.tracker.MintToken(ns, "write", "trainer"),
-                         "SHOAL_ORIGIN=file://" + (c.tmp / "origin")});
-  INFO(pub.out << pub.err);
-  REQUIRE(pub.exit_code == 0);
-  size_t colon = pub.out.find(':');  // "published ns/model:<64 hex>"
-  if (ref != nullptr) *ref = ns + "/m" + std::to_string(seed) + pub.out.substr(colon, 65);
-  return AnnouncedHash(dir + "/w.bin", 16384, c.tracker.peer_ca());
+  PublishedFile f = PublishOneFile(c, ns, seed, "m" + std::to_string(seed));
+  if (ref != nullptr) *ref = f.ref;
+  return f.info_hash;
 }
 
 // 127.0.0.1:port in compact form.

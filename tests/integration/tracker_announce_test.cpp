@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "support/announced_hash.h"
+#include "support/published_file.h"
 #include "support/test_cluster.h"
 
 using namespace shoal::testing;
@@ -83,28 +84,9 @@ TEST_CASE("the audit log refuses an 'after' that is not a plain number", "[track
 
 namespace {
 
-// A published one-file model: its version ("ns/model:hex") and the 20-byte
-// info-hash its torrent is announced under (the first 20 bytes of its v2
-// info-hash).
-struct PublishedFile {
-  std::string ref;
-  std::string info_hash;
-};
-
 PublishedFile Publish(AnnounceCluster& c, const std::string& ns, unsigned seed,
                       const std::string& model = "m") {
-  std::string dir = c.tmp / ("ckpt-" + std::to_string(seed));
-  WriteRandomFile(dir + "/w.bin", 50000, seed);
-  auto pub = RunProcess({CliBinary(), "publish", dir, "--name", ns + "/" + model, "--piece-size",
-                         "16384", "--no-seed"},
-                        {"SHOAL_TRACKER=" + c.tracker.rpc_address(),
-                         "SHOAL_TOKEN=" + c.tracker.MintToken(ns, "write", "trainer"),
-                         "SHOAL_ORIGIN=file://" + (c.tmp / "origin")});
-  INFO(pub.out << pub.err);
-  REQUIRE(pub.exit_code == 0);
-  size_t colon = pub.out.find(':');  // "published ns/model:<64 hex>"
-  return PublishedFile{ns + "/" + model + pub.out.substr(colon, 65),
-                       AnnouncedHash(dir + "/w.bin", 16384, c.tracker.peer_ca())};
+  return PublishOneFile(c, ns, seed, model);
 }
 
 std::map<std::string, std::string> PeerAnnounce(const std::string& token,
