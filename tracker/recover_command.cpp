@@ -12,6 +12,7 @@
 #include "shoal/manifest_codec.h"
 #include "shoal/origin.h"
 #include "shoal/utc_time.h"
+#include "store_flags.h"
 
 namespace shoal::tracker {
 namespace {
@@ -27,12 +28,8 @@ void AddRecoverFlags(CLI::App* cmd, RecoverFlags* f) {
   TrackerOptions& o = f->opts;
   cmd->add_option("--data-dir", o.data_dir, "the tracker's data folder (its LevelDB registry)")
       ->capture_default_str();
-  cmd->add_option("--registry", o.registry, "etcd://host:port,.../prefix: recover that registry");
-  cmd->add_option("--registry-ca", o.registry_ca_file, "PEM CA for an etcd+https:// registry");
-  cmd->add_option("--origin", o.origin.url, "file:///path or s3://bucket/prefix")->required();
-  cmd->add_option("--s3-endpoint", o.origin.endpoint, "S3 endpoint URL; empty = AWS");
-  cmd->add_option("--s3-region", o.origin.region, "S3 signing region");
-  cmd->add_option("--s3-ca-file", o.origin.ca_file, "PEM bundle to trust for https");
+  AddRegistryFlags(cmd, &o);
+  AddOriginFlags(cmd, &o.origin);
   cmd->add_flag("--dry-run", f->dry_run, "list what would be recovered; change nothing");
 }
 

@@ -27,6 +27,7 @@
 #include "registry_store.h"
 #include "rpc_listener.h"
 #include "rpc_tls.h"
+#include "serve_flags.h"
 #include "shoal/duration.h"
 #include "shoal/host_port.h"
 #include "shoal/log.h"
@@ -45,146 +46,6 @@
 namespace shoal::tracker {
 namespace {
 
-struct ServeFlags {
-  TrackerOptions opts;
-  std::string gc_grace = "24h";
-  std::string upload_lease = "10m";
-  std::string log_level = "info";
-  std::string announce_interval = "5s";
-  std::string seed_announce_interval = "60s";
-  std::string fetch_done_grace = "15s";
-  std::string rpc_auth_timeout = "10s";
-  std::string rpc_message_timeout = "30s";
-  std::string http_header_timeout = "10s";
-  std::string http_body_timeout = "60s";
-  std::string http_idle_timeout = "30s";
-  std::string peer_tls = "on";
-  std::string peer_cert_ttl = "12h";
-  bool print_config = false;
-};
-
-// Bounds on the HTTP port's connections and requests.
-void AddHttpLimitFlags(CLI::App* cmd, ServeFlags* f) {
-  TrackerOptions& o = f->opts;
-  cmd->add_option("--http-max-connections", o.http.max_connections,
-                  "HTTP connections open at once; more are answered 503 and closed")
-      ->capture_default_str();
-  cmd->add_option("--http-max-connections-per-client", o.http.max_connections_per_client,
-                  "HTTP connections open at once from one IP address; more are answered 503")
-      ->capture_default_str();
-  cmd->add_option("--http-max-header-bytes", o.http.max_header_bytes,
-                  "request line and headers, in bytes; more are answered 431")
-      ->capture_default_str();
-  cmd->add_option("--http-max-request-line-bytes", o.http.max_request_line_bytes,
-                  "method, target and version, in bytes; more are answered 414")
-      ->capture_default_str();
-  cmd->add_option("--http-header-timeout", f->http_header_timeout,
-                  "a request's headers must arrive whole within this of their first byte")
-      ->capture_default_str();
-  cmd->add_option("--http-body-timeout", f->http_body_timeout,
-                  "a request's body must arrive whole within this of its headers")
-      ->capture_default_str();
-  cmd->add_option("--http-idle-timeout", f->http_idle_timeout,
-                  "a kept-alive HTTP connection waiting this long for its next request is closed")
-      ->capture_default_str();
-}
-
-// Where the registry and the secrets live: for a fleet of trackers, one
-// etcd and one set of secrets shared by all.
-void AddFleetFlags(CLI::App* cmd, TrackerOptions& o) {
-  cmd->add_option("--registry", o.registry,
-                  "empty: LevelDB in --data-dir; etcd://host:port,host:port/prefix (or "
-                  "etcd+https://): a registry shared by a fleet of trackers");
-  cmd->add_option("--registry-ca", o.registry_ca_file, "PEM CA for an etcd+https:// registry");
-  cmd->add_option("--secrets-dir", o.secrets_dir,
-                  "token secret, signing key and peer CA; empty: --data-dir. Trackers of one "
-                  "fleet share it");
-}
-
-void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
-  TrackerOptions& o = f->opts;
-  cmd->add_option("--data-dir", o.data_dir, "registry, token secret and signing key")
-      ->capture_default_str();
-  cmd->add_option("--rpc-listen", o.rpc_listen, "Cap'n Proto RPC address")->capture_default_str();
-  cmd->add_option("--http-listen", o.http_listen, "HTTP address for /healthz, /metrics, /v1")
-      ->capture_default_str();
-  cmd->add_option("--port-file", o.port_file, "write 'rpc_port http_port' here once listening");
-  cmd->add_option("--origin", o.origin.url, "file:///path or s3://bucket/prefix")->required();
-  cmd->add_option("--s3-endpoint", o.origin.endpoint, "S3 endpoint URL; empty = AWS");
-  cmd->add_option("--s3-region", o.origin.region, "S3 signing region");
-  cmd->add_option("--s3-access-key", o.origin.access_key,
-                  "S3 access key; default from AWS_ACCESS_KEY_ID");
-  cmd->add_option("--s3-secret-key", o.origin.secret_key,
-                  "S3 secret key; default from AWS_SECRET_ACCESS_KEY");
-  cmd->add_option("--s3-ca-file", o.origin.ca_file, "PEM bundle to trust for https");
-  cmd->add_option("--upload-lease", f->upload_lease, "how long a publish holds a chunk upload")
-      ->capture_default_str();
-  cmd->add_option("--gc-grace", f->gc_grace, "unreferenced chunks younger than this are kept")
-      ->capture_default_str();
-  cmd->add_option("--keep-versions", o.keep_versions,
-                  "keep this many versions per model (tagged ones always); 0 = all")
-      ->capture_default_str();
-  cmd->add_option("--origin-parallelism", o.origin_parallelism, "concurrent origin checks")
-      ->capture_default_str();
-  cmd->add_option("--announce-interval", f->announce_interval, "how often agents re-announce")
-      ->capture_default_str();
-  cmd->add_option("--seed-announce-interval", f->seed_announce_interval,
-                  "how often an agent holding a whole file re-announces it")
-      ->capture_default_str();
-  cmd->add_option("--origin-budget", o.origin_budget,
-                  "origin fetch orders in flight across the cluster")
-      ->capture_default_str();
-  cmd->add_option("--fetches-per-agent", o.fetches_per_agent,
-                  "of those, at most this many on one agent")
-      ->capture_default_str();
-  cmd->add_option(
-         "--replicas", o.replicas,
-         "owners per chunk: the first fetches it from the origin, the rest copy it from the swarm")
-      ->capture_default_str();
-  cmd->add_option("--fetch-done-grace", f->fetch_done_grace,
-                  "a chunk delivered this recently is not fetched again when asked for")
-      ->capture_default_str();
-  cmd->add_option("--rpc-auth-timeout", f->rpc_auth_timeout,
-                  "an RPC connection that has not authenticated by then is closed")
-      ->capture_default_str();
-  cmd->add_option("--rpc-message-timeout", f->rpc_message_timeout,
-                  "an RPC message must arrive whole within this of its first byte")
-      ->capture_default_str();
-  cmd->add_option("--rpc-max-unauthenticated", o.rpc_max_unauthenticated,
-                  "RPC connections allowed at once before they authenticate; more are closed")
-      ->capture_default_str();
-  cmd->add_option("--rpc-max-connections", o.rpc_max_connections,
-                  "RPC connections open at once, authenticated or not; more are closed")
-      ->capture_default_str();
-  cmd->add_option("--rpc-max-connections-per-client", o.rpc_max_connections_per_client,
-                  "RPC connections open at once from one IP address; more are closed")
-      ->capture_default_str();
-  AddHttpLimitFlags(cmd, f);
-  AddFleetFlags(cmd, o);
-  cmd->add_option("--max-swarms", o.max_swarms,
-                  "torrents with live peers at once; announces starting more are refused")
-      ->capture_default_str();
-  cmd->add_option("--max-swarm-peers", o.max_swarm_peers,
-                  "live peers over all swarms; announces from new peers beyond it are refused")
-      ->capture_default_str();
-  cmd->add_option("--peer-tls", f->peer_tls,
-                  "on: agents exchange pieces over TLS, admitted by certificates from the "
-                  "cluster's peer CA; off: plain BitTorrent, for a network already trusted")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--peer-cert-ttl", f->peer_cert_ttl,
-                  "how long an agent's peer certificate lasts; agents renew at two thirds")
-      ->capture_default_str();
-  cmd->add_option("--tls-cert", o.tls_cert_file,
-                  "PEM certificate chain: the RPC and HTTP ports speak TLS (with --tls-key)");
-  cmd->add_option("--tls-key", o.tls_key_file,
-                  "PEM private key of --tls-cert, readable by its owner only");
-  cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
-  cmd->add_flag("--print-config", f->print_config,
-                "print the effective configuration as a config file and exit")
-      ->configurable(false);
-}
-
 // Drops expired peers and empty swarms every `interval_ms`, so a torrent
 // announced once does not stay in memory, and the swarm entries of agents
 // that missed their heartbeats while their connection stayed open.
@@ -197,46 +58,6 @@ kj::Promise<void> SweepSwarms(kj::Timer& timer, SwarmStore& swarm, AgentDirector
         swarm.ReleaseUnless([&](const std::string& agent) { return agents.Contains(agent, now); });
         return SweepSwarms(timer, swarm, agents, interval_ms);
       });
-}
-
-// Parses one duration flag into *ms; errors name the flag.
-Status ParseDurationFlag(const std::string& value, const char* flag, bool allow_zero, int64_t* ms) {
-  auto d = ParseDuration(value, allow_zero);
-  if (!d.ok()) return d.status().WithContext(flag);
-  *ms = d->count();
-  return Status::OK();
-}
-
-// Sets the log level and the options given as durations, then checks the
-// options.
-Status ApplyServeFlags(ServeFlags& f) {
-  TrackerOptions& o = f.opts;
-  Result<LogLevel> level = ParseLogLevel(f.log_level);
-  if (!level.ok()) return level.status();
-  SetLogLevel(*level);
-  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.gc_grace, "--gc-grace", true, &o.gc_grace_ms));
-  SHOAL_RETURN_IF_ERROR(
-      ParseDurationFlag(f.upload_lease, "--upload-lease", false, &o.upload_lease_ms));
-  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.announce_interval, "--announce-interval", false,
-                                          &o.announce_interval_ms));
-  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.seed_announce_interval, "--seed-announce-interval",
-                                          false, &o.seed_announce_interval_ms));
-  SHOAL_RETURN_IF_ERROR(
-      ParseDurationFlag(f.fetch_done_grace, "--fetch-done-grace", true, &o.fetch_done_grace_ms));
-  SHOAL_RETURN_IF_ERROR(
-      ParseDurationFlag(f.rpc_auth_timeout, "--rpc-auth-timeout", false, &o.rpc_auth_timeout_ms));
-  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.rpc_message_timeout, "--rpc-message-timeout", false,
-                                          &o.rpc_message_timeout_ms));
-  SHOAL_RETURN_IF_ERROR(
-      ParseDurationFlag(f.peer_cert_ttl, "--peer-cert-ttl", false, &o.peer_cert_ttl_ms));
-  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_header_timeout, "--http-header-timeout", false,
-                                          &o.http.header_timeout_ms));
-  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_body_timeout, "--http-body-timeout", false,
-                                          &o.http.body_timeout_ms));
-  SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_idle_timeout, "--http-idle-timeout", false,
-                                          &o.http.idle_timeout_ms));
-  o.peer_tls = f.peer_tls == "on";
-  return o.Validate();
 }
 
 // What the data folder and the origin hold, opened before the services.
@@ -350,8 +171,6 @@ void WritePortFile(const std::string& path, uint16_t rpc_port, uint16_t http_por
   std::filesystem::rename(tmp, path, ec);
 }
 
-// Runs the periodic work until the RPC listener fails or SIGTERM or SIGINT
-// arrives.
 // Reads what other trackers committed, deleted or revoked, every
 // registry_poll_ms, on the blocking pool (the registry may be remote).
 kj::Promise<void> FollowRegistry(kj::Timer& timer, TrackerContext& ctx) {
@@ -381,6 +200,8 @@ kj::Promise<void> ShareOriginBudget(kj::Timer& timer, TrackerContext& ctx,
   });
 }
 
+// Runs the periodic work until the RPC listener fails or SIGTERM or SIGINT
+// arrives.
 void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, const FleetMembers& fleet,
                      kj::Promise<void> rpc) {
   auto swarm_sweeps =
