@@ -226,11 +226,19 @@ interface AgentSession {
   # `revocationsSeen`: the generation of the agent's revocation list (0 at
   # first), and `revocationsSource` the `source` it came from; the reply
   # brings the revocations after it, so an agent refuses a revoked token
-  # within one heartbeat.
-  heartbeat @0 (stats :AgentStats, revocationsSeen :UInt64, revocationsSource :UInt64)
-      -> (epoch :UInt64, revocations :RevocationDelta);
-  # The live members and their weights, for computing chunk owners.
-  ring @1 () -> (epoch :UInt64, members :List(RingMember));
+  # within one heartbeat. `ringSeen` is the epoch of this session's ring the
+  # agent holds (0: none); when the ring has moved since, `ring` brings the
+  # changes, unless there are too many (then `ring.delta` is false and the
+  # agent asks ring() for everyone).
+  heartbeat @0 (stats :AgentStats, revocationsSeen :UInt64, revocationsSource :UInt64,
+                ringSeen :UInt64)
+      -> (epoch :UInt64, revocations :RevocationDelta, ring :RingDelta);
+  # The live members and their weights, for computing chunk owners. With
+  # `sinceEpoch` (an epoch of this session's ring the agent holds) the reply
+  # may be only what changed since (`delta` set): `members` those that
+  # joined or changed, `left` the ids of those gone. 0 asks for everyone.
+  ring @1 (sinceEpoch :UInt64)
+      -> (epoch :UInt64, members :List(RingMember), delta :Bool, left :List(Text));
   # A new peer certificate for `peerKey`, before the last one expires. The
   # token is checked again: one no longer valid gets none.
   renewPeerCert @2 (token :Text, peerKey :Text) -> (peerCert :PeerCert);
@@ -290,6 +298,13 @@ struct Revocation {
     tokenId @0;
     subject @1;
   }
+}
+
+# How the ring changed after the epoch an agent holds.
+struct RingDelta {
+  delta @0 :Bool;                 # true: apply these to the ring at ringSeen to get `epoch`'s
+  members @1 :List(RingMember);   # joined, or with a new weight
+  left @2 :List(Text);            # agent ids gone
 }
 
 # The revocations an agent has not seen yet.

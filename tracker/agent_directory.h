@@ -4,17 +4,27 @@
 // agent that misses three heartbeats is dropped. Every join or leave bumps
 // the epoch, which the ring of chunk owners is versioned by.
 //
+// Cost: with thousands of agents the ring changes many times a minute and
+// every agent follows it, so following it must not cost the fleet's size:
+// Ring(since) gives the changes after an epoch the caller holds (from a
+// log of the last kRingLogSize changes), and the full member list is
+// built once per epoch and shared. Silent members are looked for at most
+// every kExpireEveryMs.
+//
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_AGENT_DIRECTORY_H_
 #define SHOAL_TRACKER_AGENT_DIRECTORY_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "shoal/agent_stats.h"
+#include "shoal/hash_ring.h"
 
 namespace shoal::tracker {
 
@@ -31,6 +41,15 @@ struct AgentRecord {
   int64_t joined_ms = 0;
   int64_t last_heartbeat_ms = 0;
   AgentStats stats;  // as of the last heartbeat
+};
+
+// The ring's members at `epoch` (weights are cache bytes), or the changes
+// since an earlier epoch.
+struct RingView {
+  uint64_t epoch = 0;
+  bool delta = false;                                      // false: `members` is every member
+  std::shared_ptr<const std::vector<RingMember>> members;  // delta: those that joined or changed
+  std::vector<std::string> left;                           // delta: those that left
 };
 
 class AgentDirectory {
@@ -52,13 +71,35 @@ class AgentDirectory {
   void Expire(int64_t now_ms);
 
   std::vector<AgentRecord> Members(int64_t now_ms);
+  // The ring at the current epoch: the changes since `since_epoch` when the
+  // log still holds them all, and they are fewer than the members; else
+  // every member. 0 asks for every member.
+  RingView Ring(uint64_t since_epoch, int64_t now_ms);
   uint64_t epoch();
 
+  static constexpr size_t kRingLogSize = 16384;
+  static constexpr int64_t kExpireEveryMs = 100;
+
  private:
+  struct Change {
+    uint64_t epoch;  // the epoch it made
+    std::string id;
+    uint64_t weight;  // joined: its weight
+    bool joined;
+  };
+  // Bumps the epoch for a change of `id`. REQUIRES: mu_ held
+  void Changed(const std::string& id, uint64_t weight, bool joined);
+  void ExpireLocked(int64_t now_ms);  // REQUIRES: mu_ held
+
   const int64_t heartbeat_ms_;
   std::mutex mu_;
   std::map<std::string, AgentRecord> members_;  // protected by mu_
   uint64_t epoch_ = 0;                          // protected by mu_
+  std::deque<Change> log_;                      // the last changes, oldest first; protected by mu_
+  int64_t last_expire_ms_ = 0;                  // protected by mu_
+  // Every member at ring_epoch_; protected by mu_
+  std::shared_ptr<const std::vector<RingMember>> ring_;
+  uint64_t ring_epoch_ = 0;  // protected by mu_
 };
 
 }  // namespace shoal::tracker

@@ -19,6 +19,19 @@ namespace {
 // Tells registrations apart, even two of one agent id.
 std::atomic<uint64_t> next_session{1};
 
+// A ring view into ring()'s results or a heartbeat's RingDelta.
+template <typename Builder>
+void FillRing(const RingView& view, Builder out) {
+  out.setDelta(view.delta);
+  auto members = out.initMembers(static_cast<unsigned>(view.members->size()));
+  for (size_t i = 0; i < view.members->size(); ++i) {
+    members[static_cast<unsigned>(i)].setAgentId((*view.members)[i].id);
+    members[static_cast<unsigned>(i)].setWeight((*view.members)[i].weight);
+  }
+  auto left = out.initLeft(static_cast<unsigned>(view.left.size()));
+  for (size_t i = 0; i < view.left.size(); ++i) left.set(static_cast<unsigned>(i), view.left[i]);
+}
+
 // One registered agent's membership; dropping it (the connection closing)
 // removes the agent.
 class AgentSessionImpl final : public proto::AgentSession::Server {
@@ -33,6 +46,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
         agent_token_(std::move(agent_token)),
         id_(std::move(id)),
         peer_ip_(std::move(peer_ip)),
+        peer_address_(PeerAddress::Parse(peer_ip_).value_or(PeerAddress{})),
         holder_(session) {
     controls_.Attach(id_, holder_, kj::mv(control));
   }
@@ -54,20 +68,25 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
       ThrowIfError(Status::Unavailable("agent " + id_ +
                                        " missed its heartbeats and was dropped; register again"));
     }
-    c.getResults().setEpoch(agents_.epoch());
+    auto results = c.getResults();
+    const uint64_t seen = c.getParams().getRingSeen();
+    const uint64_t epoch = agents_.epoch();
+    if (seen != 0 && seen != epoch) {
+      RingView view = agents_.Ring(seen, NowMs());
+      if (view.delta) FillRing(view, results.initRing());
+      results.setEpoch(view.epoch);
+    } else {
+      results.setEpoch(epoch);
+    }
     FillDelta(c.getParams().getRevocationsSource(), c.getParams().getRevocationsSeen(),
-              c.getResults().initRevocations());
+              results.initRevocations());
     return kj::READY_NOW;
   }
 
   kj::Promise<void> ring(RingContext c) override {
-    std::vector<AgentRecord> members = agents_.Members(NowMs());
-    auto out = c.getResults().initMembers(static_cast<unsigned>(members.size()));
-    for (size_t i = 0; i < members.size(); ++i) {
-      out[static_cast<unsigned>(i)].setAgentId(members[i].id);
-      out[static_cast<unsigned>(i)].setWeight(members[i].cache_bytes);
-    }
-    c.getResults().setEpoch(agents_.epoch());
+    RingView view = agents_.Ring(c.getParams().getSinceEpoch(), NowMs());
+    FillRing(view, c.getResults());
+    c.getResults().setEpoch(view.epoch);
     return kj::READY_NOW;
   }
 
@@ -86,7 +105,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
       ThrowIfError(Status::Unavailable("agent " + id_ +
                                        " missed its heartbeats and was dropped; register again"));
     }
-    AnswerSwarmBatch(announce_, SwarmSender{agent_token_, holder_, id_, peer_ip_},
+    AnswerSwarmBatch(announce_, SwarmSender{agent_token_, holder_, id_, peer_address_},
                      c.getParams().getEntries(), c.getResults());
     return kj::READY_NOW;
   }
@@ -131,7 +150,8 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   const TokenClaims agent_token_;  // verified at registration
   const std::string id_;
   const std::string peer_ip_;
-  const uint64_t holder_;  // the swarm peers this session holds (SwarmStore::Release)
+  const PeerAddress peer_address_;  // peer_ip_ in binary; none if it is not an IP address
+  const uint64_t holder_;           // the swarm peers this session holds (SwarmStore::Release)
 };
 
 }  // namespace

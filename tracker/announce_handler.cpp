@@ -71,7 +71,9 @@ HttpResponse HandleAnnounce(const AnnounceDeps& d, const HttpRequest& req) {
   if (!MayAnnounce(d.torrents, *claims, a.info_hash, now)) {
     return refuse(d.metrics.announce_refused_torrent, kTorrentRefused);
   }
-  a.self.ip = HostOf(req.remote_address);
+  std::optional<PeerAddress> ip = PeerAddress::Parse(HostOf(req.remote_address));
+  if (!ip) return refuse(d.metrics.announce_refused_malformed, "the sender is not an IP address");
+  a.self.ip = *ip;
   a.self.port = numbers->port;
   a.self.seed = numbers->left == 0;
   a.self.zone = get("zone").substr(0, 64);

@@ -8,21 +8,20 @@ namespace shoal::tracker {
 
 bool MayAnnounce(TorrentIndex& torrents, const TokenClaims& claims, const InfoHash20& h,
                  int64_t now_ms) {
-  for (const std::string& ns : torrents.Namespaces(h)) {
-    if (claims.Check(ns, Role::kRead, now_ms).ok()) return true;
-  }
-  return false;
+  return torrents.AnyNamespace(
+      h, [&](const std::string& ns) { return claims.Check(ns, Role::kRead, now_ms).ok(); });
 }
 
 void CompactPeers(const std::vector<PeerEndpoint>& peers, std::string* v4, std::string* v6) {
+  size_t n4 = 0;
+  for (const PeerEndpoint& p : peers) n4 += p.ip.size == 4 ? 1 : 0;
+  v4->reserve(v4->size() + 6 * n4);
+  v6->reserve(v6->size() + 18 * (peers.size() - n4));
   for (const PeerEndpoint& p : peers) {
-    uint8_t addr[16];
-    uint16_t port_be = htons(p.port);
-    if (inet_pton(AF_INET, p.ip.c_str(), addr) == 1) {
-      v4->append(reinterpret_cast<char*>(addr), 4).append(reinterpret_cast<char*>(&port_be), 2);
-    } else if (inet_pton(AF_INET6, p.ip.c_str(), addr) == 1) {
-      v6->append(reinterpret_cast<char*>(addr), 16).append(reinterpret_cast<char*>(&port_be), 2);
-    }
+    if (p.ip.size != 4 && p.ip.size != 16) continue;
+    const char port_be[2] = {static_cast<char>(p.port >> 8), static_cast<char>(p.port & 0xff)};
+    std::string* out = p.ip.size == 4 ? v4 : v6;
+    out->append(reinterpret_cast<const char*>(p.ip.bytes.data()), p.ip.size).append(port_be, 2);
   }
 }
 

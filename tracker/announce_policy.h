@@ -29,8 +29,8 @@ constexpr const char* kTorrentRefused =
 bool MayAnnounce(TorrentIndex& torrents, const TokenClaims& claims, const InfoHash20& h,
                  int64_t now_ms);
 
-// `peers` as BEP 23 compact IPv4 (6 bytes each) into `v4` and BEP 7 compact
-// IPv6 (18 bytes each) into `v6`; addresses that parse as neither are skipped.
+// Appends `peers` as BEP 23 compact IPv4 (6 bytes each) to `v4` and BEP 7
+// compact IPv6 (18 bytes each) to `v6`; peers without an address are skipped.
 void CompactPeers(const std::vector<PeerEndpoint>& peers, std::string* v4, std::string* v6);
 
 }  // namespace shoal::tracker

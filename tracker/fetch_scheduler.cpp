@@ -65,9 +65,11 @@ std::shared_ptr<const HashRing> FetchScheduler::Ring() {
   if (ring_ != nullptr && epoch == ring_epoch_ && orders_.connected() == ring_connected_)
     return ring_;
   std::vector<RingMember> members;
-  for (const AgentRecord& a : agents_.Members(NowMs())) {
-    if (orders_.Connected(a.id)) members.push_back({a.id, std::max<uint64_t>(1, a.cache_bytes)});
+  RingView all = agents_.Ring(0, NowMs());
+  for (const RingMember& a : *all.members) {
+    if (orders_.Connected(a.id)) members.push_back({a.id, std::max<uint64_t>(1, a.weight)});
   }
+  epoch = all.epoch;
   ring_ = std::make_shared<const HashRing>(std::move(members), epoch);
   ring_epoch_ = epoch;
   ring_connected_ = orders_.connected();

@@ -29,19 +29,20 @@ std::string AnswerEntry(const AnnounceDeps& d, const SwarmSender& who, proto::Sw
     d.metrics.announce_refused_malformed++;
     return "port must be 1 to 65535";
   }
+  if (!stopped && who.ip.size == 0) return "the session's address is not an IP address";
   AnnounceRequest a;
   std::memcpy(a.info_hash.data(), hash.begin(), 20);
   if (!stopped && !MayAnnounce(d.torrents, who.token, a.info_hash, now)) {
     d.metrics.announce_refused_torrent++;
     return kTorrentRefused;
   }
-  a.peer_id = "session:" + std::to_string(who.holder);
   a.holder = who.holder;
   a.holder_agent = who.agent_id;
   a.self.ip = who.ip;
   a.self.port = e.getPort();
   a.self.seed = e.getState() == proto::SwarmEntry::State::SEEDING;
-  a.self.zone = std::string(e.getZone().cStr()).substr(0, 64);
+  auto zone = e.getZone();
+  a.self.zone.assign(zone.begin(), std::min<size_t>(zone.size(), 64));
   if (stopped) a.event = AnnounceRequest::Event::kStopped;
   a.numwant = e.getWantPeers() ? std::min<uint32_t>(kMaxNumwant, e.getNumwant()) : 0;
   Result<AnnounceReply> reply = d.swarm.Announce(a, now);

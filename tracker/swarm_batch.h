@@ -16,6 +16,7 @@
 #include "announce_handler.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/token.h"
+#include "swarm_store.h"
 
 namespace shoal::tracker {
 
@@ -27,7 +28,7 @@ struct SwarmSender {
   const TokenClaims& token;  // the agent's, verified at registration
   uint64_t holder;           // nonzero, unique to the session (SwarmStore::Release)
   std::string agent_id;
-  std::string ip;  // the session's connection address: the peer's address
+  PeerAddress ip;  // the session's connection address: the peer's address
 };
 
 // Answers one announceBatch into `out`. Throws InvalidArgument (through

@@ -1,5 +1,7 @@
 #include "swarm_store.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 
 namespace shoal::tracker {
@@ -11,30 +13,79 @@ constexpr int64_t kFullSweepEveryMs = 1000;
 
 }  // namespace
 
-bool SwarmStore::Swarm::Upsert(Peer p) {
+std::optional<PeerAddress> PeerAddress::Parse(const std::string& text) {
+  PeerAddress a;
+  if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1) {
+    a.size = 4;
+  } else if (inet_pton(AF_INET6, text.c_str(), a.bytes.data()) == 1) {
+    a.size = 16;
+  } else {
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::string PeerAddress::ToString() const {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (size == 0 ||
+      inet_ntop(size == 4 ? AF_INET : AF_INET6, bytes.data(), text, sizeof text) == nullptr) {
+    return "";
+  }
+  return text;
+}
+
+size_t SwarmStore::PeerKeyHash::operator()(const PeerKey& k) const {
+  // FNV-1a: peer ids are chosen by the announcer, so every byte counts.
+  uint64_t h = 1469598103934665603ull ^ k.kind;
+  for (uint8_t b : k.id) h = (h ^ b) * 1099511628211ull;
+  return static_cast<size_t>(h);
+}
+
+SwarmStore::PeerKey SwarmStore::KeyOf(const AnnounceRequest& req) {
+  PeerKey k;
+  if (req.holder != 0) {
+    k.kind = 1;
+    std::memcpy(k.id.data(), &req.holder, sizeof req.holder);
+  } else {
+    std::memcpy(k.id.data(), req.peer_id.data(), std::min(req.peer_id.size(), k.id.size()));
+  }
+  return k;
+}
+
+uint16_t SwarmStore::ZoneOf(const std::string& zone) {
+  if (zone.empty()) return kNoZone;
+  auto it = zones_.find(zone);
+  if (it != zones_.end()) return it->second;
+  if (zones_.size() >= kMaxZones) return kNoZone;
+  const auto number = static_cast<uint16_t>(zones_.size() + 1);
+  zones_.emplace(zone, number);
+  return number;
+}
+
+bool SwarmStore::Swarm::Upsert(const Peer& p) {
   next_expiry_ms = std::min(next_expiry_ms, p.expires_ms);
-  auto at = where.find(p.id);
-  if (at != where.end() && at->second.first == p.endpoint.seed) {
-    (p.endpoint.seed ? seeds : leechers)[at->second.second] = std::move(p);
+  auto at = where.find(p.key);
+  if (at != where.end() && at->second.first == p.seed) {
+    (p.seed ? seeds : leechers)[at->second.second] = p;
     return false;
   }
   const bool fresh = at == where.end();
-  if (!fresh) Remove(p.id);  // it moved between the lists
-  std::vector<Peer>& list = p.endpoint.seed ? seeds : leechers;
-  where[p.id] = {p.endpoint.seed, list.size()};
-  list.push_back(std::move(p));
+  if (!fresh) Remove(p.key);  // it moved between the lists
+  std::vector<Peer>& list = p.seed ? seeds : leechers;
+  where[p.key] = {p.seed, list.size()};
+  list.push_back(p);
   return fresh;
 }
 
-bool SwarmStore::Swarm::Remove(const std::string& id) {
-  auto at = where.find(id);
+bool SwarmStore::Swarm::Remove(const PeerKey& key) {
+  auto at = where.find(key);
   if (at == where.end()) return false;
   std::vector<Peer>& list = at->second.first ? seeds : leechers;
   const size_t slot = at->second.second;
   where.erase(at);
   if (slot + 1 != list.size()) {
-    list[slot] = std::move(list.back());
-    where[list[slot].id].second = slot;
+    list[slot] = list.back();
+    where[list[slot].key].second = slot;
   }
   list.pop_back();
   return true;
@@ -42,18 +93,18 @@ bool SwarmStore::Swarm::Remove(const std::string& id) {
 
 size_t SwarmStore::Swarm::Expire(int64_t now_ms) {
   if (now_ms <= next_expiry_ms) return 0;
-  std::vector<std::string> gone;
+  std::vector<PeerKey> gone;
   int64_t next = INT64_MAX;
   for (const std::vector<Peer>* list : {&seeds, &leechers}) {
     for (const Peer& p : *list) {
       if (now_ms > p.expires_ms) {
-        gone.push_back(p.id);
+        gone.push_back(p.key);
       } else {
         next = std::min(next, p.expires_ms);
       }
     }
   }
-  for (const std::string& id : gone) Remove(id);
+  for (const PeerKey& key : gone) Remove(key);
   next_expiry_ms = next;
   return gone.size();
 }
@@ -93,88 +144,104 @@ Status SwarmStore::Admit(const InfoHash20& h, int64_t now_ms) {
   return Status::OK();
 }
 
-Status SwarmStore::Record(const AnnounceRequest& req, int64_t now_ms) {
+Status SwarmStore::Record(const AnnounceRequest& req, const Peer& self, int64_t now_ms) {
   auto it = swarms_.find(req.info_hash);
   if (it != swarms_.end()) peers_ -= it->second.Expire(now_ms);
-  const bool known = it != swarms_.end() && it->second.where.count(req.peer_id) != 0;
+  const bool known = it != swarms_.end() && it->second.where.count(self.key) != 0;
   if (req.event == AnnounceRequest::Event::kStopped) {
     if (!known) return Status::OK();
-    it->second.Remove(req.peer_id);
+    it->second.Remove(self.key);
     --peers_;
-    if (req.holder != 0 && holdings_.count(req.holder) != 0) {
-      Holding& held = holdings_[req.holder];
-      held_ -= held.swarms.erase(req.info_hash);
-      if (held.swarms.empty()) holdings_.erase(req.holder);
+    auto held = req.holder != 0 ? holdings_.find(req.holder) : holdings_.end();
+    if (held != holdings_.end()) {
+      held_ -= held->second.swarms.erase(req.info_hash);
+      if (held->second.swarms.empty()) holdings_.erase(held);
     }
     return Status::OK();
   }
   if (known) {
-    it->second.Upsert(MakePeer(req, now_ms));
+    it->second.Upsert(self);
     return Status::OK();
   }
   if (it != swarms_.end() && it->second.empty())
     swarms_.erase(it);  // Admit counts live swarms only
   SHOAL_RETURN_IF_ERROR(Admit(req.info_hash, now_ms));
-  swarms_[req.info_hash].Upsert(MakePeer(req, now_ms));
+  swarms_[req.info_hash].Upsert(self);
   ++peers_;
   if (req.holder != 0) {
     Holding& held = holdings_[req.holder];
-    held.agent = req.holder_agent;
-    held.peer_id = req.peer_id;
+    if (held.agent != req.holder_agent) held.agent = req.holder_agent;
     held_ += held.swarms.insert(req.info_hash).second ? 1 : 0;
   }
   return Status::OK();
 }
 
 Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  SHOAL_RETURN_IF_ERROR(Record(req, now_ms));
-
   AnnounceReply reply;
+  if (req.numwant > 0) reply.peers.reserve(req.numwant);
+  std::lock_guard<std::mutex> lock(mu_);
+  Peer self;
+  self.key = KeyOf(req);
+  self.ip = req.self.ip;
+  self.port = req.self.port;
+  self.zone = ZoneOf(req.self.zone);
+  self.seed = req.self.seed;
+  self.expires_ms = req.holder != 0 ? INT64_MAX : now_ms + (req.self.seed ? seed_ttl_ms_ : ttl_ms_);
+  SHOAL_RETURN_IF_ERROR(Record(req, self, now_ms));
+
   auto it = swarms_.find(req.info_hash);
   if (it == swarms_.end()) return reply;
   const Swarm& swarm = it->second;
   reply.complete = static_cast<uint32_t>(swarm.seeds.size());
   reply.incomplete = static_cast<uint32_t>(swarm.leechers.size());
+  const Asker asker{self.key, self.ip, self.port, self.zone};
   // Seeders have nothing to trade with seeders.
-  if (!req.self.seed) Pick(swarm.seeds, req, now_ms, req.numwant, &reply.peers);
-  Pick(swarm.leechers, req, now_ms, req.numwant - reply.peers.size(), &reply.peers);
+  if (!req.self.seed) Pick(swarm.seeds, asker, now_ms, req.numwant, &reply.peers);
+  Pick(swarm.leechers, asker, now_ms, req.numwant - reply.peers.size(), &reply.peers);
   if (swarm.empty()) swarms_.erase(it);
   return reply;
 }
 
-void SwarmStore::Pick(const std::vector<Peer>& list, const AnnounceRequest& req, int64_t now_ms,
+void SwarmStore::Pick(const std::vector<Peer>& list, const Asker& asker, int64_t now_ms,
                       size_t want, std::vector<PeerEndpoint>* out) {
   if (want == 0 || list.empty()) return;
-  const size_t window = std::min(list.size(), std::max<size_t>(32, 2 * want));
-  const size_t start = window < list.size() ? rng_() % list.size() : 0;
-  std::vector<const Peer*> candidates;
-  candidates.reserve(window);
-  for (size_t k = 0; k < window; ++k) {
-    const Peer& p = list[(start + k) % list.size()];
-    if (p.id == req.peer_id || now_ms > p.expires_ms) continue;
-    if (p.endpoint.ip == req.self.ip && p.endpoint.port == req.self.port) continue;
-    candidates.push_back(&p);
-  }
-  auto near = [&](const Peer* p) {
-    return !req.self.zone.empty() && p->endpoint.zone == req.self.zone;
+  const size_t n = list.size();
+  const size_t window = std::min(n, std::max<size_t>(32, 2 * want));
+  const size_t start = window < n ? rng_() % n : 0;
+  const size_t stop = out->size() + want;
+  auto usable = [&](const Peer& p) {
+    return !(p.key == asker.key) && now_ms <= p.expires_ms &&
+           !(p.port == asker.port && p.ip == asker.ip);
   };
-  std::stable_sort(candidates.begin(), candidates.end(), [&](const Peer* a, const Peer* b) {
-    if (near(a) != near(b)) return near(a);
-    return a->last_seen_ms > b->last_seen_ms;
-  });
-  const size_t n = std::min(candidates.size(), want);
-  for (size_t i = 0; i < n; ++i) out->push_back(candidates[i]->endpoint);
+  // Pass 0 takes the asker's zone; pass 1 the others (everyone when the
+  // asker names no zone).
+  auto take = [&](int pass) {
+    for (size_t k = 0, i = start; k < window && out->size() < stop; ++k) {
+      const Peer& p = list[i];
+      if (++i == n) i = 0;
+      if (asker.zone != kNoZone && (p.zone == asker.zone) != (pass == 0)) continue;
+      if (!usable(p)) continue;
+      PeerEndpoint& e = out->emplace_back();
+      e.ip = p.ip;
+      e.port = p.port;
+      e.seed = p.seed;
+    }
+  };
+  if (asker.zone != kNoZone) take(0);
+  take(1);
 }
 
 size_t SwarmStore::ReleaseLocked(uint64_t holder) {
   auto held = holdings_.find(holder);
   if (held == holdings_.end()) return 0;
+  PeerKey key;
+  key.kind = 1;
+  std::memcpy(key.id.data(), &holder, sizeof holder);
   size_t dropped = 0;
   for (const InfoHash20& h : held->second.swarms) {
     auto it = swarms_.find(h);
     if (it == swarms_.end()) continue;
-    dropped += it->second.Remove(held->second.peer_id) ? 1 : 0;
+    dropped += it->second.Remove(key) ? 1 : 0;
     if (it->second.empty()) swarms_.erase(it);
   }
   peers_ -= dropped;

@@ -7,21 +7,26 @@
 // is reached, and by the next announce to its swarm once the swarm's
 // earliest expiry has passed.
 //
-// Cost: an announce costs O(numwant), not O(peers in the swarm). Each swarm
-// keeps its seeders and its leechers in two dense lists, so a peer is
-// added, moved or removed in O(1); a reply ranks a window of at most
-// max(32, 2 x numwant) candidates starting at a random place in each list,
-// which is every candidate in a small swarm. A peer a session holds never
-// expires, so a swarm of held peers is never scanned for expiry. A peer an agent's session holds
-// (AnnounceRequest::holder) has no TTL: it stays until the session stops it or Release drops all of
-// the session's peers at once. The limits bound memory whatever announces arrive: a
-// peer that would start a swarm beyond max_swarms, or join beyond
-// max_peers in all, is refused; peers already known may always re-announce.
+// Cost: an announce costs O(numwant), not O(peers in the swarm), and
+// allocates nothing once its swarm and peer exist. Each swarm keeps its
+// seeders and its leechers in two dense lists, so a peer is added, moved or
+// removed in O(1); a reply looks at a window of at most max(32, 2 x numwant)
+// candidates starting at a random place in each list, which is every
+// candidate in a small swarm. Addresses are kept in binary and zones as
+// small numbers, so a reply is copied, never parsed or formatted.
+//
+// A peer an agent's session holds (AnnounceRequest::holder) has no TTL: it
+// stays until the session stops it or Release drops all of the session's
+// peers at once, so a swarm of held peers is never scanned for expiry. The
+// limits bound memory whatever announces arrive: a peer that would start a
+// swarm beyond max_swarms, or join beyond max_peers in all, is refused;
+// peers already known may always re-announce. At most kMaxZones distinct
+// zone names are told apart; later ones count as no zone.
 //
 // Policy for a reply, capped at numwant: never the asker; seeders first
 // when the asker is downloading (a seeder asking gets leechers only); the
-// asker's zone first within each group; otherwise most recently seen first
-// (among the window looked at).
+// asker's zone first within each group; otherwise the window's order, which
+// starts at a random peer, so replies spread over the swarm.
 //
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_SWARM_STORE_H_
@@ -29,13 +34,16 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
-#include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "shoal/status.h"
@@ -44,23 +52,46 @@ namespace shoal::tracker {
 
 using InfoHash20 = std::array<uint8_t, 20>;  // v1 info-hash, or a v2 one truncated
 
+struct InfoHash20Hash {
+  // Info-hashes are SHA-1 or SHA-256 output: their first bytes are as good
+  // as any hash of them.
+  size_t operator()(const InfoHash20& h) const {
+    size_t v;
+    std::memcpy(&v, h.data(), sizeof v);
+    return v;
+  }
+};
+
+// An IPv4 or IPv6 address in binary, as compact peer lists carry it.
+struct PeerAddress {
+  std::array<uint8_t, 16> bytes{};
+  uint8_t size = 0;  // 4 (IPv4), 16 (IPv6), or 0 (none)
+
+  // A textual IPv4 or IPv6 address; nullopt if it is neither.
+  static std::optional<PeerAddress> Parse(const std::string& text);
+  std::string ToString() const;  // "" for none
+  bool operator==(const PeerAddress& o) const {
+    return size == o.size && std::memcmp(bytes.data(), o.bytes.data(), size) == 0;
+  }
+};
+
 struct PeerEndpoint {
-  std::string ip;  // textual IPv4 or IPv6
+  PeerAddress ip;
   uint16_t port = 0;
   bool seed = false;
-  std::string zone;
+  std::string zone;  // in a reply: always empty
 };
 
 struct AnnounceRequest {
   InfoHash20 info_hash{};
-  std::string peer_id;  // 20 bytes
+  std::string peer_id;  // 20 bytes; not used when `holder` is set
   PeerEndpoint self;
   enum class Event { kNone, kStarted, kCompleted, kStopped } event = Event::kNone;
   uint32_t numwant = 50;
   // Nonzero: the agent session that holds this peer (no TTL, see Release),
-  // and that agent's id. peer_id must then be the session's own.
+  // and that agent's id. The session is then the peer's identity.
   uint64_t holder = 0;
-  std::string holder_agent;
+  std::string_view holder_agent;
 };
 
 struct AnnounceReply {
@@ -102,44 +133,65 @@ class SwarmStore {
   SwarmStats Stats(int64_t now_ms);
 
  private:
-  struct Peer {
-    std::string id;
-    PeerEndpoint endpoint;
-    int64_t last_seen_ms;
-    int64_t expires_ms;
+  // Who a swarm entry is: a BitTorrent peer id (kind 0) or an agent
+  // session (kind 1, the holder in the first 8 bytes).
+  struct PeerKey {
+    std::array<uint8_t, 20> id{};
+    uint8_t kind = 0;
+    bool operator==(const PeerKey& o) const { return kind == o.kind && id == o.id; }
   };
-  Peer MakePeer(const AnnounceRequest& req, int64_t now_ms) const {
-    if (req.holder != 0) return Peer{req.peer_id, req.self, now_ms, INT64_MAX};
-    return Peer{req.peer_id, req.self, now_ms, now_ms + (req.self.seed ? seed_ttl_ms_ : ttl_ms_)};
-  }
+  struct PeerKeyHash {
+    size_t operator()(const PeerKey& k) const;
+  };
+  static PeerKey KeyOf(const AnnounceRequest& req);
+  static constexpr uint16_t kNoZone = 0;
+  static constexpr size_t kMaxZones = 4096;
+
+  struct Peer {
+    PeerKey key;
+    PeerAddress ip;
+    uint16_t port = 0;
+    uint16_t zone = kNoZone;
+    bool seed = false;
+    int64_t expires_ms = 0;  // INT64_MAX: held by a session
+  };
+  // The asker, as Pick compares candidates with it.
+  struct Asker {
+    PeerKey key;
+    PeerAddress ip;
+    uint16_t port;
+    uint16_t zone;
+  };
   // One torrent's peers: seeders and leechers in two dense lists, and
-  // where each peer id sits in them.
+  // where each peer sits in them.
   struct Swarm {
     std::vector<Peer> seeds, leechers;
-    std::unordered_map<std::string, std::pair<bool, size_t>> where;  // id -> (seed, slot)
-    int64_t next_expiry_ms = INT64_MAX;                              // no expiring peer before this
+    std::unordered_map<PeerKey, std::pair<bool, size_t>, PeerKeyHash> where;  // (seed, slot)
+    int64_t next_expiry_ms = INT64_MAX;  // no expiring peer before this
 
     size_t size() const { return seeds.size() + leechers.size(); }
     bool empty() const { return where.empty(); }
-    // Adds the peer, or replaces the one with its id; true if it is new.
-    bool Upsert(Peer p);
-    // Removes the peer with this id; false if there is none.
-    bool Remove(const std::string& id);
+    // Adds the peer, or replaces the one with its key; true if it is new.
+    bool Upsert(const Peer& p);
+    // Removes the peer with this key; false if there is none.
+    bool Remove(const PeerKey& key);
     // Removes the peers expired at `now_ms` (when any may be); the count.
     size_t Expire(int64_t now_ms);
   };
-  // The peers one session holds: its agent, its peer id, and the swarms.
+  // The peers one session holds: its agent, and the swarms.
   struct Holding {
     std::string agent;
-    std::string peer_id;
-    std::set<InfoHash20> swarms;
+    std::unordered_set<InfoHash20, InfoHash20Hash> swarms;
   };
-  // Appends to `out` up to `want` peers of `list` for the asker of `req`.
+  // The zone's number, interning it; kNoZone for "" or past kMaxZones.
   // REQUIRES: mu_ held
-  void Pick(const std::vector<Peer>& list, const AnnounceRequest& req, int64_t now_ms, size_t want,
+  uint16_t ZoneOf(const std::string& zone);
+  // Appends to `out` up to `want` peers of `list` for `asker`.
+  // REQUIRES: mu_ held
+  void Pick(const std::vector<Peer>& list, const Asker& asker, int64_t now_ms, size_t want,
             std::vector<PeerEndpoint>* out);
   // Records (or, on kStopped, removes) the asker. REQUIRES: mu_ held
-  Status Record(const AnnounceRequest& req, int64_t now_ms);
+  Status Record(const AnnounceRequest& req, const Peer& self, int64_t now_ms);
   size_t ReleaseLocked(uint64_t holder);  // REQUIRES: mu_ held
   size_t SweepLocked(int64_t now_ms);     // REQUIRES: mu_ held
   // OK, or which limit a peer new to swarm `h` would pass. May sweep, which
@@ -152,12 +204,13 @@ class SwarmStore {
   const SwarmLimits limits_;
 
   std::mutex mu_;
-  std::map<InfoHash20, Swarm> swarms_;    // protected by mu_
-  size_t peers_ = 0;                      // summed over swarms_; protected by mu_
-  std::map<uint64_t, Holding> holdings_;  // by holder; protected by mu_
-  size_t held_ = 0;                       // summed over holdings_; protected by mu_
-  int64_t last_sweep_ms_ = 0;             // protected by mu_
-  std::minstd_rand rng_{0x5eed};          // where reply windows start; protected by mu_
+  std::unordered_map<InfoHash20, Swarm, InfoHash20Hash> swarms_;  // protected by mu_
+  size_t peers_ = 0;                                 // summed over swarms_; protected by mu_
+  std::unordered_map<uint64_t, Holding> holdings_;   // by holder; protected by mu_
+  std::unordered_map<std::string, uint16_t> zones_;  // name -> number; protected by mu_
+  size_t held_ = 0;                                  // summed over holdings_; protected by mu_
+  int64_t last_sweep_ms_ = 0;                        // protected by mu_
+  std::minstd_rand rng_{0x5eed};                     // where reply windows start; protected by mu_
 };
 
 }  // namespace shoal::tracker

@@ -33,13 +33,15 @@ void TorrentIndex::Remove(const VersionId& id) {
   versions_.erase(v);
 }
 
-std::vector<std::string> TorrentIndex::Namespaces(const InfoHash20& info_hash) {
+bool TorrentIndex::AnyNamespace(const InfoHash20& info_hash,
+                                const std::function<bool(const std::string&)>& fn) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> out;
   auto it = torrents_.find(info_hash);
-  if (it == torrents_.end()) return out;
-  for (const auto& [ns, count] : it->second) out.push_back(ns);
-  return out;
+  if (it == torrents_.end()) return false;
+  for (const auto& entry : it->second) {
+    if (fn(entry.first)) return true;
+  }
+  return false;
 }
 
 size_t TorrentIndex::size() {

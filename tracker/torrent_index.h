@@ -15,6 +15,7 @@
 #ifndef SHOAL_TRACKER_TORRENT_INDEX_H_
 #define SHOAL_TRACKER_TORRENT_INDEX_H_
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -39,8 +40,10 @@ class TorrentIndex {
   // Undoes the Add of version `id`; nothing if it is not indexed.
   void Remove(const VersionId& id);
 
-  // The namespaces holding a file with this torrent; empty if none does.
-  std::vector<std::string> Namespaces(const InfoHash20& info_hash);
+  // True if `fn` is true for a namespace holding a file with this torrent
+  // (false if none does). `fn` runs under this index's lock: it must not
+  // call back into it.
+  bool AnyNamespace(const InfoHash20& info_hash, const std::function<bool(const std::string&)>& fn);
   // Distinct torrents indexed.
   size_t size();
   // Versions indexed.
@@ -55,7 +58,7 @@ class TorrentIndex {
   const std::string peer_ca_;
   std::mutex mu_;
   // info-hash -> namespace -> versions holding it; protected by mu_
-  std::map<InfoHash20, std::map<std::string, uint32_t>> torrents_;
+  std::unordered_map<InfoHash20, std::map<std::string, uint32_t>, InfoHash20Hash> torrents_;
   std::unordered_map<VersionId, Indexed> versions_;  // protected by mu_
 };
 

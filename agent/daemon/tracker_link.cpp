@@ -165,15 +165,37 @@ std::shared_ptr<const HashRing> TrackerLink::ring() const {
   return ring_;
 }
 
-kj::Promise<void> TrackerLink::RefreshRing(proto::AgentSession::Client session) {
-  return session.ringRequest().send().then(
-      [this](capnp::Response<proto::AgentSession::RingResults> r) {
-        std::vector<RingMember> members;
-        for (auto m : r.getMembers()) members.push_back({m.getAgentId(), m.getWeight()});
-        auto ring = std::make_shared<const HashRing>(std::move(members), r.getEpoch());
-        std::lock_guard<std::mutex> lock(mu_);
-        ring_ = std::move(ring);
-      });
+kj::Promise<void> TrackerLink::RefreshRing(proto::AgentSession::Client session, uint64_t since) {
+  auto req = session.ringRequest();
+  req.setSinceEpoch(since);
+  return req.send().then([this, since](capnp::Response<proto::AgentSession::RingResults> r) {
+    if (r.getDelta()) {
+      TakeRingDelta(proto::AgentSession::RingResults::Reader(r), since, r.getEpoch());
+      return;
+    }
+    std::vector<RingMember> members;
+    members.reserve(r.getMembers().size());
+    for (auto m : r.getMembers()) members.push_back({m.getAgentId(), m.getWeight()});
+    auto ring = std::make_shared<const HashRing>(std::move(members), r.getEpoch());
+    std::lock_guard<std::mutex> lock(mu_);
+    ring_ = std::move(ring);
+  });
+}
+
+template <typename Reader>
+void TrackerLink::TakeRingDelta(Reader delta, uint64_t since, uint64_t epoch) {
+  std::shared_ptr<const HashRing> old = ring();
+  // A delta after a ring this link no longer holds: never guess; the ring
+  // stays behind the epoch, so the next heartbeat asks again.
+  if (old == nullptr || old->epoch() != since) return;
+  std::vector<RingMember> joined;
+  joined.reserve(delta.getMembers().size());
+  for (auto m : delta.getMembers()) joined.push_back({m.getAgentId(), m.getWeight()});
+  std::vector<std::string> left;
+  for (auto id : delta.getLeft()) left.push_back(id);
+  auto ring = std::make_shared<const HashRing>(old->WithChanges(joined, left), epoch);
+  std::lock_guard<std::mutex> lock(mu_);
+  ring_ = std::move(ring);
 }
 
 void TrackerLink::TakeRevocations(proto::RevocationDelta::Reader delta) {
@@ -279,7 +301,7 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
           // The tracker holds none of this agent's swarm entries yet.
           SetSession(session);
           uint32_t interval = r.getHeartbeatMs();
-          return RefreshRing(session)
+          return RefreshRing(session, 0)
               .then(
                   [this, session, interval]() mutable { return HeartbeatLoop(session, interval); })
               .exclusiveJoin(RenewLoop(session, renew_at));
@@ -297,16 +319,22 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
         FillAgentStats(handlers_.stats(), req.initStats());
         req.setRevocationsSeen(revocations_.generation());
         req.setRevocationsSource(revocations_.source());
+        std::shared_ptr<const HashRing> held = this->ring();
+        const uint64_t ring_seen = held == nullptr ? 0 : held->epoch();
+        req.setRingSeen(ring_seen);
         return req.send().then(
-            [this, session,
-             interval_ms](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
+            [this, session, interval_ms,
+             ring_seen](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
               epoch_ = r.getEpoch();
               if (!hooks_.takes_revocations || hooks_.takes_revocations()) {
                 TakeRevocations(r.getRevocations());
               }
+              if (r.getRing().getDelta()) TakeRingDelta(r.getRing(), ring_seen, r.getEpoch());
               std::shared_ptr<const HashRing> ring = this->ring();
               kj::Promise<void> refresh = kj::READY_NOW;
-              if (ring == nullptr || ring->epoch() != epoch_) refresh = RefreshRing(session);
+              if (ring == nullptr || ring->epoch() != epoch_) {
+                refresh = RefreshRing(session, ring == nullptr ? 0 : ring->epoch());
+              }
               return refresh.then([this, session, interval_ms]() mutable {
                 return HeartbeatLoop(session, interval_ms);
               });

@@ -119,7 +119,14 @@ class TrackerLink {
  private:
   kj::Promise<void> ConnectAndServe();
   kj::Promise<void> HeartbeatLoop(proto::AgentSession::Client session, uint32_t interval_ms);
-  kj::Promise<void> RefreshRing(proto::AgentSession::Client session);
+  // `since`: the epoch of the ring this session gave before, to get only
+  // the changes after it; 0 (a new session) for every member.
+  kj::Promise<void> RefreshRing(proto::AgentSession::Client session, uint64_t since);
+  // Applies a delta (a heartbeat's RingDelta, or ring()'s results) to the
+  // ring held at epoch `since`, making the ring at `epoch`; nothing if the
+  // ring held is not at `since`.
+  template <typename Reader>
+  void TakeRingDelta(Reader delta, uint64_t since, uint64_t epoch);
   // Applies a heartbeat's revocations to revocations_.
   void TakeRevocations(proto::RevocationDelta::Reader delta);
   // Hands the identity in a registration or renewal to the handler, and

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "shoal/sha256.h"
 
@@ -34,6 +36,31 @@ HashRing::HashRing(std::vector<RingMember> members, uint64_t epoch)
             [](const RingMember& a, const RingMember& b) { return a.id < b.id; });
   seeds_.reserve(members_.size());
   for (const RingMember& m : members_) seeds_.push_back(SeedOf(m.id));
+}
+
+std::vector<RingMember> HashRing::WithChanges(const std::vector<RingMember>& joined,
+                                              const std::vector<std::string>& left) const {
+  std::unordered_set<std::string> gone(left.begin(), left.end());
+  std::unordered_map<std::string, uint64_t> changed;
+  for (const RingMember& m : joined) changed[m.id] = m.weight;
+  std::vector<RingMember> out;
+  out.reserve(members_.size() + joined.size());
+  for (const RingMember& m : members_) {
+    if (gone.count(m.id) != 0) continue;
+    auto c = changed.find(m.id);
+    if (c == changed.end()) {
+      out.push_back(m);
+    } else {
+      out.push_back({m.id, c->second});
+      changed.erase(c);
+    }
+  }
+  for (const auto& [id, weight] : changed) {
+    if (gone.count(id) == 0) out.push_back({id, weight});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const RingMember& a, const RingMember& b) { return a.id < b.id; });
+  return out;
 }
 
 std::vector<HashRing::Scored> HashRing::Score(const ChunkId& chunk) const {

@@ -36,6 +36,12 @@ class HashRing {
   // True if `member` is among the `replicas` owners of `chunk`.
   bool IsOwner(const std::string& member, const ChunkId& chunk, int replicas = 1) const;
 
+  // This ring's members after a delta (AgentSession.ring with sinceEpoch):
+  // those in `left` removed, those in `joined` added or given their new
+  // weight. The result is sorted by id, as members() is.
+  std::vector<RingMember> WithChanges(const std::vector<RingMember>& joined,
+                                      const std::vector<std::string>& left) const;
+
   const std::vector<RingMember>& members() const { return members_; }
   uint64_t epoch() const { return epoch_; }
   size_t size() const { return members_.size(); }

@@ -121,3 +121,20 @@ TEST_CASE("ring owners depend only on the membership", "[ring]") {
   CHECK(owners[0] != owners[1]);
   CHECK(HashRing().Owners(RandomChunks(1, 5)[0]).empty());
 }
+
+TEST_CASE("a ring with a delta applied equals the ring built from scratch", "[ring]") {
+  HashRing before(Members(20), 1);
+  std::vector<RingMember> after = Members(20);
+  after.erase(after.begin() + 3);  // left
+  after[5].weight = 7;             // changed weight
+  after.push_back({"zz-new", 2});  // joined
+  std::vector<RingMember> applied = before.WithChanges(
+      {{after[5].id, 7}, {"zz-new", 2}, {"gone-again", 1}}, {Members(20)[3].id, "gone-again"});
+  HashRing delta(applied, 2), scratch(after, 2);
+  REQUIRE(delta.members().size() == scratch.members().size());
+  for (size_t i = 0; i < delta.members().size(); ++i) {
+    CHECK(delta.members()[i].id == scratch.members()[i].id);
+    CHECK(delta.members()[i].weight == scratch.members()[i].weight);
+  }
+  for (const ChunkId& c : RandomChunks(500, 13)) CHECK(delta.Owners(c, 2) == scratch.Owners(c, 2));
+}

@@ -120,7 +120,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tracker::AnnounceRequest other;
     std::memcpy(other.info_hash.data(), t->info_hash.data(), 20);
     other.peer_id = std::string(19, 'p') + char('0' + i);
-    other.self = tracker::PeerEndpoint{i == 0 ? "10.0.0.8" : "2001:db8::8", 6881, i == 0, "z"};
+    other.self = tracker::PeerEndpoint{
+        *tracker::PeerAddress::Parse(i == 0 ? "10.0.0.8" : "2001:db8::8"), 6881, i == 0, "z"};
     Check(swarm.Announce(other, now).ok(), "the swarm refuses its first peers");
   }
   tracker::AnnounceDeps deps{*t->tokens, t->torrents, swarm, t->metrics, 30000, 300000};

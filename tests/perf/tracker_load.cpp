@@ -109,15 +109,17 @@ enum Type {
   kNeed,
   kAuthenticate,
   kFetchOrder,
+  kRing,
   kTypes
 };
 const char* kTypeNames[kTypes] = {"register", "heartbeat",    "announceBatch", "leechAnnounce",
-                                  "need",     "authenticate", "fetchOrder"};
+                                  "need",     "authenticate", "fetchOrder",    "ring"};
 
 struct Stats {
   std::vector<float> ms[3][kTypes];
   uint64_t errors[3][kTypes] = {};
-  uint64_t entries[3] = {};  // swarm entries sent
+  uint64_t entries[3] = {};       // swarm entries sent
+  uint64_t ring_members[3] = {};  // ring members and departures received
   uint64_t churned = 0, unexpected_drops = 0;
   std::string last_error;
   std::map<std::string, uint64_t> error_kinds;  // message (numbers and ids cut), count
@@ -155,6 +157,7 @@ struct Agent {
   kj::Own<kj::TaskSet> calls;  // needs in flight; cancelled before the connection goes
   kj::Promise<void> life = nullptr;
   uint64_t revocations_seen = 0, revocations_source = 0;
+  uint64_t ring_epoch = 0;    // of the ring held, as shoald follows it; 0: none
   uint32_t backoff_ms = 500;  // before registering again, as shoald: doubles to 10 s
 
   void Drop() {
@@ -236,6 +239,9 @@ class Worker {
                    return Register(a, kj::mv(stream));
                  })
                  .then([this, &a](uint32_t heartbeat_ms) {
+                   return FollowRing(a).then([heartbeat_ms] { return heartbeat_ms; });
+                 })
+                 .then([this, &a](uint32_t heartbeat_ms) {
                    return Announce(a, false).then([this, &a, heartbeat_ms](uint32_t interval_ms) {
                      return Live(a, heartbeat_ms, interval_ms);
                    });
@@ -299,6 +305,7 @@ class Worker {
               a.session = r.getSession();
               a.backoff_ms = 500;
               a.id = r.getAgentId();
+              a.ring_epoch = 0;  // a new session: the whole ring, as shoald asks
               return r.getHeartbeatMs();
             },
             [this](kj::Exception&& e) -> uint32_t {
@@ -381,6 +388,7 @@ class Worker {
       req.initStats().setTorrents(static_cast<uint32_t>(shared_.hashes.size()));
       req.setRevocationsSeen(a.revocations_seen);
       req.setRevocationsSource(a.revocations_source);
+      req.setRingSeen(a.ring_epoch);
       auto start = Clock::now();
       return req.send()
           .then(
@@ -389,12 +397,42 @@ class Worker {
                 if (a.index == 0) last_beat_ = start;
                 a.revocations_seen = r.getRevocations().getGeneration();
                 a.revocations_source = r.getRevocations().getSource();
+                if (r.getRing().getDelta()) {  // the ring's changes came with the heartbeat
+                  stats_.ring_members[shared_.phase.load()] +=
+                      r.getRing().getMembers().size() + r.getRing().getLeft().size();
+                  a.ring_epoch = r.getEpoch();
+                }
+                return r.getEpoch();
               },
-              [this](kj::Exception&& e) {
+              [this](kj::Exception&& e) -> uint64_t {
                 Failed(kHeartbeat, e);
                 kj::throwFatalException(kj::mv(e));
               })
+          .then([this, &a](uint64_t epoch) {
+            // As shoald: a ring the heartbeat could not bring is asked for.
+            return epoch == a.ring_epoch ? kj::Promise<void>(kj::READY_NOW) : FollowRing(a);
+          })
           .then(kj::mv(next));
+    }
+    kj::throwFatalException(KJ_EXCEPTION(FAILED, "no session"));
+  }
+
+  // AgentSession.ring since the epoch the agent holds (0: everyone).
+  kj::Promise<void> FollowRing(Agent& a) {
+    KJ_IF_MAYBE (session, a.session) {
+      auto req = session->ringRequest();
+      req.setSinceEpoch(a.ring_epoch);
+      auto start = Clock::now();
+      return req.send().then(
+          [this, &a, start](capnp::Response<proto::AgentSession::RingResults> r) {
+            Record(kRing, start);
+            stats_.ring_members[shared_.phase.load()] += r.getMembers().size() + r.getLeft().size();
+            a.ring_epoch = r.getEpoch();
+          },
+          [this](kj::Exception&& e) {
+            Failed(kRing, e);
+            kj::throwFatalException(kj::mv(e));
+          });
     }
     kj::throwFatalException(KJ_EXCEPTION(FAILED, "no session"));
   }
@@ -708,6 +746,7 @@ int main(int argc, char** argv) {
         all.errors[p][t] += s.errors[p][t];
       }
       all.entries[p] += s.entries[p];
+      all.ring_members[p] += s.ring_members[p];
     }
     all.churned += s.churned;
     all.unexpected_drops += s.unexpected_drops;
@@ -735,7 +774,16 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(all.errors[p][t]), Percentile(v, 0.5),
           Percentile(v, 0.99), v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()));
     }
-    std::printf(", \"entries_per_s\": %.1f},\n", static_cast<double>(all.entries[p]) / secs);
+    // Every request the tracker answered (not the fetch orders it sent).
+    std::vector<float> every;
+    for (int t = 0; t < kTypes; ++t)
+      if (t != kFetchOrder) every.insert(every.end(), all.ms[p][t].begin(), all.ms[p][t].end());
+    std::printf(
+        ", \"all\": {\"count\": %zu, \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"p999_ms\": %.3f}",
+        every.size(), Percentile(every, 0.5), Percentile(every, 0.99), Percentile(every, 0.999));
+    std::printf(", \"entries_per_s\": %.1f, \"ring_members_per_s\": %.1f},\n",
+                static_cast<double>(all.entries[p]) / secs,
+                static_cast<double>(all.ring_members[p]) / secs);
   }
   std::printf(" \"steady_requests_per_s\": %.1f,\n",
               static_cast<double>(steady_requests) / steady_s);

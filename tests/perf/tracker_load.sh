@@ -71,7 +71,7 @@ print(f"{r['agents']} agents x {r['torrents']} torrents, {r['trackers']} tracker
 print()
 print("| request | per s | p50 ms | p99 ms | max ms | errors |")
 print("|---|---|---|---|---|---|")
-for k in ("register", "heartbeat", "announceBatch", "leechAnnounce", "need", "authenticate"):
+for k in ("register", "heartbeat", "announceBatch", "leechAnnounce", "need", "authenticate", "ring"):
     t = s[k]
     print(f"| {k} | {t['per_s']:.1f} | {t['p50_ms']:.2f} | {t['p99_ms']:.2f} | {t['max_ms']:.1f} | {t['errors']} |")
 ramp = r["ramp"]
@@ -87,6 +87,8 @@ print("|---|---|")
 print(f"| requests handled, steady | {r['steady_requests_per_s']:.0f} /s ({s['entries_per_s']:.0f} swarm entries/s) |")
 print(f"| tracker CPU | {r['tracker_cores']:.3f} of one core ({r['tracker_cpu_s']:.1f} core-s in {r['steady_s']:.0f} s) |")
 print(f"| requests per tracker core-second | {r['requests_per_core_s']:.0f} |")
+print(f"| every request, steady: p50 / p99 / p99.9 | {s['all']['p50_ms']:.2f} / {s['all']['p99_ms']:.2f} / {s['all']['p999_ms']:.2f} ms |")
+print(f"| ring members and departures sent, steady | {s['ring_members_per_s']:.0f} /s |")
 print(f"| generator CPU (same machine) | {r['generator_cores']:.3f} of one core |")
 print(f"| tracker RSS before / after joins | {r['tracker_rss_before_kib']/1024:.0f} / {r['tracker_rss_after_kib']/1024:.0f} MiB |")
 print(f"| tracker memory per agent | {r['rss_per_agent_kib']:.1f} KiB ({r['rss_per_agent_kib']*1024/r['torrents']:.0f} B per swarm entry) |")

@@ -3,14 +3,18 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "announce_policy.h"
+
 using namespace shoal::tracker;
 
 namespace {
+PeerAddress Ip(const std::string& text) { return *PeerAddress::Parse(text); }
+
 AnnounceRequest Req(const std::string& id, uint16_t port, bool seed, const std::string& zone = "") {
   AnnounceRequest r;
   r.info_hash.fill(7);
   r.peer_id = id + std::string(20 - id.size(), '-');
-  r.self = {"10.0.0.1", port, seed, zone};
+  r.self = {Ip("10.0.0.1"), port, seed, zone};
   return r;
 }
 
@@ -157,7 +161,7 @@ TEST_CASE("in a swarm of 20,000 held peers, a reply finds the one seeder and spr
   for (uint32_t i = 0; i < 20000; ++i) {
     AnnounceRequest r =
         Req("l" + std::to_string(i), static_cast<uint16_t>(1000 + i % 60000), false);
-    r.self.ip = "10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250);
+    r.self.ip = Ip("10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250));
     r.holder = i + 1;
     r.numwant = 0;  // records only, as an agent's batch does for a seeder
     auto got = s.Announce(r, 1000);
@@ -165,18 +169,18 @@ TEST_CASE("in a swarm of 20,000 held peers, a reply finds the one seeder and spr
     CHECK(got->peers.empty());
   }
   AnnounceRequest seed = Req("the-seed", 7, true);
-  seed.self.ip = "10.9.9.9";
+  seed.self.ip = Ip("10.9.9.9");
   seed.holder = 99999;
   REQUIRE(s.Announce(seed, 1001).ok());
 
   // A leecher gets the one seeder first, wherever it sits in the list.
   AnnounceRequest me = Req("me", 8, false);
-  me.self.ip = "10.9.9.8";
+  me.self.ip = Ip("10.9.9.8");
   me.numwant = 50;
   auto r = s.Announce(me, 1002);
   REQUIRE(r.ok());
   REQUIRE(r->peers.size() == 50);
-  CHECK(r->peers[0].ip == "10.9.9.9");
+  CHECK(r->peers[0].ip.ToString() == "10.9.9.9");
   CHECK(r->complete == 1);
   CHECK(r->incomplete == 20001);
   // Replies start at random places, so leechers do not all get the same 49.
@@ -184,11 +188,56 @@ TEST_CASE("in a swarm of 20,000 held peers, a reply finds the one seeder and spr
   for (int i = 0; i < 20; ++i) {
     auto again = s.Announce(me, 1003 + i);
     REQUIRE(again.ok());
-    for (const auto& p : again->peers) seen.insert(p.ip);
+    for (const auto& p : again->peers) seen.insert(p.ip.ToString());
   }
   CHECK(seen.size() > 300);
   CHECK(s.Stats(2000).peers == 20002);
   CHECK(s.Stats(2000).held == 20001);
   // Held peers never expire; the asker, announcing plainly, does.
   CHECK(s.Stats(10'000'000).peers == 20001);
+}
+
+TEST_CASE("an asker without a zone gets peers of every zone", "[swarm]") {
+  SwarmStore s(15000, 15000, kRoomy);
+  (void)s.Announce(Req("seed-a", 1, true, "a"), 1000);
+  (void)s.Announce(Req("seed-b", 2, true, "b"), 1000);
+  (void)s.Announce(Req("seed-none", 3, true), 1000);
+  auto r = s.Announce(Req("me", 9, false), 1001);
+  REQUIRE(r.ok());
+  std::set<uint16_t> ports;
+  for (const PeerEndpoint& p : r->peers) ports.insert(p.port);
+  CHECK(ports == std::set<uint16_t>{1, 2, 3});
+}
+
+TEST_CASE("a plain announce cannot pose as an agent session's peer", "[swarm]") {
+  SwarmStore s(15000, 15000, kRoomy);
+  AnnounceRequest held = Req("whatever", 1, true);
+  held.holder = 7;
+  held.holder_agent = "agent-7";
+  REQUIRE(s.Announce(held, 0).ok());
+  // The session's holder number as a peer id, byte for byte.
+  AnnounceRequest plain = Req("", 2, true);
+  plain.peer_id.assign(20, '\0');
+  plain.peer_id[0] = 7;
+  plain.event = AnnounceRequest::Event::kStopped;
+  REQUIRE(s.Announce(plain, 1).ok());
+  CHECK(s.Stats(1).held == 1);
+  CHECK(s.Stats(1).peers == 1);
+}
+
+TEST_CASE("IPv4 and IPv6 peers come back in their compact forms", "[swarm]") {
+  SwarmStore s(15000, 15000, kRoomy);
+  AnnounceRequest v6 = Req("six", 0x1234, true);
+  v6.self.ip = Ip("2001:db8::8");
+  (void)s.Announce(v6, 1000);
+  (void)s.Announce(Req("four", 0x0102, true), 1000);
+  auto r = s.Announce(Req("me", 9, false), 1001);
+  REQUIRE(r.ok());
+  std::string v4, v6bytes;
+  CompactPeers(r->peers, &v4, &v6bytes);
+  CHECK(v4 == std::string("\x0a\x00\x00\x01\x01\x02", 6));
+  REQUIRE(v6bytes.size() == 18);
+  CHECK(v6bytes.substr(16) == "\x12\x34");
+  CHECK(PeerAddress::Parse("not an address") == std::nullopt);
+  CHECK(Ip("2001:db8::8").ToString() == "2001:db8::8");
 }
