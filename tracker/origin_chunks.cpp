@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "registry_store.h"
+#include "shoal/log.h"
 #include "shoal/origin.h"
 #include "shoal/parallel_for.h"
 #include "shoal/utc_time.h"
@@ -43,16 +44,47 @@ std::vector<std::pair<ChunkId, uint64_t>> CheckOrigin(const OriginChunks& oc,
   return found;
 }
 
+void ReleaseLeases(UploadLeases& leases, const std::vector<ChunkId>& ids) {
+  if (ids.empty()) return;
+  Status s = leases.Release(ids);
+  if (!s.ok()) {
+    Log(LogLevel::kWarn, "upload.release_failed",
+        {{"chunks", static_cast<int64_t>(ids.size())}, {"error", s.ToString()}});
+  }
+}
+
 }  // namespace
 
+Result<UploadPlan> PlanUpload(const OriginChunks& oc, UploadLeases& leases,
+                              const std::vector<ChunkId>& ids, const std::string& holder,
+                              int64_t ttl_ms) {
+  std::vector<ChunkId> unknown;
+  std::unordered_set<ChunkId> seen;
+  for (const ChunkId& id : ids) {
+    if (!seen.insert(id).second) continue;
+    Result<bool> known = oc.store.HasChunk(id);
+    if (!known.ok()) return known.status();
+    if (!*known) unknown.push_back(id);
+  }
+  Result<std::vector<bool>> held = leases.Claim(unknown, holder, NowMs(), ttl_ms);
+  if (!held.ok()) return held.status();
+  UploadPlan plan;
+  for (size_t i = 0; i < unknown.size(); ++i) {
+    ((*held)[i] ? plan.upload : plan.wait).push_back(unknown[i]);
+  }
+  oc.metrics.chunks_planned += plan.upload.size();
+  oc.metrics.chunks_waited += plan.wait.size();
+  return plan;
+}
+
 Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vector<ChunkId>& ids) {
-  std::vector<ChunkId> fresh, missing;
+  std::vector<ChunkId> fresh, missing, indexed;
   for (const ChunkId& id : ids) {
     Result<bool> known = oc.store.HasChunk(id);
     if (!known.ok()) return known.status();
     if (*known) {
       oc.metrics.duplicate_uploads++;
-      leases.Release(id);
+      indexed.push_back(id);
     } else {
       fresh.push_back(id);
     }
@@ -61,7 +93,8 @@ Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vec
   auto found = CheckOrigin(oc, fresh, &missing, &origin_error);
   SHOAL_RETURN_IF_ERROR(oc.store.AddChunks(found, NowMs()));
   oc.metrics.chunks_indexed += found.size();
-  for (const auto& f : found) leases.Release(f.first);
+  for (const auto& f : found) indexed.push_back(f.first);
+  ReleaseLeases(leases, indexed);
   if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
   if (!missing.empty()) {
     return Status::NotFound(std::to_string(missing.size()) + " reported chunks are not in " +
