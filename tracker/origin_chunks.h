@@ -1,7 +1,8 @@
 // Confirming chunks in the origin before the registry counts them: after a
 // publish reports its uploads (chunksStored) and before a version that uses
 // them is committed. Each check is a HEAD per chunk the chunk index does not
-// hold yet; found chunks are added to the index.
+// hold yet; found chunks are added to the index. The index is read one chunk
+// at a time, `parallelism` reads at once (a round trip each, on etcd).
 #ifndef SHOAL_TRACKER_ORIGIN_CHUNKS_H_
 #define SHOAL_TRACKER_ORIGIN_CHUNKS_H_
 
@@ -27,7 +28,7 @@ struct OriginChunks {
   RegistryStore& store;  // the chunk index
   Origin& origin;
   TrackerMetrics& metrics;
-  int parallelism;  // HEADs at once
+  int parallelism;  // HEADs, and reads of the chunk index, at once
 };
 
 // What a publish is told to do with the chunks it names.
