@@ -2,7 +2,8 @@
 // engine (kv_store.h): LevelDB for one tracker, etcd for a fleet.
 //
 // Holds versions (signed manifests), tags and their history, the index of
-// chunks the origin holds, the audit log and token revocations. Every
+// chunks the origin holds, the audit log and token revocations; for a
+// fleet, also upload leases and the claims of tokens minted for it. Every
 // multi-key change is one atomic KvBatch, so a killed tracker loses nothing
 // it acknowledged and a reader never sees half a change. Several trackers
 // may share one engine: each write is guarded on what it read (a version
