@@ -1,5 +1,6 @@
 #include "chunk_gc.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -40,15 +41,23 @@ Result<GcResult> RunChunkGc(RegistryStore& store, Origin& origin, UploadLeases& 
       if (seen == first_seen.end()) {
         newly_seen.emplace_back(*id, o.size);
         ++r.young;
-      } else if (now - seen->second < grace_ms || leases.Held(*id, now)) {
+      } else if (now - seen->second < grace_ms) {
         ++r.young;
       } else {
-        ++r.unreferenced;
         sweep.emplace_back(*id, o.size);
       }
     }
     token = page->next_token;
   } while (!token.empty());
+
+  // Read after the listing, so a lease taken while it ran is seen.
+  Result<std::unordered_set<ChunkId>> leased = leases.Leased(NowMs(), !dry_run);
+  if (!leased.ok()) return leased.status().WithContext("reading upload leases");
+  auto spared = std::remove_if(sweep.begin(), sweep.end(),
+                               [&](const auto& c) { return leased->count(c.first) != 0; });
+  r.young += static_cast<uint64_t>(sweep.end() - spared);
+  sweep.erase(spared, sweep.end());
+  r.unreferenced = sweep.size();
 
   if (dry_run) return r;
   SHOAL_RETURN_IF_ERROR(store.AddChunks(newly_seen, now));

@@ -32,8 +32,9 @@ struct GcResult {
 };
 
 // Blocking; run it on the blocking pool. Reads the manifests and the chunk
-// index in `store`, sweeps `origin`, spares chunks `leases` holds, and
-// counts the run in `metrics`.
+// index in `store`, sweeps `origin`, spares chunks `leases` holds (read
+// after the origin is listed; a run that is not dry also drops expired
+// leases), and counts the run in `metrics`.
 Result<GcResult> RunChunkGc(RegistryStore& store, Origin& origin, UploadLeases& leases,
                             TrackerMetrics& metrics, bool dry_run, int64_t grace_ms);
 

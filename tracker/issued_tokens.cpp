@@ -3,23 +3,26 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <unordered_set>
+
+#include "registry_store.h"
 
 namespace shoal::tracker {
-namespace {
 
 // "t1 <id> <subject> <role> <ns,ns> <issued ms> <expires ms> .": ids,
 // subjects and namespaces hold no spaces or commas (TokenClaims::Validate).
 // The closing "." tells a whole line from one torn inside a number.
-std::string EncodeLine(const TokenClaims& c) {
+std::string EncodeIssuedToken(const TokenClaims& c) {
   std::string ns;
   for (const std::string& n : c.namespaces) ns += (ns.empty() ? "" : ",") + n;
   return "t1 " + c.id + " " + c.subject + " " + RoleName(c.role) + " " + ns + " " +
-         std::to_string(c.issued_at_ms) + " " + std::to_string(c.expires_at_ms) + " .\n";
+         std::to_string(c.issued_at_ms) + " " + std::to_string(c.expires_at_ms) + " .";
 }
 
-bool DecodeLine(const std::string& line, TokenClaims* c) {
+bool DecodeIssuedToken(const std::string& line, TokenClaims* c) {
   std::vector<std::string> f;
   size_t start = 0;
   while (start <= line.size() && f.size() < 9) {
@@ -49,12 +52,10 @@ bool DecodeLine(const std::string& line, TokenClaims* c) {
   return c->Validate().ok();
 }
 
-}  // namespace
-
 std::string IssuedTokensPath(const std::string& data_dir) { return data_dir + "/issued-tokens"; }
 
 Status AppendIssuedToken(const std::string& path, const TokenClaims& claims) {
-  const std::string line = EncodeLine(claims);
+  const std::string line = EncodeIssuedToken(claims) + "\n";
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return Status::FromErrno("open " + path, errno);
   ssize_t n = ::write(fd, line.data(), line.size());
@@ -79,8 +80,24 @@ Result<std::vector<TokenClaims>> ReadIssuedTokens(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) {
     TokenClaims c;
-    if (DecodeLine(line, &c)) out.push_back(std::move(c));
+    if (DecodeIssuedToken(line, &c)) out.push_back(std::move(c));
   }
+  return out;
+}
+
+Result<std::vector<TokenClaims>> ListIssuedTokens(const std::string& path, RegistryStore& store) {
+  Result<std::vector<TokenClaims>> out = ReadIssuedTokens(path);
+  if (!out.ok()) return out.status();
+  Result<std::vector<TokenClaims>> shared = store.IssuedTokens();
+  if (!shared.ok()) return shared.status().WithContext("read issued tokens from the registry");
+  std::unordered_set<std::string> seen;
+  for (const TokenClaims& c : *out) seen.insert(c.id);
+  for (TokenClaims& c : *shared) {
+    if (seen.insert(c.id).second) out->push_back(std::move(c));
+  }
+  std::stable_sort(out->begin(), out->end(), [](const TokenClaims& a, const TokenClaims& b) {
+    return a.issued_at_ms < b.issued_at_ms;
+  });
   return out;
 }
 

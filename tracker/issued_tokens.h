@@ -13,6 +13,14 @@
 // and is skipped (with the record appended right after it, which lands on
 // the same line); every other line still reads.
 //
+// A fleet's trackers each have their own data folder, so a token minted on
+// one host would be missing from another's file. With an etcd registry
+// (--registry etcd://...) `token create` also records the claims there
+// (I|<token id>, registry_store.h), which needs no lock, and the lists
+// show the file and the registry together. With LevelDB the registry stays
+// out of it: the running tracker holds the LevelDB lock, so the file is the
+// only record, as above.
+//
 // Thread-safety: free functions; concurrent appends from any processes are
 // safe, and a reader sees each line whole or not at all.
 #ifndef SHOAL_TRACKER_ISSUED_TOKENS_H_
@@ -26,6 +34,8 @@
 
 namespace shoal::tracker {
 
+class RegistryStore;
+
 // <data_dir>/issued-tokens
 std::string IssuedTokensPath(const std::string& data_dir);
 
@@ -36,6 +46,18 @@ Status AppendIssuedToken(const std::string& path, const TokenClaims& claims);
 // Every whole, well-formed record in the journal, oldest first; an empty
 // list if there is no journal yet.
 Result<std::vector<TokenClaims>> ReadIssuedTokens(const std::string& path);
+
+// The journal at `path` and the tokens recorded in `store`'s registry
+// together, one entry per token id, oldest issued first: what `token list`
+// and GET /v1/tokens show.
+Result<std::vector<TokenClaims>> ListIssuedTokens(const std::string& path, RegistryStore& store);
+
+// One record as a line without its newline: "t1 <id> <subject> <role>
+// <ns,ns> <issued ms> <expires ms> .", the form of both the journal and the
+// registry. Decode is false for anything else, or claims that do not
+// validate.
+std::string EncodeIssuedToken(const TokenClaims& claims);
+bool DecodeIssuedToken(const std::string& line, TokenClaims* claims);
 
 }  // namespace shoal::tracker
 

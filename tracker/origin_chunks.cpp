@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "registry_store.h"
+#include "shoal/log.h"
 #include "shoal/origin.h"
 #include "shoal/parallel_for.h"
 #include "shoal/utc_time.h"
@@ -43,25 +44,86 @@ std::vector<std::pair<ChunkId, uint64_t>> CheckOrigin(const OriginChunks& oc,
   return found;
 }
 
+// Whether the index holds each of `ids`, `oc.parallelism` reads at a time:
+// each is a round trip to etcd for a fleet, and a publish names thousands.
+Result<std::vector<bool>> Indexed(const OriginChunks& oc, const std::vector<ChunkId>& ids) {
+  std::vector<char> known(ids.size(), 0);
+  std::vector<Status> errors(ids.size());
+  ParallelFor(ids.size(), oc.parallelism, [&](size_t i) {
+    Result<bool> k = oc.store.HasChunk(ids[i]);
+    if (k.ok()) {
+      known[i] = *k ? 1 : 0;
+    } else {
+      errors[i] = k.status();
+    }
+  });
+  for (const Status& e : errors) {
+    if (!e.ok()) return e;
+  }
+  return std::vector<bool>(known.begin(), known.end());
+}
+
+// `ids` without repeats, in their first order.
+std::vector<ChunkId> Distinct(const std::vector<ChunkId>& ids) {
+  std::vector<ChunkId> out;
+  std::unordered_set<ChunkId> seen;
+  for (const ChunkId& id : ids) {
+    if (seen.insert(id).second) out.push_back(id);
+  }
+  return out;
+}
+
+void ReleaseLeases(UploadLeases& leases, const std::vector<ChunkId>& ids) {
+  if (ids.empty()) return;
+  Status s = leases.Release(ids);
+  if (!s.ok()) {
+    Log(LogLevel::kWarn, "upload.release_failed",
+        {{"chunks", static_cast<int64_t>(ids.size())}, {"error", s.ToString()}});
+  }
+}
+
 }  // namespace
 
+Result<UploadPlan> PlanUpload(const OriginChunks& oc, UploadLeases& leases,
+                              const std::vector<ChunkId>& ids, const std::string& holder,
+                              int64_t ttl_ms) {
+  const std::vector<ChunkId> distinct = Distinct(ids);
+  Result<std::vector<bool>> known = Indexed(oc, distinct);
+  if (!known.ok()) return known.status();
+  std::vector<ChunkId> unknown;
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if (!(*known)[i]) unknown.push_back(distinct[i]);
+  }
+  Result<std::vector<bool>> held = leases.Claim(unknown, holder, NowMs(), ttl_ms);
+  if (!held.ok()) return held.status();
+  UploadPlan plan;
+  for (size_t i = 0; i < unknown.size(); ++i) {
+    ((*held)[i] ? plan.upload : plan.wait).push_back(unknown[i]);
+  }
+  oc.metrics.chunks_planned += plan.upload.size();
+  oc.metrics.chunks_waited += plan.wait.size();
+  return plan;
+}
+
 Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vector<ChunkId>& ids) {
-  std::vector<ChunkId> fresh, missing;
-  for (const ChunkId& id : ids) {
-    Result<bool> known = oc.store.HasChunk(id);
-    if (!known.ok()) return known.status();
-    if (*known) {
+  const std::vector<ChunkId> distinct = Distinct(ids);
+  Result<std::vector<bool>> known = Indexed(oc, distinct);
+  if (!known.ok()) return known.status();
+  std::vector<ChunkId> fresh, missing, indexed;
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if ((*known)[i]) {
       oc.metrics.duplicate_uploads++;
-      leases.Release(id);
+      indexed.push_back(distinct[i]);
     } else {
-      fresh.push_back(id);
+      fresh.push_back(distinct[i]);
     }
   }
   Status origin_error;
   auto found = CheckOrigin(oc, fresh, &missing, &origin_error);
   SHOAL_RETURN_IF_ERROR(oc.store.AddChunks(found, NowMs()));
   oc.metrics.chunks_indexed += found.size();
-  for (const auto& f : found) leases.Release(f.first);
+  for (const auto& f : found) indexed.push_back(f.first);
+  ReleaseLeases(leases, indexed);
   if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
   if (!missing.empty()) {
     return Status::NotFound(std::to_string(missing.size()) + " reported chunks are not in " +
@@ -71,15 +133,16 @@ Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vec
 }
 
 Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m) {
-  std::vector<ChunkId> unknown;
-  std::unordered_set<ChunkId> seen;
+  std::vector<ChunkId> all;
   for (const FileEntry& f : m.files) {
-    for (const ChunkId& id : f.ChunkIds()) {
-      if (!seen.insert(id).second) continue;
-      Result<bool> known = oc.store.HasChunk(id);
-      if (!known.ok()) return known.status();
-      if (!*known) unknown.push_back(id);
-    }
+    for (const ChunkId& id : f.ChunkIds()) all.push_back(id);
+  }
+  const std::vector<ChunkId> distinct = Distinct(all);
+  Result<std::vector<bool>> known = Indexed(oc, distinct);
+  if (!known.ok()) return known.status();
+  std::vector<ChunkId> unknown;
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if (!(*known)[i]) unknown.push_back(distinct[i]);
   }
   if (unknown.empty()) return Status::OK();
   std::vector<ChunkId> missing;
@@ -89,10 +152,10 @@ Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m) {
   oc.metrics.chunks_indexed += found.size();
   if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
   if (!missing.empty()) {
-    return Status::NotFound(std::to_string(missing.size()) + " of " + std::to_string(seen.size()) +
-                            " chunks of " + m.ns + "/" + m.name + " are not in " +
-                            oc.origin.Describe() + " (first: " + missing[0].ToHex() +
-                            "); upload them before committing");
+    return Status::NotFound(std::to_string(missing.size()) + " of " +
+                            std::to_string(distinct.size()) + " chunks of " + m.ns + "/" + m.name +
+                            " are not in " + oc.origin.Describe() +
+                            " (first: " + missing[0].ToHex() + "); upload them before committing");
   }
   return Status::OK();
 }

@@ -43,6 +43,10 @@ inline std::string HistoryPrefix(const std::string& ns, const std::string& name,
   return "H|" + ns + "|" + name + "|" + tag + "|";
 }
 inline std::string ChunkKey(const ChunkId& id) { return "C|" + id.ToHex(); }
+// An upload lease: <expiry ms as Seq>|<holder> (registry_upload_leases.cpp).
+inline std::string LeaseKey(const ChunkId& id) { return "L|" + id.ToHex(); }
+// A token `token create` minted: its claims, never its MAC (issued_tokens.h).
+inline std::string IssuedTokenKey(const std::string& token_id) { return "I|" + token_id; }
 
 inline bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;

@@ -58,25 +58,21 @@ class RegistryImpl final : public proto::Registry::Server {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace());
     Require(ns, Role::kWrite);
-    std::vector<ChunkId> ids = RequestedChunks(p.getChunks());
-    std::vector<ChunkId> upload, wait;
-    std::unordered_set<ChunkId> seen;
-    int64_t now = NowMs();
-    for (const ChunkId& id : ids) {
-      if (!seen.insert(id).second || ValueOrThrow(d_.store.HasChunk(id))) continue;
-      if (d_.leases.TryClaim(id, holder_, now, d_.options.upload_lease_ms)) {
-        upload.push_back(id);
-      } else {
-        wait.push_back(id);
-      }
-    }
-    d_.metrics.chunks_planned += upload.size();
-    d_.metrics.chunks_waited += wait.size();
-    auto plan = c.getResults().initPlan();
-    SetChunkIds(upload, plan.initUpload(static_cast<unsigned>(upload.size())));
-    SetChunkIds(wait, plan.initWait(static_cast<unsigned>(wait.size())));
-    plan.setLeaseMs(static_cast<uint32_t>(d_.options.upload_lease_ms));
-    return kj::READY_NOW;
+    auto ids = std::make_shared<std::vector<ChunkId>>(RequestedChunks(p.getChunks()));
+    OriginChunks oc = Checks();
+    UploadLeases& leases = d_.leases;
+    const int64_t ttl = d_.options.upload_lease_ms;
+    return d_.pool
+        .Run<Result<UploadPlan>>([oc, &leases, ids, holder = holder_, ttl] {
+          return PlanUpload(oc, leases, *ids, holder, ttl);
+        })
+        .then([c, ttl](Result<UploadPlan> r) mutable {
+          ThrowIfError(r.status());
+          auto plan = c.getResults().initPlan();
+          SetChunkIds(r->upload, plan.initUpload(static_cast<unsigned>(r->upload.size())));
+          SetChunkIds(r->wait, plan.initWait(static_cast<unsigned>(r->wait.size())));
+          plan.setLeaseMs(static_cast<uint32_t>(ttl));
+        });
   }
 
   kj::Promise<void> chunksStored(ChunksStoredContext c) override {

@@ -2,7 +2,8 @@
 // engine (kv_store.h): LevelDB for one tracker, etcd for a fleet.
 //
 // Holds versions (signed manifests), tags and their history, the index of
-// chunks the origin holds, the audit log and token revocations. Every
+// chunks the origin holds, the audit log and token revocations; for a
+// fleet, also upload leases and the claims of tokens minted for it. Every
 // multi-key change is one atomic KvBatch, so a killed tracker loses nothing
 // it acknowledged and a reader never sees half a change. Several trackers
 // may share one engine: each write is guarded on what it read (a version
@@ -20,6 +21,8 @@
 //   T|ns|name|tag                 version hex
 //   H|ns|name|tag|<seq>           TagEvent
 //   C|<chunk hex>                 chunk is in the origin: size, when
+//   L|<chunk hex>                 upload lease: expiry ms, holder (fleets only)
+//   I|<token id>                  claims of a token minted for a fleet
 //   A|<seq>                       AuditRecord
 //   R|<seq>                       Revocation (shoal/token_revocations.h)
 //   F|<seq>                       FeedEntry: a version committed or deleted
@@ -38,6 +41,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "kv_store.h"
@@ -45,6 +49,7 @@
 #include "shoal/manifest.h"
 #include "shoal/registry_records.h"
 #include "shoal/status.h"
+#include "shoal/token.h"
 #include "shoal/token_revocations.h"
 #include "shoal/version_id.h"
 
@@ -128,6 +133,28 @@ class RegistryStore {
   Status RemoveChunks(const std::vector<ChunkId>& ids);
   // Calls fn(id, size, stored_at_ms) for every indexed chunk.
   Status ForEachChunk(const std::function<void(const ChunkId&, uint64_t, int64_t)>& fn);
+  // Upload leases, shared by every tracker on this registry (a fleet's
+  // publishes; upload_leases.h says why). ClaimUploads gives `holder` each
+  // of `ids` that is free, expired or already its own, until now_ms +
+  // ttl_ms, and answers per id whether `holder` holds it now. It reads the
+  // leases with a Get per id for a few ids, else one paged scan of every
+  // lease, then writes claims in batches guarded on what it read; a batch
+  // another writer raced is split down to single chunks, each read again.
+  // REQUIRES: ids are distinct.
+  Result<std::vector<bool>> ClaimUploads(const std::vector<ChunkId>& ids, const std::string& holder,
+                                         int64_t now_ms, int64_t ttl_ms);
+  // Deletes the leases on `ids`, whoever holds them: callers release chunks
+  // the index holds now, which nobody uploads again.
+  Status ReleaseUploads(const std::vector<ChunkId>& ids);
+  // Every chunk under an unexpired lease. With `drop_expired`, deletes the
+  // expired leases it reads (each guarded on its value, so a claim made
+  // meanwhile stays).
+  Result<std::unordered_set<ChunkId>> LeasedUploads(int64_t now_ms, bool drop_expired);
+
+  // Tokens minted for a fleet (issued_tokens.h): their claims, by id.
+  Status AddIssuedToken(const TokenClaims& claims);
+  Result<std::vector<TokenClaims>> IssuedTokens();
+
   // Calls fn(id, manifest) for every stored version.
   Status ForEachManifest(const std::function<void(const VersionId&, const Manifest&)>& fn);
 

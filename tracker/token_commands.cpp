@@ -10,8 +10,10 @@
 #include <filesystem>
 
 #include "admin_client.h"
+#include "etcd_kv.h"
 #include "issued_tokens.h"
 #include "record_codec.h"
+#include "registry_open.h"
 #include "registry_store.h"
 #include "shoal/duration.h"
 #include "shoal/proto/tracker.capnp.h"
@@ -24,7 +26,26 @@
 namespace shoal::tracker {
 namespace {
 
+// Where --registry and --registry-ca point, as the tracker would open them.
+TrackerOptions RegistryOptions(const TokenFlags& f) {
+  TrackerOptions o;
+  o.data_dir = f.data_dir;
+  o.registry = f.registry;
+  o.registry_ca_file = f.registry_ca;
+  return o;
+}
+
+// --registry is for a fleet's etcd; a tracker's LevelDB is --data-dir's.
+Status CheckRegistry(const TokenFlags& f) {
+  if (f.registry.empty()) return Status::OK();
+  auto where = RegistryLocation::Parse(f.registry);
+  if (!where.ok()) return where.status();
+  if (!where->etcd) return Status::InvalidArgument("--registry names an etcd registry: etcd://...");
+  return Status::OK();
+}
+
 Status CreateToken(const TokenFlags& f) {
+  SHOAL_RETURN_IF_ERROR(CheckRegistry(f));
   auto role = ParseRole(f.role);
   if (!role.ok()) return role.status();
   auto ttl = ParseDuration(f.ttl);
@@ -42,6 +63,12 @@ Status CreateToken(const TokenFlags& f) {
   c.expires_at_ms = c.issued_at_ms + ttl->count();
   SHOAL_RETURN_IF_ERROR(c.Validate());
   // Recorded before it is printed: a token nobody can list is never handed out.
+  if (!f.registry.empty()) {
+    auto kv = OpenRegistryKv(RegistryOptions(f));
+    if (!kv.ok()) return kv.status();
+    RegistryStore shared(std::move(kv).value(), nullptr);
+    SHOAL_RETURN_IF_ERROR(shared.AddIssuedToken(c));
+  }
   SHOAL_RETURN_IF_ERROR(AppendIssuedToken(IssuedTokensPath(f.data_dir), c)
                             .WithContext("record the token for 'token list'"));
   std::printf("%s\n", tokens->Mint(c).c_str());
@@ -69,8 +96,16 @@ struct LocalRegistry {
   std::unique_ptr<TokenVerifier> verifier;
 };
 
-Status OpenLocal(const std::string& data_dir, LocalRegistry* out) {
-  const std::string dir = data_dir + "/registry";
+// The registry --registry names (a fleet's etcd), or the LevelDB in the
+// data folder.
+Result<std::unique_ptr<RegistryStore>> OpenStore(const TokenFlags& f) {
+  SHOAL_RETURN_IF_ERROR(CheckRegistry(f));
+  if (!f.registry.empty()) {
+    auto kv = OpenRegistryKv(RegistryOptions(f));
+    if (!kv.ok()) return kv.status();
+    return std::make_unique<RegistryStore>(std::move(kv).value(), nullptr);
+  }
+  const std::string dir = f.data_dir + "/registry";
   if (!std::filesystem::exists(dir + "/CURRENT")) {
     return Status::NotFound("no registry at " + dir + "; is --data-dir the tracker's data folder?");
   }
@@ -79,7 +114,13 @@ Status OpenLocal(const std::string& data_dir, LocalRegistry* out) {
     return Status::Unavailable(store.status().message() +
                                "; while the tracker runs, use --tracker URL --token ADMIN_TOKEN");
   }
-  auto authority = TokenAuthority::LoadOrCreate(data_dir + "/token.secret");
+  return store;
+}
+
+Status OpenLocal(const TokenFlags& f, LocalRegistry* out) {
+  auto store = OpenStore(f);
+  if (!store.ok()) return store.status();
+  auto authority = TokenAuthority::LoadOrCreate(f.data_dir + "/token.secret");
   if (!authority.ok()) return authority.status();
   out->store = std::move(store).value();
   out->authority = std::make_unique<TokenAuthority>(std::move(authority).value());
@@ -137,8 +178,9 @@ Status ListTokens(const TokenFlags& f, const CLI::App& cmd) {
     return PrintTokens(*json);
   }
   LocalRegistry local;
-  SHOAL_RETURN_IF_ERROR(OpenLocal(f.data_dir, &local));
-  Result<std::vector<TokenClaims>> issued = ReadIssuedTokens(IssuedTokensPath(f.data_dir));
+  SHOAL_RETURN_IF_ERROR(OpenLocal(f, &local));
+  Result<std::vector<TokenClaims>> issued =
+      ListIssuedTokens(IssuedTokensPath(f.data_dir), *local.store);
   if (!issued.ok()) return issued.status();
   return PrintTokens(IssuedTokensJson(*issued, local.verifier->revocations()));
 }
@@ -168,7 +210,7 @@ Status RevokeTokens(const TokenFlags& f, const CLI::App& cmd) {
     done = *read;
   } else {
     LocalRegistry local;
-    SHOAL_RETURN_IF_ERROR(OpenLocal(f.data_dir, &local));
+    SHOAL_RETURN_IF_ERROR(OpenLocal(f, &local));
     Result<Revocation> r = local.verifier->Revoke(kind, value, Revoker{LocalUser(), ""}, NowMs());
     if (!r.ok()) return r.status();
     done = *r;
@@ -188,6 +230,10 @@ void AddTokenCommands(CLI::App* token_cmd, TokenFlags* f) {
   create->add_option("--role", f->role, "read, write or admin")->capture_default_str();
   create->add_option("--ttl", f->ttl, "lifetime: 30d, 12h, 15m, 3600s")->capture_default_str();
   create->add_option("--subject", f->subject, "who holds the token, for the audit log")->required();
+  create->add_option("--registry", f->registry,
+                     "a fleet's etcd registry, etcd://host:port,.../prefix: record the token "
+                     "there too, so every tracker lists it");
+  create->add_option("--registry-ca", f->registry_ca, "PEM CA for an etcd+https:// registry");
 
   CLI::App* list =
       token_cmd->add_subcommand("list", "show every issued token and whether it is revoked");
@@ -205,6 +251,10 @@ void AddTokenCommands(CLI::App* token_cmd, TokenFlags* f) {
     cmd->add_option("--token", f->token, "an admin token for every namespace, with --tracker");
     cmd->add_option("--data-dir", f->data_dir,
                     "a stopped tracker's data folder, instead of --tracker");
+    cmd->add_option("--registry", f->registry,
+                    "with --data-dir: a fleet's etcd registry, etcd://host:port,.../prefix, "
+                    "instead of the folder's own (the tracker may run)");
+    cmd->add_option("--registry-ca", f->registry_ca, "PEM CA for an etcd+https:// registry");
   }
 }
 

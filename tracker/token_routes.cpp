@@ -6,6 +6,7 @@
 #include "http_api.h"
 #include "issued_tokens.h"
 #include "record_codec.h"
+#include "registry_store.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/utc_time.h"
 #include "token_verifier.h"
@@ -23,7 +24,7 @@ std::string ToJson(Builder b) {
 HttpResponse ListTokens(const HttpApiDeps& d, const HttpRequest& req) {
   Result<TokenClaims> admin = AuthorizeRequest(d, req, "*", Role::kAdmin);
   if (!admin.ok()) return HttpResponse::FromStatus(admin.status());
-  Result<std::vector<TokenClaims>> issued = ReadIssuedTokens(d.issued_tokens);
+  Result<std::vector<TokenClaims>> issued = ListIssuedTokens(d.issued_tokens, d.store);
   if (!issued.ok()) return HttpResponse::FromStatus(issued.status());
   return HttpResponse::Json(200, IssuedTokensJson(*issued, d.tokens.revocations()));
 }

@@ -2,8 +2,9 @@
 // list` and `token revoke --tracker URL` while the tracker runs. Both need
 // an admin token for every namespace.
 //
-//   GET  /v1/tokens                       every issued token (issued_tokens.h)
-//                                         with whether it is revoked; never a MAC
+//   GET  /v1/tokens                       every issued token (issued_tokens.h: the
+//                                         journal, and a fleet's registry) with
+//                                         whether it is revoked; never a MAC
 //   POST /v1/tokens/revoke?id=ID          revoke one token
 //   POST /v1/tokens/revoke?subject=S      revoke every token of S issued up to now
 //

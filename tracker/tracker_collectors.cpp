@@ -159,8 +159,9 @@ void CollectState(MetricsWriter& w, const CollectorSources& src) {
   w.AddGauge("shoal_tracker_torrents",
              "Distinct file torrents of published versions, which may be announced",
              static_cast<double>(src.torrents.size()));
-  w.AddGauge("shoal_tracker_upload_leases", "Chunk uploads in progress",
-             static_cast<double>(src.leases.size()));
+  w.AddGauge("shoal_tracker_upload_leases",
+             "Chunk uploads this tracker has leased to its publishers, not yet stored or expired",
+             static_cast<double>(src.leases.held_here(NowMs())));
   OriginCounters oc = src.origin.counters();
   const std::pair<const char*, const OpCounters*> ops[] = {{"get", &oc.get},
                                                            {"put", &oc.put},

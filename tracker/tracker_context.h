@@ -5,6 +5,7 @@
 #define SHOAL_TRACKER_TRACKER_CONTEXT_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "agent_controls.h"
 #include "agent_directory.h"
@@ -43,6 +44,8 @@ struct TrackerContext {
         signer(sg),
         peer_ca(ca),
         origin(o),
+        leases_owner(NewUploadLeases(options.registry, s)),
+        leases(*leases_owner),
         pool(options.blocking_threads),
         swarm(3 * options.announce_interval_ms, 3 * options.seed_announce_interval_ms,
               SwarmLimits{options.max_swarms, options.max_swarm_peers}),
@@ -57,7 +60,8 @@ struct TrackerContext {
   const ManifestSigner& signer;
   const PeerCa* peer_ca;  // null: peers speak plain BitTorrent
   Origin& origin;
-  UploadLeases leases;
+  const std::unique_ptr<UploadLeases> leases_owner;
+  UploadLeases& leases;  // in memory, or in the registry a fleet shares
   TrackerMetrics metrics;
   BlockingPool pool;
   SwarmStore swarm;
