@@ -106,7 +106,11 @@ interface Gateway {
 interface Registry {
   # Which of these chunks the origin lacks, split into those this caller
   # should upload and those another publish is uploading already.
-  planUpload @0 (namespace :Text, chunks :List(Data)) -> (plan :UploadPlan);
+  # `uploadId` names the publish (at most 64 characters): a publish run
+  # again after it was cut off (a dead tracker, Ctrl-C) under the same id
+  # and token takes over its own leases at once instead of waiting for them
+  # to lapse. Empty: the leases belong to this connection alone.
+  planUpload @0 (namespace :Text, chunks :List(Data), uploadId :Text) -> (plan :UploadPlan);
 
   # Tells the tracker these chunks are now in the origin. It checks them
   # there before believing it.
@@ -235,10 +239,12 @@ interface AgentSession {
       -> (epoch :UInt64, revocations :RevocationDelta, ring :RingDelta);
   # The live members and their weights, for computing chunk owners. With
   # `sinceEpoch` (an epoch of this session's ring the agent holds) the reply
-  # may be only what changed since (`delta` set): `members` those that
-  # joined or changed, `left` the ids of those gone. 0 asks for everyone.
+  # may be only what changed since: `delta` set, and `changes` in order.
+  # Otherwise (and for sinceEpoch 0) `snapshot` is an encoded RingSnapshot
+  # message, the ring at `snapshotEpoch`, and `changes` follow it.
   ring @1 (sinceEpoch :UInt64)
-      -> (epoch :UInt64, members :List(RingMember), delta :Bool, left :List(Text));
+      -> (epoch :UInt64, delta :Bool, changes :List(RingChange), snapshot :Data,
+          snapshotEpoch :UInt64);
   # A new peer certificate for `peerKey`, before the last one expires. The
   # token is checked again: one no longer valid gets none.
   renewPeerCert @2 (token :Text, peerKey :Text) -> (peerCert :PeerCert);
@@ -302,9 +308,20 @@ struct Revocation {
 
 # How the ring changed after the epoch an agent holds.
 struct RingDelta {
-  delta @0 :Bool;                 # true: apply these to the ring at ringSeen to get `epoch`'s
-  members @1 :List(RingMember);   # joined, or with a new weight
-  left @2 :List(Text);            # agent ids gone
+  delta @0 :Bool;                 # true: apply `changes` to the ring at ringSeen to get `epoch`'s
+  changes @1 :List(RingChange);   # oldest first
+}
+
+# Every member of the ring at one epoch (AgentSession.ring's snapshot).
+struct RingSnapshot {
+  members @0 :List(RingMember);
+}
+
+# One member joining (or joining again with a new weight) or leaving.
+struct RingChange {
+  agentId @0 :Text;
+  weight @1 :UInt64;              # cache bytes, when it joined
+  left @2 :Bool;
 }
 
 # The revocations an agent has not seen yet.

@@ -1,12 +1,12 @@
 #include "agent_directory.h"
 
-#include <unordered_map>
+#include <algorithm>
 
 namespace shoal::tracker {
 
-void AgentDirectory::Changed(const std::string& id, uint64_t weight, bool joined) {
+void AgentDirectory::Changed(const std::string& id, uint64_t weight, bool left) {
   ++epoch_;
-  log_.push_back({epoch_, id, weight, joined});
+  log_.push_back({epoch_, id, weight, left});
   if (log_.size() > kRingLogSize) log_.pop_front();
 }
 
@@ -17,7 +17,7 @@ uint64_t AgentDirectory::Join(AgentRecord record, int64_t now_ms) {
   const std::string id = record.id;
   const uint64_t weight = record.cache_bytes;
   members_[id] = std::move(record);
-  Changed(id, weight, true);
+  Changed(id, weight, false);
   return epoch_;
 }
 
@@ -35,7 +35,7 @@ uint64_t AgentDirectory::Leave(const std::string& id, uint64_t session) {
   auto it = members_.find(id);
   if (it != members_.end() && it->second.session == session) {
     members_.erase(it);
-    Changed(id, 0, false);
+    Changed(id, 0, true);
   }
   return epoch_;
 }
@@ -53,7 +53,7 @@ void AgentDirectory::ExpireLocked(int64_t now_ms) {
     if (now_ms - it->second.last_heartbeat_ms > 3 * heartbeat_ms_) {
       const std::string id = it->first;
       it = members_.erase(it);
-      Changed(id, 0, false);
+      Changed(id, 0, true);
     } else {
       ++it;
     }
@@ -71,36 +71,15 @@ std::vector<AgentRecord> AgentDirectory::Members(int64_t now_ms) {
   std::vector<AgentRecord> out;
   out.reserve(members_.size());
   for (const auto& [id, r] : members_) out.push_back(r);
+  std::sort(out.begin(), out.end(),
+            [](const AgentRecord& a, const AgentRecord& b) { return a.id < b.id; });
   return out;
 }
 
-RingView AgentDirectory::Ring(uint64_t since_epoch, int64_t now_ms) {
+std::shared_ptr<const std::vector<RingMember>> AgentDirectory::RingMembers(int64_t now_ms,
+                                                                           uint64_t* epoch) {
   std::lock_guard<std::mutex> lock(mu_);
   ExpireLocked(now_ms);
-  RingView view;
-  view.epoch = epoch_;
-  // The log covers every change after since_epoch when its oldest entry
-  // made epoch since_epoch + 1 or earlier.
-  const bool covered = since_epoch != 0 && since_epoch <= epoch_ && !log_.empty() &&
-                       log_.front().epoch <= since_epoch + 1;
-  const size_t changes = covered ? epoch_ - since_epoch : 0;
-  if (covered && changes < members_.size()) {
-    view.delta = true;
-    // The last change of each agent decides.
-    std::unordered_map<std::string, const Change*> last;
-    for (auto it = log_.end() - static_cast<std::ptrdiff_t>(changes); it != log_.end(); ++it)
-      last[it->id] = &*it;
-    auto joined = std::make_shared<std::vector<RingMember>>();
-    for (const auto& [id, c] : last) {
-      if (c->joined) {
-        joined->push_back({id, c->weight});
-      } else {
-        view.left.push_back(id);
-      }
-    }
-    view.members = std::move(joined);
-    return view;
-  }
   if (ring_ == nullptr || ring_epoch_ != epoch_) {
     auto all = std::make_shared<std::vector<RingMember>>();
     all->reserve(members_.size());
@@ -108,8 +87,25 @@ RingView AgentDirectory::Ring(uint64_t since_epoch, int64_t now_ms) {
     ring_ = std::move(all);
     ring_epoch_ = epoch_;
   }
-  view.members = ring_;
-  return view;
+  *epoch = ring_epoch_;
+  return ring_;
+}
+
+bool AgentDirectory::RingChanges(uint64_t since_epoch, int64_t now_ms, RingChangeSink& sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(now_ms);
+  // The log holds every change after since_epoch when its oldest entry
+  // made epoch since_epoch + 1 or an earlier one.
+  if (since_epoch == 0 || since_epoch > epoch_ || log_.empty() ||
+      log_.front().epoch > since_epoch + 1) {
+    return false;
+  }
+  const size_t changes = epoch_ - since_epoch;
+  if (changes >= members_.size() && changes > 0) return false;
+  sink.Begin(epoch_, changes);
+  for (auto it = log_.end() - static_cast<std::ptrdiff_t>(changes); it != log_.end(); ++it)
+    sink.Change(it->id, it->weight, it->left);
+  return true;
 }
 
 uint64_t AgentDirectory::epoch() {

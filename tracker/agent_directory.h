@@ -9,7 +9,7 @@
 // Ring(since) gives the changes after an epoch the caller holds (from a
 // log of the last kRingLogSize changes), and the full member list is
 // built once per epoch and shared. Silent members are looked for at most
-// every kExpireEveryMs.
+// every kExpireEveryMs (Contains never counts one, whenever it is dropped).
 //
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_AGENT_DIRECTORY_H_
@@ -17,10 +17,10 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "shoal/agent_stats.h"
@@ -43,13 +43,14 @@ struct AgentRecord {
   AgentStats stats;  // as of the last heartbeat
 };
 
-// The ring's members at `epoch` (weights are cache bytes), or the changes
-// since an earlier epoch.
-struct RingView {
-  uint64_t epoch = 0;
-  bool delta = false;                                      // false: `members` is every member
-  std::shared_ptr<const std::vector<RingMember>> members;  // delta: those that joined or changed
-  std::vector<std::string> left;                           // delta: those that left
+// Receives the ring's changes after an epoch (AgentDirectory::RingChanges).
+class RingChangeSink {
+ public:
+  virtual ~RingChangeSink() = default;
+  // Called once, first: the epoch the changes lead to, and how many follow.
+  virtual void Begin(uint64_t epoch, size_t changes) = 0;
+  // One change, oldest first.
+  virtual void Change(const std::string& id, uint64_t weight, bool left) = 0;
 };
 
 class AgentDirectory {
@@ -70,33 +71,39 @@ class AgentDirectory {
   // Drops members silent for three heartbeats.
   void Expire(int64_t now_ms);
 
+  // Every member, by id.
   std::vector<AgentRecord> Members(int64_t now_ms);
-  // The ring at the current epoch: the changes since `since_epoch` when the
-  // log still holds them all, and they are fewer than the members; else
-  // every member. 0 asks for every member.
-  RingView Ring(uint64_t since_epoch, int64_t now_ms);
+  // Every member at the current epoch (weights are cache bytes), built once
+  // per epoch and shared; `epoch` gets that epoch.
+  std::shared_ptr<const std::vector<RingMember>> RingMembers(int64_t now_ms, uint64_t* epoch);
+  // Hands `sink` the changes after `since_epoch`, under this directory's
+  // lock (the sink must not call back in). False, with nothing handed,
+  // when they cannot be: since_epoch is 0 or not a past epoch, the log no
+  // longer holds every change since, or the changes are at least as many
+  // as the members (every member is then cheaper).
+  bool RingChanges(uint64_t since_epoch, int64_t now_ms, RingChangeSink& sink);
   uint64_t epoch();
 
   static constexpr size_t kRingLogSize = 16384;
-  static constexpr int64_t kExpireEveryMs = 100;
+  static constexpr int64_t kExpireEveryMs = 1000;
 
  private:
   struct Change {
     uint64_t epoch;  // the epoch it made
     std::string id;
     uint64_t weight;  // joined: its weight
-    bool joined;
+    bool left;
   };
   // Bumps the epoch for a change of `id`. REQUIRES: mu_ held
-  void Changed(const std::string& id, uint64_t weight, bool joined);
+  void Changed(const std::string& id, uint64_t weight, bool left);
   void ExpireLocked(int64_t now_ms);  // REQUIRES: mu_ held
 
   const int64_t heartbeat_ms_;
   std::mutex mu_;
-  std::map<std::string, AgentRecord> members_;  // protected by mu_
-  uint64_t epoch_ = 0;                          // protected by mu_
-  std::deque<Change> log_;                      // the last changes, oldest first; protected by mu_
-  int64_t last_expire_ms_ = 0;                  // protected by mu_
+  std::unordered_map<std::string, AgentRecord> members_;  // protected by mu_
+  uint64_t epoch_ = 0;                                    // protected by mu_
+  std::deque<Change> log_;      // the last changes, oldest first; protected by mu_
+  int64_t last_expire_ms_ = 0;  // protected by mu_
   // Every member at ring_epoch_; protected by mu_
   std::shared_ptr<const std::vector<RingMember>> ring_;
   uint64_t ring_epoch_ = 0;  // protected by mu_

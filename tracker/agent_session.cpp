@@ -8,6 +8,7 @@
 #include "kj_status.h"
 #include "peer_certs.h"
 #include "record_codec.h"
+#include "ring_snapshot.h"
 #include "shoal/log.h"
 #include "shoal/utc_time.h"
 #include "swarm_batch.h"
@@ -19,18 +20,31 @@ namespace {
 // Tells registrations apart, even two of one agent id.
 std::atomic<uint64_t> next_session{1};
 
-// A ring view into ring()'s results or a heartbeat's RingDelta.
+// Writes the ring's changes into a capnp list: a heartbeat's RingDelta or
+// ring()'s results, straight from the directory's log.
 template <typename Builder>
-void FillRing(const RingView& view, Builder out) {
-  out.setDelta(view.delta);
-  auto members = out.initMembers(static_cast<unsigned>(view.members->size()));
-  for (size_t i = 0; i < view.members->size(); ++i) {
-    members[static_cast<unsigned>(i)].setAgentId((*view.members)[i].id);
-    members[static_cast<unsigned>(i)].setWeight((*view.members)[i].weight);
+class RingChangeWriter final : public RingChangeSink {
+ public:
+  // `delta`: the changes are after the epoch the agent holds (not after a
+  // snapshot).
+  RingChangeWriter(Builder out, bool delta) : out_(out), delta_(delta) {}
+  void Begin(uint64_t epoch, size_t changes) override {
+    out_.setDelta(delta_);
+    list_ = out_.initChanges(static_cast<unsigned>(changes));
   }
-  auto left = out.initLeft(static_cast<unsigned>(view.left.size()));
-  for (size_t i = 0; i < view.left.size(); ++i) left.set(static_cast<unsigned>(i), view.left[i]);
-}
+  void Change(const std::string& id, uint64_t weight, bool left) override {
+    auto c = list_[next_++];
+    c.setAgentId(id);
+    c.setWeight(weight);
+    c.setLeft(left);
+  }
+
+ private:
+  Builder out_;
+  const bool delta_;
+  capnp::List<proto::RingChange>::Builder list_;
+  unsigned next_ = 0;
+};
 
 // One registered agent's membership; dropping it (the connection closing)
 // removes the agent.
@@ -43,6 +57,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
         certs_(deps.certs),
         revocations_(deps.revocations),
         announce_(deps.announce),
+        ring_(deps.ring),
         agent_token_(std::move(agent_token)),
         id_(std::move(id)),
         peer_ip_(std::move(peer_ip)),
@@ -72,21 +87,37 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     const uint64_t seen = c.getParams().getRingSeen();
     const uint64_t epoch = agents_.epoch();
     if (seen != 0 && seen != epoch) {
-      RingView view = agents_.Ring(seen, NowMs());
-      if (view.delta) FillRing(view, results.initRing());
-      results.setEpoch(view.epoch);
-    } else {
-      results.setEpoch(epoch);
+      RingChangeWriter<proto::RingDelta::Builder> writer(results.initRing(), true);
+      agents_.RingChanges(seen, NowMs(), writer);
     }
+    // The epoch after the changes, if any were written (it may have moved).
+    results.setEpoch(results.getRing().getDelta() ? seen + results.getRing().getChanges().size()
+                                                  : epoch);
     FillDelta(c.getParams().getRevocationsSource(), c.getParams().getRevocationsSeen(),
               results.initRevocations());
     return kj::READY_NOW;
   }
 
   kj::Promise<void> ring(RingContext c) override {
-    RingView view = agents_.Ring(c.getParams().getSinceEpoch(), NowMs());
-    FillRing(view, c.getResults());
-    c.getResults().setEpoch(view.epoch);
+    auto results = c.getResults();
+    const uint64_t since = c.getParams().getSinceEpoch();
+    const int64_t now = NowMs();
+    RingChangeWriter<proto::AgentSession::RingResults::Builder> delta(results, true);
+    if (agents_.RingChanges(since, now, delta)) {
+      results.setEpoch(since + results.getChanges().size());
+      return kj::READY_NOW;
+    }
+    // The shared snapshot, then what changed after it.
+    RingChangeWriter<proto::AgentSession::RingResults::Builder> after(results, false);
+    RingSnapshot snap = ring_.Get(now);
+    if (!agents_.RingChanges(snap.epoch, now, after)) {
+      snap = ring_.Get(now, /*fresh=*/true);
+      if (!agents_.RingChanges(snap.epoch, now, after)) results.initChanges(0);
+    }
+    results.setSnapshot(kj::arrayPtr(reinterpret_cast<const kj::byte*>(snap.message->data()),
+                                     snap.message->size()));
+    results.setSnapshotEpoch(snap.epoch);
+    results.setEpoch(snap.epoch + results.getChanges().size());
     return kj::READY_NOW;
   }
 
@@ -147,6 +178,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   const PeerCerts& certs_;
   const RevocationList& revocations_;
   const AnnounceDeps& announce_;
+  RingSnapshots& ring_;
   const TokenClaims agent_token_;  // verified at registration
   const std::string id_;
   const std::string peer_ip_;

@@ -16,6 +16,7 @@ namespace shoal::tracker {
 
 class AgentControls;
 class AgentDirectory;
+class RingSnapshots;
 class PeerCerts;
 
 // What a session touches; every reference must outlive it.
@@ -25,6 +26,7 @@ struct AgentSessionDeps {
   const PeerCerts& certs;   // renews the agent's peer certificate
   const RevocationList& revocations;  // each heartbeat brings the ones the agent has not seen
   const AnnounceDeps& announce;       // answers the announces the agent relays
+  RingSnapshots& ring;                // the whole ring, for a new session's ring()
 };
 
 // The session of `agent_id`, connected from `peer_ip`. Once the agent's own

@@ -64,15 +64,19 @@ std::shared_ptr<const HashRing> FetchScheduler::Ring() {
   uint64_t epoch = agents_.epoch();
   if (ring_ != nullptr && epoch == ring_epoch_ && orders_.connected() == ring_connected_)
     return ring_;
+  const auto start = std::chrono::steady_clock::now();
+  // A ring of hundreds is rebuilt at once; a bigger one when its time has come.
+  constexpr size_t kPacedFrom = 512;
+  if (ring_ != nullptr && ring_->size() >= kPacedFrom && start < ring_next_build_) return ring_;
   std::vector<RingMember> members;
-  RingView all = agents_.Ring(0, NowMs());
-  for (const RingMember& a : *all.members) {
+  for (const RingMember& a : *agents_.RingMembers(NowMs(), &epoch)) {
     if (orders_.Connected(a.id)) members.push_back({a.id, std::max<uint64_t>(1, a.weight)});
   }
-  epoch = all.epoch;
   ring_ = std::make_shared<const HashRing>(std::move(members), epoch);
   ring_epoch_ = epoch;
   ring_connected_ = orders_.connected();
+  const auto end = std::chrono::steady_clock::now();
+  ring_next_build_ = end + 19 * (end - start);
   return ring_;
 }
 

@@ -47,6 +47,7 @@
 #include <kj/async.h>
 #include <kj/timer.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -121,7 +122,12 @@ class FetchScheduler final {
   // version is not in ns/name.
   Result<std::shared_ptr<const ChunkSet>> VersionChunks(const FetchTarget& target);
 
-  // The ring of live agents orders can be sent to, for this epoch.
+  // The ring of live agents orders can be sent to. It follows every
+  // membership change; a ring of 512 agents or more is rebuilt at most
+  // every 20 times as long as its last rebuild took (a ring of thousands
+  // takes milliseconds, and churn changes it many times a second): between
+  // rebuilds an order for an agent gone goes to the chunk's next owner, and
+  // an agent that just joined owns nothing yet.
   std::shared_ptr<const HashRing> Ring();
 
   // Changes how many origin orders may be in flight at once from now on
@@ -193,6 +199,7 @@ class FetchScheduler final {
   std::shared_ptr<const HashRing> ring_;
   uint64_t ring_epoch_ = ~0ull;
   size_t ring_connected_ = 0;
+  std::chrono::steady_clock::time_point ring_next_build_{};  // not rebuilt before this
   // Set on destruction, so replies arriving later are ignored.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   TaskErrorLog task_errors_{LogLevel::kWarn, "fetch.order_error"};

@@ -84,10 +84,10 @@ class GatewayImpl final : public proto::Gateway::Server {
     // Verified just above; read again for the session, which watches for
     // its revocation.
     TokenClaims agent_token = ValueOrThrow(d_.tokens.Verify(Text(p.getToken()), NowMs()));
-    results.setSession(NewAgentSession(AgentSessionDeps{d_.agents, d_.controls, d_.peer_certs,
-                                                        d_.tokens.revocations(), d_.announce},
-                                       std::move(agent_token), id, session, peer_address_,
-                                       p.getControl()));
+    results.setSession(
+        NewAgentSession(AgentSessionDeps{d_.agents, d_.controls, d_.peer_certs,
+                                         d_.tokens.revocations(), d_.announce, d_.ring},
+                        std::move(agent_token), id, session, peer_address_, p.getControl()));
     results.setAgentId(id);
     results.setEpoch(epoch);
     results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));

@@ -22,6 +22,7 @@ namespace shoal::tracker {
 class AgentControls;
 class AgentDirectory;
 class PeerCerts;
+class RingSnapshots;
 class TokenVerifier;
 struct TrackerMetrics;
 
@@ -36,6 +37,7 @@ struct GatewayDeps {
   const uint16_t& http_port;  // told to agents; set once the HTTP server listens
   RegistryDeps registry;      // for the Registry authenticate returns
   AnnounceDeps announce;      // for the announces agents relay over their sessions
+  RingSnapshots& ring;        // the whole ring, for a new session's ring()
 };
 
 // The capability a new RPC connection from `peer_address` (its IP)

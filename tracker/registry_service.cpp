@@ -62,8 +62,13 @@ class RegistryImpl final : public proto::Registry::Server {
     OriginChunks oc = Checks();
     UploadLeases& leases = d_.leases;
     const int64_t ttl = d_.options.upload_lease_ms;
+    // A named publish's leases are its token's and that name's, whichever
+    // connection or tracker it comes back through.
+    std::string upload_id = Text(p.getUploadId());
+    if (upload_id.size() > 64) ThrowIfError(Status::InvalidArgument("uploadId over 64 characters"));
+    std::string holder = upload_id.empty() ? holder_ : claims_.id + "/publish/" + upload_id;
     return d_.pool
-        .Run<Result<UploadPlan>>([oc, &leases, ids, holder = holder_, ttl] {
+        .Run<Result<UploadPlan>>([oc, &leases, ids, holder = std::move(holder), ttl] {
           return PlanUpload(oc, leases, *ids, holder, ttl);
         })
         .then([c, ttl](Result<UploadPlan> r) mutable {

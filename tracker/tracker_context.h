@@ -14,6 +14,7 @@
 #include "peer_certs.h"
 #include "registry_follower.h"
 #include "registry_store.h"
+#include "ring_snapshot.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
 #include "shoal/peer_cert.h"
@@ -68,6 +69,7 @@ struct TrackerContext {
   TorrentIndex torrents;  // which namespaces may announce which torrents
   PeerCerts peer_certs{peer_ca, options.peer_cert_ttl_ms, tokens, metrics};
   AgentDirectory agents;
+  RingSnapshots ring_snapshots{agents};
   uint16_t http_port = 0;  // set once the HTTP server listens
   // Each live agent's control capability. Touched only on the RPC thread.
   AgentControls controls;

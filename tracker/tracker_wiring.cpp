@@ -17,8 +17,9 @@ GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
   WarmDeps warm{ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
   RegistryDeps registry{ctx.options, ctx.tokens, ctx.store,    ctx.leases, ctx.metrics,
                         ctx.pool,    ctx.signer, ctx.torrents, ctx.origin, warm};
-  return GatewayDeps{ctx.tokens,   ctx.signer,    ctx.peer_certs, ctx.metrics,        ctx.agents,
-                     ctx.controls, ctx.http_port, registry,       AnnounceDepsOf(ctx)};
+  return GatewayDeps{ctx.tokens,          ctx.signer,        ctx.peer_certs, ctx.metrics,
+                     ctx.agents,          ctx.controls,      ctx.http_port,  registry,
+                     AnnounceDepsOf(ctx), ctx.ring_snapshots};
 }
 
 HttpApiDeps HttpApiDepsOf(TrackerContext& ctx) {

@@ -29,6 +29,7 @@
 #include "shoal/manifest_codec.h"
 #include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"
+#include "shoal/sha256.h"
 
 namespace shoal {
 namespace {
@@ -212,6 +213,18 @@ Status UploadRound(TrackerClient& t, Origin& origin, const std::string& ns,
   return report_status;
 }
 
+// Names this publish for its upload leases: the same folder published
+// under the same name from the same host is the same publish, so a run cut
+// off (a dead tracker, Ctrl-C) and started again takes its leases over.
+std::string UploadIdOf(const PublishArgs& a) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::weakly_canonical(a.dir, ec);
+  const std::string key = std::string(host) + "\n" + (ec ? a.dir : dir.string()) + "\n" + a.name;
+  return Sha256::Of(key.data(), key.size()).ToHex().substr(0, 32);
+}
+
 // Uploads every chunk of `all` the tracker says the origin lacks, round
 // after round, until none is missing or being uploaded by another publish.
 Status UploadMissing(const PublishArgs& a, TrackerClient& t, Origin& origin, const Manifest& m,
@@ -219,8 +232,9 @@ Status UploadMissing(const PublishArgs& a, TrackerClient& t, Origin& origin, con
                      const std::vector<ChunkId>& all, UploadStats* stats) {
   ProgressBar bar("uploading", 0);
   uint64_t planned_bytes = 0;
+  const std::string upload_id = UploadIdOf(a);
   for (int round = 0;; ++round) {
-    auto plan = t.PlanUpload(m.ns, all);
+    auto plan = t.PlanUpload(m.ns, all, upload_id);
     if (!plan.ok()) return plan.status();
     if (plan->upload.empty() && plan->wait.empty()) break;
     for (const ChunkId& id : plan->upload) planned_bytes += sources[id].length;

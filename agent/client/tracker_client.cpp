@@ -155,11 +155,13 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::ConnectOne(
 }
 
 Result<UploadPlan> TrackerClient::PlanUpload(const std::string& ns,
-                                             const std::vector<ChunkId>& chunks) {
+                                             const std::vector<ChunkId>& chunks,
+                                             const std::string& upload_id) {
   UploadPlan plan;
   Status s = impl_->Call([&] {
     auto req = impl_->registry.planUploadRequest();
     req.setNamespace(ns);
+    req.setUploadId(upload_id);
     SetChunkIds(chunks, req.initChunks(static_cast<unsigned>(chunks.size())));
     auto resp = req.send().wait(impl_->io.waitScope);
     auto p = resp.getPlan();

@@ -79,7 +79,10 @@ class TrackerClient {
 
   const Identity& identity() const;
 
-  Result<UploadPlan> PlanUpload(const std::string& ns, const std::vector<ChunkId>& chunks);
+  // `upload_id` names the publish (Registry.planUpload); empty: this
+  // connection's own.
+  Result<UploadPlan> PlanUpload(const std::string& ns, const std::vector<ChunkId>& chunks,
+                                const std::string& upload_id = "");
   Status ChunksStored(const std::string& ns, const std::vector<ChunkId>& chunks);
   Result<SignedVersion> Commit(const std::string& manifest_bytes,
                                const std::vector<std::string>& tags);

@@ -1,8 +1,10 @@
 #include "daemon/tracker_link.h"
 
+#include <capnp/serialize.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "capnp_views.h"
 #include "kj_status.h"
@@ -173,10 +175,21 @@ kj::Promise<void> TrackerLink::RefreshRing(proto::AgentSession::Client session, 
       TakeRingDelta(proto::AgentSession::RingResults::Reader(r), since, r.getEpoch());
       return;
     }
+    // The snapshot, copied to aligned words, then the changes after it.
+    auto bytes = r.getSnapshot();
+    kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+    std::memcpy(words.begin(), bytes.begin(), words.size() * sizeof(capnp::word));
     std::vector<RingMember> members;
-    members.reserve(r.getMembers().size());
-    for (auto m : r.getMembers()) members.push_back({m.getAgentId(), m.getWeight()});
-    auto ring = std::make_shared<const HashRing>(std::move(members), r.getEpoch());
+    if (words.size() > 0) {
+      capnp::FlatArrayMessageReader message(words);
+      auto snapshot = message.getRoot<proto::RingSnapshot>().getMembers();
+      members.reserve(snapshot.size());
+      for (auto m : snapshot) members.push_back({m.getAgentId(), m.getWeight()});
+    }
+    HashRing at_snapshot(std::move(members), r.getSnapshotEpoch());
+    std::vector<RingChange> changes;
+    for (auto c : r.getChanges()) changes.push_back({c.getAgentId(), c.getWeight(), c.getLeft()});
+    auto ring = std::make_shared<const HashRing>(at_snapshot.WithChanges(changes), r.getEpoch());
     std::lock_guard<std::mutex> lock(mu_);
     ring_ = std::move(ring);
   });
@@ -188,12 +201,10 @@ void TrackerLink::TakeRingDelta(Reader delta, uint64_t since, uint64_t epoch) {
   // A delta after a ring this link no longer holds: never guess; the ring
   // stays behind the epoch, so the next heartbeat asks again.
   if (old == nullptr || old->epoch() != since) return;
-  std::vector<RingMember> joined;
-  joined.reserve(delta.getMembers().size());
-  for (auto m : delta.getMembers()) joined.push_back({m.getAgentId(), m.getWeight()});
-  std::vector<std::string> left;
-  for (auto id : delta.getLeft()) left.push_back(id);
-  auto ring = std::make_shared<const HashRing>(old->WithChanges(joined, left), epoch);
+  std::vector<RingChange> changes;
+  changes.reserve(delta.getChanges().size());
+  for (auto c : delta.getChanges()) changes.push_back({c.getAgentId(), c.getWeight(), c.getLeft()});
+  auto ring = std::make_shared<const HashRing>(old->WithChanges(changes), epoch);
   std::lock_guard<std::mutex> lock(mu_);
   ring_ = std::move(ring);
 }

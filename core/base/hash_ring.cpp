@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "shoal/sha256.h"
 
@@ -38,25 +37,23 @@ HashRing::HashRing(std::vector<RingMember> members, uint64_t epoch)
   for (const RingMember& m : members_) seeds_.push_back(SeedOf(m.id));
 }
 
-std::vector<RingMember> HashRing::WithChanges(const std::vector<RingMember>& joined,
-                                              const std::vector<std::string>& left) const {
-  std::unordered_set<std::string> gone(left.begin(), left.end());
-  std::unordered_map<std::string, uint64_t> changed;
-  for (const RingMember& m : joined) changed[m.id] = m.weight;
+std::vector<RingMember> HashRing::WithChanges(const std::vector<RingChange>& changes) const {
+  // The last change of each member decides: present with a weight, or gone.
+  std::unordered_map<std::string, const RingChange*> last;
+  for (const RingChange& c : changes) last[c.id] = &c;
   std::vector<RingMember> out;
-  out.reserve(members_.size() + joined.size());
+  out.reserve(members_.size() + last.size());
   for (const RingMember& m : members_) {
-    if (gone.count(m.id) != 0) continue;
-    auto c = changed.find(m.id);
-    if (c == changed.end()) {
+    auto c = last.find(m.id);
+    if (c == last.end()) {
       out.push_back(m);
     } else {
-      out.push_back({m.id, c->second});
-      changed.erase(c);
+      if (!c->second->left) out.push_back({m.id, c->second->weight});
+      last.erase(c);
     }
   }
-  for (const auto& [id, weight] : changed) {
-    if (gone.count(id) == 0) out.push_back({id, weight});
+  for (const auto& [id, c] : last) {
+    if (!c->left) out.push_back({id, c->weight});
   }
   std::sort(out.begin(), out.end(),
             [](const RingMember& a, const RingMember& b) { return a.id < b.id; });

@@ -24,6 +24,13 @@ struct RingMember {
   uint64_t weight = 1;  // relative capacity, e.g. cache bytes; 0 owns nothing
 };
 
+// A member joining (again, perhaps with a new weight) or leaving.
+struct RingChange {
+  std::string id;
+  uint64_t weight = 0;  // when it joined
+  bool left = false;
+};
+
 class HashRing {
  public:
   HashRing() = default;
@@ -36,11 +43,9 @@ class HashRing {
   // True if `member` is among the `replicas` owners of `chunk`.
   bool IsOwner(const std::string& member, const ChunkId& chunk, int replicas = 1) const;
 
-  // This ring's members after a delta (AgentSession.ring with sinceEpoch):
-  // those in `left` removed, those in `joined` added or given their new
-  // weight. The result is sorted by id, as members() is.
-  std::vector<RingMember> WithChanges(const std::vector<RingMember>& joined,
-                                      const std::vector<std::string>& left) const;
+  // This ring's members after `changes` (AgentSession.ring with
+  // sinceEpoch), applied in order. Sorted by id, as members() is.
+  std::vector<RingMember> WithChanges(const std::vector<RingChange>& changes) const;
 
   const std::vector<RingMember>& members() const { return members_; }
   uint64_t epoch() const { return epoch_; }

@@ -122,15 +122,18 @@ TEST_CASE("ring owners depend only on the membership", "[ring]") {
   CHECK(HashRing().Owners(RandomChunks(1, 5)[0]).empty());
 }
 
-TEST_CASE("a ring with a delta applied equals the ring built from scratch", "[ring]") {
+TEST_CASE("a ring with changes applied equals the ring built from scratch", "[ring]") {
   HashRing before(Members(20), 1);
   std::vector<RingMember> after = Members(20);
-  after.erase(after.begin() + 3);  // left
-  after[5].weight = 7;             // changed weight
-  after.push_back({"zz-new", 2});  // joined
-  std::vector<RingMember> applied = before.WithChanges(
-      {{after[5].id, 7}, {"zz-new", 2}, {"gone-again", 1}}, {Members(20)[3].id, "gone-again"});
-  HashRing delta(applied, 2), scratch(after, 2);
+  const std::string gone = after[3].id;
+  after.erase(after.begin() + 3);   // left
+  after[5].weight = 7;              // joined again with a new weight
+  after.push_back({"zz-new", 2});   // joined
+  after.push_back({"zz-back", 4});  // left, then joined again
+  std::vector<RingChange> changes = {
+      {gone, 0, true},    {after[5].id, 7, false}, {"zz-new", 2, false}, {"flash", 1, false},
+      {"flash", 0, true}, {"zz-back", 3, false},   {"zz-back", 0, true}, {"zz-back", 4, false}};
+  HashRing delta(before.WithChanges(changes), 2), scratch(after, 2);
   REQUIRE(delta.members().size() == scratch.members().size());
   for (size_t i = 0; i < delta.members().size(); ++i) {
     CHECK(delta.members()[i].id == scratch.members()[i].id);

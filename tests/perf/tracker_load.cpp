@@ -22,6 +22,7 @@
 // time until the tracker drops it is measured. Prints one JSON object.
 #include <capnp/message.h>
 #include <capnp/rpc-twoparty.h>
+#include <capnp/serialize.h>
 #include <kj/async-io.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -398,8 +399,7 @@ class Worker {
                 a.revocations_seen = r.getRevocations().getGeneration();
                 a.revocations_source = r.getRevocations().getSource();
                 if (r.getRing().getDelta()) {  // the ring's changes came with the heartbeat
-                  stats_.ring_members[shared_.phase.load()] +=
-                      r.getRing().getMembers().size() + r.getRing().getLeft().size();
+                  stats_.ring_members[shared_.phase.load()] += r.getRing().getChanges().size();
                   a.ring_epoch = r.getEpoch();
                 }
                 return r.getEpoch();
@@ -426,7 +426,17 @@ class Worker {
       return req.send().then(
           [this, &a, start](capnp::Response<proto::AgentSession::RingResults> r) {
             Record(kRing, start);
-            stats_.ring_members[shared_.phase.load()] += r.getMembers().size() + r.getLeft().size();
+            // As shoald does: read the snapshot's members, then the changes.
+            size_t members = 0;
+            if (!r.getDelta()) {
+              auto bytes = r.getSnapshot();
+              kj::Array<capnp::word> words =
+                  kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+              std::memcpy(words.begin(), bytes.begin(), words.size() * sizeof(capnp::word));
+              capnp::FlatArrayMessageReader message(words);
+              members = message.getRoot<proto::RingSnapshot>().getMembers().size();
+            }
+            stats_.ring_members[shared_.phase.load()] += members + r.getChanges().size();
             a.ring_epoch = r.getEpoch();
           },
           [this](kj::Exception&& e) {
@@ -465,9 +475,18 @@ class Worker {
         probe = probe.then([this, &a, t, s = *session]() mutable {
           return s.ringRequest().send().then(
               [this, &a, t](capnp::Response<proto::AgentSession::RingResults> r) {
-                for (auto m : r.getMembers())
-                  if (m.getAgentId() == a.id) return;
-                shared_.ring_gone_ms = t;
+                // A whole ring (sinceEpoch 0): the snapshot, then the changes.
+                auto bytes = r.getSnapshot();
+                kj::Array<capnp::word> words =
+                    kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+                std::memcpy(words.begin(), bytes.begin(), words.size() * sizeof(capnp::word));
+                capnp::FlatArrayMessageReader message(words);
+                bool listed = false;
+                for (auto m : message.getRoot<proto::RingSnapshot>().getMembers())
+                  listed = listed || m.getAgentId() == a.id;
+                for (auto c : r.getChanges())
+                  if (c.getAgentId() == a.id) listed = !c.getLeft();
+                if (!listed) shared_.ring_gone_ms = t;
               },
               [](kj::Exception&&) {});
         });

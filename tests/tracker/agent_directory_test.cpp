@@ -15,15 +15,23 @@ AgentRecord Agent(const std::string& id, uint64_t weight, uint64_t session = 1) 
   return r;
 }
 
-// What an agent holding the ring at `since` has after asking for it.
-std::map<std::string, uint64_t> Follow(AgentDirectory& d, std::map<std::string, uint64_t> held,
-                                       uint64_t since, int64_t now, bool* was_delta) {
-  RingView v = d.Ring(since, now);
-  *was_delta = v.delta;
-  if (!v.delta) held.clear();
-  for (const std::string& id : v.left) held.erase(id);
-  for (const RingMember& m : *v.members) held[m.id] = m.weight;
-  return held;
+// Collects the changes a directory hands out.
+struct Collected : RingChangeSink {
+  uint64_t epoch = 0;
+  std::vector<RingChange> changes;
+  void Begin(uint64_t e, size_t n) override {
+    epoch = e;
+    changes.reserve(n);
+  }
+  void Change(const std::string& id, uint64_t weight, bool left) override {
+    changes.push_back({id, weight, left});
+  }
+};
+
+std::map<std::string, uint64_t> AsMap(const std::vector<RingMember>& members) {
+  std::map<std::string, uint64_t> out;
+  for (const RingMember& m : members) out[m.id] = m.weight;
+  return out;
 }
 }  // namespace
 
@@ -31,11 +39,12 @@ TEST_CASE("an agent following the ring gets only the changes, and ends with ever
           "[directory]") {
   AgentDirectory d(2000);
   for (int i = 0; i < 100; ++i) d.Join(Agent("a" + std::to_string(i), 10), 0);
-  bool delta = false;
-  std::map<std::string, uint64_t> held = Follow(d, {}, 0, 0, &delta);
-  CHECK_FALSE(delta);
+  uint64_t epoch = 0;
+  std::shared_ptr<const std::vector<RingMember>> first = d.RingMembers(0, &epoch);
+  HashRing held(*first, epoch);
   CHECK(held.size() == 100);
-  const uint64_t since = d.epoch();
+  Collected none;
+  CHECK_FALSE(d.RingChanges(0, 0, none));  // 0: a new session asks for everyone
 
   d.Leave("a1", 1);
   d.Leave("a2", 2);               // another session's: no change
@@ -43,18 +52,16 @@ TEST_CASE("an agent following the ring gets only the changes, and ends with ever
   d.Join(Agent("new", 5), 0);
   d.Join(Agent("flash", 5), 0);
   d.Leave("flash", 1);  // joined and left between two asks
-  RingView v = d.Ring(since, 0);
-  CHECK(v.delta);
-  CHECK(v.members->size() == 2);  // a3 and new
-  CHECK(v.left.size() == 2);      // a1 and flash
-  held = Follow(d, held, since, 0, &delta);
-  RingView all = d.Ring(0, 0);
-  CHECK_FALSE(all.delta);
-  std::map<std::string, uint64_t> truth;
-  for (const RingMember& m : *all.members) truth[m.id] = m.weight;
-  CHECK(held == truth);
+  Collected got;
+  REQUIRE(d.RingChanges(held.epoch(), 0, got));
+  CHECK(got.changes.size() == 5);
+  CHECK(got.epoch == d.epoch());
+  HashRing followed(held.WithChanges(got.changes), got.epoch);
+  std::map<std::string, uint64_t> truth = AsMap(*d.RingMembers(0, &epoch));
+  CHECK(AsMap(followed.members()) == truth);
   CHECK(truth.size() == 100);
   CHECK(truth["a3"] == 99);
+  CHECK(truth.count("a1") == 0);
 }
 
 TEST_CASE("the ring falls back to every member when the changes are not all logged",
@@ -65,19 +72,20 @@ TEST_CASE("the ring falls back to every member when the changes are not all logg
   const uint64_t since = d.epoch();
   for (size_t i = 0; i < AgentDirectory::kRingLogSize + 10; ++i)
     d.Join(Agent("churn", i + 1), 0);  // the same agent, again and again
-  RingView v = d.Ring(since, 0);
-  CHECK_FALSE(v.delta);
-  CHECK(v.members->size() == 3);
-  // An epoch from another tracker's numbering, ahead of this one: everyone.
-  CHECK_FALSE(d.Ring(d.epoch() + 5, 0).delta);
-  // Silent agents leave, and the delta says so.
+  Collected c;
+  CHECK_FALSE(d.RingChanges(since, 0, c));
+  CHECK(c.changes.empty());
+  // An epoch from another tracker's numbering, ahead of this one.
+  CHECK_FALSE(d.RingChanges(d.epoch() + 5, 0, c));
+  // Silent agents leave, and the changes say so.
   const uint64_t before = d.epoch();
   d.Join(Agent("quiet", 1), 0);
   d.Heartbeat("stay", {}, 10000);
   d.Heartbeat("stay-too", {}, 10000);
   d.Heartbeat("churn", {}, 10000);
-  RingView later = d.Ring(before, 10000);  // "quiet" missed three heartbeats
-  REQUIRE(later.delta);
-  CHECK(later.members->empty());
-  CHECK(later.left == std::vector<std::string>{"quiet"});
+  Collected later;
+  REQUIRE(d.RingChanges(before, 10000, later));  // "quiet" missed three heartbeats
+  REQUIRE(later.changes.size() == 2);
+  CHECK(later.changes[1].id == "quiet");
+  CHECK(later.changes[1].left);
 }
