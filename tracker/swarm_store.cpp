@@ -35,10 +35,18 @@ std::string PeerAddress::ToString() const {
 }
 
 size_t SwarmStore::PeerKeyHash::operator()(const PeerKey& k) const {
-  // FNV-1a: peer ids are chosen by the announcer, so every byte counts.
-  uint64_t h = 1469598103934665603ull ^ k.kind;
-  for (uint8_t b : k.id) h = (h ^ b) * 1099511628211ull;
-  return static_cast<size_t>(h);
+  // Peer ids are chosen by the announcer: every byte counts, mixed with a
+  // seed random per process, so nobody can aim announces at one bucket.
+  static const uint64_t seed = std::random_device{}() * 0x9e3779b97f4a7c15ull | 1;
+  uint64_t a, b;
+  uint32_t c;
+  std::memcpy(&a, k.id.data(), 8);
+  std::memcpy(&b, k.id.data() + 8, 8);
+  std::memcpy(&c, k.id.data() + 16, 4);
+  uint64_t h = (a ^ seed) * 0xff51afd7ed558ccdull;
+  h = (h ^ (h >> 32) ^ b) * 0xc4ceb9fe1a85ec53ull;
+  h = (h ^ (h >> 29) ^ (static_cast<uint64_t>(c) << 8 | k.kind)) * 0x9e3779b97f4a7c15ull;
+  return static_cast<size_t>(h ^ (h >> 32));
 }
 
 SwarmStore::PeerKey SwarmStore::KeyOf(const AnnounceRequest& req) {
@@ -62,32 +70,45 @@ uint16_t SwarmStore::ZoneOf(const std::string& zone) {
   return number;
 }
 
-bool SwarmStore::Swarm::Upsert(const Peer& p) {
+void SwarmStore::Swarm::Insert(const Peer& p) {
   next_expiry_ms = std::min(next_expiry_ms, p.expires_ms);
-  auto at = where.find(p.key);
-  if (at != where.end() && at->second.first == p.seed) {
-    (p.seed ? seeds : leechers)[at->second.second] = p;
-    return false;
-  }
-  const bool fresh = at == where.end();
-  if (!fresh) Remove(p.key);  // it moved between the lists
   std::vector<Peer>& list = p.seed ? seeds : leechers;
-  where[p.key] = {p.seed, list.size()};
+  where.emplace(p.key, std::make_pair(p.seed, list.size()));
   list.push_back(p);
-  return fresh;
+}
+
+void SwarmStore::Swarm::Update(Where::iterator at, const Peer& p) {
+  next_expiry_ms = std::min(next_expiry_ms, p.expires_ms);
+  auto& [seed, slot] = at->second;
+  if (seed == p.seed) {
+    (seed ? seeds : leechers)[slot] = p;
+    return;
+  }
+  TakeOut(seed ? seeds : leechers, slot);  // it moves between the lists
+  std::vector<Peer>& to = p.seed ? seeds : leechers;
+  at->second = {p.seed, to.size()};
+  to.push_back(p);
+}
+
+void SwarmStore::Swarm::TakeOut(std::vector<Peer>& list, size_t slot) {
+  if (slot + 1 != list.size()) {
+    list[slot] = list.back();
+    where.find(list[slot].key)->second.second = slot;
+  }
+  list.pop_back();
+}
+
+void SwarmStore::Swarm::Erase(Where::iterator at) {
+  std::vector<Peer>& list = at->second.first ? seeds : leechers;
+  const size_t slot = at->second.second;
+  where.erase(at);
+  TakeOut(list, slot);
 }
 
 bool SwarmStore::Swarm::Remove(const PeerKey& key) {
   auto at = where.find(key);
   if (at == where.end()) return false;
-  std::vector<Peer>& list = at->second.first ? seeds : leechers;
-  const size_t slot = at->second.second;
-  where.erase(at);
-  if (slot + 1 != list.size()) {
-    list[slot] = list.back();
-    where[list[slot].key].second = slot;
-  }
-  list.pop_back();
+  Erase(at);
   return true;
 }
 
@@ -147,10 +168,11 @@ Status SwarmStore::Admit(const InfoHash20& h, int64_t now_ms) {
 Status SwarmStore::Record(const AnnounceRequest& req, const Peer& self, int64_t now_ms) {
   auto it = swarms_.find(req.info_hash);
   if (it != swarms_.end()) peers_ -= it->second.Expire(now_ms);
-  const bool known = it != swarms_.end() && it->second.where.count(self.key) != 0;
+  auto at = it != swarms_.end() ? it->second.where.find(self.key) : Swarm::Where::iterator{};
+  const bool known = it != swarms_.end() && at != it->second.where.end();
   if (req.event == AnnounceRequest::Event::kStopped) {
     if (!known) return Status::OK();
-    it->second.Remove(self.key);
+    it->second.Erase(at);
     --peers_;
     auto held = req.holder != 0 ? holdings_.find(req.holder) : holdings_.end();
     if (held != holdings_.end()) {
@@ -160,13 +182,13 @@ Status SwarmStore::Record(const AnnounceRequest& req, const Peer& self, int64_t 
     return Status::OK();
   }
   if (known) {
-    it->second.Upsert(self);
+    it->second.Update(at, self);
     return Status::OK();
   }
   if (it != swarms_.end() && it->second.empty())
     swarms_.erase(it);  // Admit counts live swarms only
   SHOAL_RETURN_IF_ERROR(Admit(req.info_hash, now_ms));
-  swarms_[req.info_hash].Upsert(self);
+  swarms_[req.info_hash].Insert(self);
   ++peers_;
   if (req.holder != 0) {
     Holding& held = holdings_[req.holder];

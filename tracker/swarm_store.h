@@ -165,16 +165,24 @@ class SwarmStore {
   // One torrent's peers: seeders and leechers in two dense lists, and
   // where each peer sits in them.
   struct Swarm {
+    using Where = std::unordered_map<PeerKey, std::pair<bool, size_t>, PeerKeyHash>;
     std::vector<Peer> seeds, leechers;
-    std::unordered_map<PeerKey, std::pair<bool, size_t>, PeerKeyHash> where;  // (seed, slot)
+    Where where;                         // key -> (seed, slot)
     int64_t next_expiry_ms = INT64_MAX;  // no expiring peer before this
 
     size_t size() const { return seeds.size() + leechers.size(); }
     bool empty() const { return where.empty(); }
-    // Adds the peer, or replaces the one with its key; true if it is new.
-    bool Upsert(const Peer& p);
+    // Adds a peer whose key is not here yet.
+    void Insert(const Peer& p);
+    // Replaces the peer `at` points to with `p` (same key), moving it
+    // between the lists if it became a seeder or a leecher.
+    void Update(Where::iterator at, const Peer& p);
+    // Removes the peer `at` points to.
+    void Erase(Where::iterator at);
     // Removes the peer with this key; false if there is none.
     bool Remove(const PeerKey& key);
+    // Takes slot `slot` out of `list`, filling it with the last peer.
+    void TakeOut(std::vector<Peer>& list, size_t slot);
     // Removes the peers expired at `now_ms` (when any may be); the count.
     size_t Expire(int64_t now_ms);
   };

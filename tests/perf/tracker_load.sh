@@ -10,9 +10,9 @@
 # machine's cores: the report gives both CPU figures. Prints tracker_load's
 # JSON, then a markdown table.
 #
-# tracker_load itself takes a fleet (--tracker a:7400,b:7400,c:7400
-# --tracker-pid A,B,C; agent i goes to tracker i % N) once trackers of a
-# fleet share one registry: publish once, then point it at all of them.
+# TRACKERS=3 starts a fleet instead: one etcd member on loopback, shared
+# keys, and three trackers on it; the version is published through the
+# first, and agent i goes to tracker i % 3 (tracker_load --tracker a,b,c).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 agents=${2:-10000}
@@ -23,9 +23,10 @@ extra=("$@")
 gen="$build/tests/perf/tracker_load"
 [[ -x $gen ]] || { echo "tracker_load: build first ($gen missing)" >&2; exit 1; }
 work=$(mktemp -d "${TRACKER_LOAD_DIR:-/var/tmp}/shoal-tracker-load.XXXXXX")
-tracker_pid=
+tracker_pid= etcd_pid=
 cleanup() {
-  if [[ -n $tracker_pid ]]; then kill "$tracker_pid" 2>/dev/null; wait "$tracker_pid" 2>/dev/null || true; fi
+  local p
+  for p in $tracker_pid $etcd_pid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -38,27 +39,56 @@ mkdir -p "$model"
 for i in $(seq -w 1 200); do head -c $((40960 + 10#$i)) /dev/urandom >"$model/shard-$i.bin"; done
 
 mkdir -p "$work/origin"
-"$build/bin/shoal-tracker" serve --data-dir "$work/tracker" --rpc-listen 127.0.0.1:0 \
-  --http-listen 127.0.0.1:0 --port-file "$work/ports" --origin "file://$work/origin" \
-  --peer-tls off --rpc-max-connections $((agents + 1000)) \
-  --rpc-max-connections-per-client $((agents + 1000)) \
-  --max-swarm-peers $((agents * 200 + 100000)) >"$work/tracker.log" 2>&1 &
-tracker_pid=$!
-for _ in $(seq 100); do [[ -s $work/ports ]] && break; sleep 0.1; done
-[[ -s $work/ports ]] || { cat "$work/tracker.log" >&2; exit 1; }
-rpc=127.0.0.1:$(cut -d' ' -f1 "$work/ports")
-writer=$("$build/bin/shoal-tracker" token create --data-dir "$work/tracker" --ns load --role write \
-  --subject publisher)
-reader=$("$build/bin/shoal-tracker" token create --data-dir "$work/tracker" --ns '*' --role read \
-  --subject agents)
+trackers=${TRACKERS:-1}
+registry=() secrets=() etcd_pid=
+if ((trackers > 1)); then
+  command -v etcd >/dev/null || { echo "tracker_load: TRACKERS=$trackers needs etcd" >&2; exit 1; }
+  source "$(dirname "$0")/../support/daemon_lib.sh"
+  ec=$(free_port) ep=$(free_port)
+  etcd --name load --data-dir "$work/etcd" --listen-client-urls "http://127.0.0.1:$ec" \
+    --advertise-client-urls "http://127.0.0.1:$ec" --listen-peer-urls "http://127.0.0.1:$ep" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$ep" \
+    --initial-cluster "load=http://127.0.0.1:$ep" >"$work/etcd.log" 2>&1 &
+  etcd_pid=$!
+  wait_for 20 curl -sf "http://127.0.0.1:$ec/health" >/dev/null || { cat "$work/etcd.log" >&2; exit 1; }
+  registry=(--registry "etcd://127.0.0.1:$ec/load/")
+  secrets=(--secrets-dir "$work/secrets")
+  "$build/bin/shoal-tracker" keys create "${secrets[@]}" >/dev/null
+fi
+tracker_pids=() rpcs=()
+for t in $(seq 1 "$trackers"); do
+  "$build/bin/shoal-tracker" serve --data-dir "$work/tracker$t" --rpc-listen 127.0.0.1:0 \
+    --http-listen 127.0.0.1:0 --port-file "$work/ports$t" --origin "file://$work/origin" \
+    "${registry[@]}" "${secrets[@]}" \
+    --peer-tls off --rpc-max-connections $((agents + 1000)) \
+    --rpc-max-connections-per-client $((agents + 1000)) \
+    --max-swarm-peers $((agents * 200 + 100000)) >"$work/tracker$t.log" 2>&1 &
+  tracker_pids+=($!)
+  for _ in $(seq 100); do [[ -s $work/ports$t ]] && break; sleep 0.1; done
+  [[ -s $work/ports$t ]] || { cat "$work/tracker$t.log" >&2; exit 1; }
+  rpcs+=("127.0.0.1:$(cut -d' ' -f1 "$work/ports$t")")
+done
+tracker_pid="${tracker_pids[*]}"
+rpc=${rpcs[0]}
+# Tokens are minted with the secret the trackers use: the fleet's shared one.
+minter=$work/tracker1
+((trackers > 1)) && minter=$work/secrets
+writer=$("$build/bin/shoal-tracker" token create --data-dir "$minter" "${registry[@]}" \
+  --ns load --role write --subject publisher)
+reader=$("$build/bin/shoal-tracker" token create --data-dir "$minter" "${registry[@]}" \
+  --ns '*' --role read --subject agents)
 SHOAL_TRACKER=$rpc SHOAL_TOKEN=$writer SHOAL_ORIGIN=file://$work/origin SHOAL_PROGRESS=0 \
   XDG_CACHE_HOME=$work/cache "$build/bin/shoal" publish "$model" --name load/model --tag latest \
   --piece-size 16384 --no-seed >"$work/publish.log" 2>&1 || { cat "$work/publish.log" >&2; exit 1; }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); load $(cut -d' ' -f1-3 /proc/loadavg)"
-${TRACKER_LOAD_WRAP:-} "$gen" --tracker "$rpc" --tracker-pid "$tracker_pid" --token "$reader" --model load/model \
+# The other trackers learn of the version from the registry's feed (1 s).
+((trackers > 1)) && sleep 3
+all_rpc=$(IFS=,; echo "${rpcs[*]}")
+all_pids=$(IFS=,; echo "${tracker_pids[*]}")
+${TRACKER_LOAD_WRAP:-} "$gen" --tracker "$all_rpc" --tracker-pid "$all_pids" --token "$reader" --model load/model \
   --agents "$agents" --steady-s "$steady" "${extra[@]}" >"$work/result.json" 2>"$work/gen.log" \
-  || { cat "$work/gen.log" >&2; tail -20 "$work/tracker.log" >&2; exit 1; }
+  || { cat "$work/gen.log" >&2; tail -20 "$work/tracker1.log" >&2; exit 1; }
 cat "$work/gen.log" >&2
 cat "$work/result.json"
 python3 - "$work/result.json" <<'PY'
