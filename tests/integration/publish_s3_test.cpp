@@ -156,7 +156,7 @@ TEST_CASE("a publish killed mid-upload leaves no version, and a rerun resumes", 
   // The rerun is the same publish (host, folder, name): it takes the dead
   // run's leases over at once instead of waiting 10 minutes for them to
   // lapse, and skips what arrived.
-  std::vector<std::string> bounded = {"timeout", "120"};
+  std::vector<std::string> bounded = {"/usr/bin/timeout", "120"};
   bounded.insert(bounded.end(), argv.begin(), argv.end());
   auto rerun = RunProcess(bounded, c.Env());
   INFO(rerun.out << rerun.err);
