@@ -15,10 +15,18 @@ if [[ ${#files[@]} -eq 0 ]]; then
   echo "check_format: no C++ sources found under $PWD (not a git checkout?)" >&2
   exit 1
 fi
-bad=()
-for f in "${files[@]}"; do
-  if ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then bad+=("$f"); fi
-done
+# Many files per clang-format, on every core: one process per file took
+# half a minute. A file that needs formatting is named in the warnings.
+status=0
+out=$(printf '%s\0' "${files[@]}" |
+  xargs -0 -P "$(nproc)" -n 40 clang-format --dry-run --Werror 2>&1 >/dev/null) || status=$?
+mapfile -t bad < <(grep -oE '^[^:]+:[0-9]+:[0-9]+: (error|warning): code should be clang-formatted' \
+  <<<"$out" | cut -d: -f1 | sort -u)
+if [[ $status -ne 0 && ${#bad[@]} -eq 0 ]]; then
+  echo "check_format: clang-format failed:" >&2
+  echo "$out" | head -20 >&2
+  exit 1
+fi
 if [[ ${#bad[@]} -gt 0 ]]; then
   printf 'check_format: not clang-formatted: %s\n' "${bad[@]}" >&2
   echo "check_format: ${#bad[@]} of ${#files[@]} files; run clang-format -i on them" >&2
