@@ -185,6 +185,8 @@ struct AgentInfo {
   cacheBytes @3 :UInt64;          # cache capacity; weights ring ownership
   version @4 :Text;               # shoald's version
   labels @5 :List(Text);          # "key=value", for `shoal warm --nodes key=value`
+  away @6 :Bool;                  # this tracker is not the agent's home in a fleet: heartbeat
+                                  # here less often (registerAgent's heartbeatMs says how often)
 }
 
 struct AgentStats {
@@ -203,6 +205,7 @@ struct AgentListing {
   address @2 :Text;               # as the tracker sees it
   lastHeartbeatMs @3 :Int64;
   stats @4 :AgentStats;
+  heartbeatMs @5 :UInt32;         # how often it heartbeats here
 }
 
 # What the tracker can ask of an agent, over the agent's own connection.

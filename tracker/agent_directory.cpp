@@ -14,6 +14,7 @@ uint64_t AgentDirectory::Join(AgentRecord record, int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   record.joined_ms = now_ms;
   record.last_heartbeat_ms = now_ms;
+  if (record.heartbeat_ms <= 0) record.heartbeat_ms = heartbeat_ms_;
   const std::string id = record.id;
   const uint64_t weight = record.cache_bytes;
   members_[id] = std::move(record);
@@ -43,14 +44,15 @@ uint64_t AgentDirectory::Leave(const std::string& id, uint64_t session) {
 bool AgentDirectory::Contains(const std::string& id, int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = members_.find(id);
-  return it != members_.end() && now_ms - it->second.last_heartbeat_ms <= 3 * heartbeat_ms_;
+  return it != members_.end() &&
+         now_ms - it->second.last_heartbeat_ms <= 3 * it->second.heartbeat_ms;
 }
 
 void AgentDirectory::ExpireLocked(int64_t now_ms) {
   if (now_ms >= last_expire_ms_ && now_ms - last_expire_ms_ < kExpireEveryMs) return;
   last_expire_ms_ = now_ms;
   for (auto it = members_.begin(); it != members_.end();) {
-    if (now_ms - it->second.last_heartbeat_ms > 3 * heartbeat_ms_) {
+    if (now_ms - it->second.last_heartbeat_ms > 3 * it->second.heartbeat_ms) {
       const std::string id = it->first;
       it = members_.erase(it);
       Changed(id, 0, true);

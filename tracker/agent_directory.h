@@ -37,7 +37,8 @@ struct AgentRecord {
   uint64_t cache_bytes = 0;
   std::string version;
   std::vector<std::string> labels;  // "key=value"
-  uint64_t session = 0;  // which registration: a newer one replaces an older one's record
+  uint64_t session = 0;      // which registration: a newer one replaces an older one's record
+  int64_t heartbeat_ms = 0;  // how often it heartbeats here; 0: the directory's interval
   int64_t joined_ms = 0;
   int64_t last_heartbeat_ms = 0;
   AgentStats stats;  // as of the last heartbeat
@@ -59,16 +60,17 @@ class AgentDirectory {
 
   int64_t heartbeat_ms() const { return heartbeat_ms_; }
 
-  // Adds or replaces the agent with this id; returns the new epoch.
+  // Adds or replaces the agent with this id; returns the new epoch. A
+  // record without its own heartbeat_ms gets heartbeat_ms().
   uint64_t Join(AgentRecord record, int64_t now_ms);
   // Refreshes a member. False if it had already been dropped (it must join again).
   bool Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms);
   // Removes a member (its connection closed), unless it has registered
   // again since on another session. Returns the epoch.
   uint64_t Leave(const std::string& id, uint64_t session);
-  // True if `id` is a member that has not missed three heartbeats.
+  // True if `id` is a member that has not missed three of its heartbeats.
   bool Contains(const std::string& id, int64_t now_ms);
-  // Drops members silent for three heartbeats.
+  // Drops members silent for three of their heartbeats.
   void Expire(int64_t now_ms);
 
   // Every member, by id.

@@ -79,6 +79,10 @@ class GatewayImpl final : public proto::Gateway::Server {
     }
     const uint64_t session = NewSessionId();
     r.session = session;
+    // An agent of a fleet heartbeats its home tracker at the interval and
+    // the others less often; the connection closing still removes it at once.
+    r.heartbeat_ms = d_.agents.heartbeat_ms() * (info.getAway() ? kAwayHeartbeatFactor : 1);
+    const int64_t heartbeat_ms = r.heartbeat_ms;
     uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
     Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
     // Verified just above; read again for the session, which watches for
@@ -90,7 +94,7 @@ class GatewayImpl final : public proto::Gateway::Server {
                         std::move(agent_token), id, session, peer_address_, p.getControl()));
     results.setAgentId(id);
     results.setEpoch(epoch);
-    results.setHeartbeatMs(static_cast<uint32_t>(d_.agents.heartbeat_ms()));
+    results.setHeartbeatMs(static_cast<uint32_t>(heartbeat_ms));
     results.setHttpPort(d_.http_port);
     return kj::READY_NOW;
   }

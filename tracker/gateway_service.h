@@ -27,6 +27,11 @@ class TokenVerifier;
 struct TrackerMetrics;
 
 // What a Gateway touches. Every reference must outlive every connection.
+// How many times the heartbeat interval an agent registering as `away`
+// (this tracker is not its home in a fleet) is given: it is dropped after
+// three of those missed.
+constexpr int64_t kAwayHeartbeatFactor = 3;
+
 struct GatewayDeps {
   const TokenVerifier& tokens;  // authenticate and registerAgent
   const ManifestSigner& signer;

@@ -134,6 +134,7 @@ HttpResponse Agents(const HttpApiDeps& d, const HttpRequest& req) {
     info.setVersion(a.version);
     o.setAddress(a.address);
     o.setLastHeartbeatMs(a.last_heartbeat_ms);
+    o.setHeartbeatMs(static_cast<uint32_t>(a.heartbeat_ms));
     FillAgentStats(a.stats, o.initStats());
   };
   return HttpResponse::Json(200, JsonArray<proto::AgentListing>(d.agents.Members(NowMs()), fill));

@@ -1,5 +1,7 @@
 #include "daemon/tracker_fleet.h"
 
+#include "daemon/tracker_rank.h"
+
 namespace shoal {
 
 TrackerFleet::TrackerFleet(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
@@ -11,11 +13,16 @@ TrackerFleet::TrackerFleet(kj::AsyncIoContext& io, const AgentOptions& options, 
         }
         return routes;
       }) {
-  for (const std::string& address : options.tracker.Addresses()) {
+  const std::vector<std::string> addresses = options.tracker.Addresses();
+  ranking_ = RankTrackers(NodeName(options), addresses);
+  for (const std::string& address : addresses) {
     const size_t index = links_.size();
     LinkHooks hooks;
     hooks.session_changed = [this] { relay_.SessionsChanged(); };
     hooks.takes_revocations = [this, index] { return &Primary() == links_[index].get(); };
+    hooks.follows_ring = hooks.takes_revocations;
+    const bool away = index != ranking_.front();
+    hooks.away = [away] { return away; };
     links_.push_back(std::make_unique<TrackerLink>(io, options, options.tracker.At(address),
                                                    peer_port, handlers, revocations, hooks));
   }
@@ -28,10 +35,10 @@ kj::Promise<void> TrackerFleet::Run() {
 }
 
 const TrackerLink& TrackerFleet::Primary() const {
-  for (const auto& link : links_) {
-    if (link->registered()) return *link;
+  for (size_t i : ranking_) {
+    if (links_[i]->registered()) return *links_[i];
   }
-  return *links_.front();
+  return *links_[ranking_.front()];
 }
 
 bool TrackerFleet::registered() const { return registered_count() > 0; }

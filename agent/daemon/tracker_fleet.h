@@ -7,10 +7,19 @@
 // split among the trackers (announce_relay.h). One tracker alone is a
 // fleet of one.
 //
+// Each agent ranks the trackers by rendezvous hashing of its node name and
+// their addresses; the first is its home. It tells the others it is away,
+// so they ask for a heartbeat a third as often (gateway_service.h,
+// kAwayHeartbeatFactor): with N trackers each hears about 1/N of the
+// agents at the full rate, not all of them.
+//
 // What the rest of the agent reads comes from the primary link, the first
-// one registered in --tracker order: the ring, the agent's id and epoch,
-// and the token revocations. When it is lost, the next registered one
-// takes over; its list of revocations replaces the old one whole.
+// one registered in that ranking (the home, while it is up): the ring, the
+// agent's id and epoch, and the token revocations. Only the primary link
+// follows the ring's changes on its heartbeats, so each tracker sends them
+// to its own share of the agents. When the primary is lost, the next
+// registered one takes over; its list of revocations replaces the old one
+// whole, and its next heartbeat brings its ring up to date.
 //
 // Thread-safety: StartRelay, StopRelay and Run on the kj event loop's
 // thread; the accessors from any thread.
@@ -58,10 +67,11 @@ class TrackerFleet {
   uint64_t swarm_changes_sent() const { return relay_.changes_sent(); }
 
  private:
-  // The first registered link, or the first link if none is.
+  // The first registered link in ranking order, or the home if none is.
   const TrackerLink& Primary() const;
 
   std::vector<std::unique_ptr<TrackerLink>> links_;
+  std::vector<size_t> ranking_;  // indices into links_, the home first
   AnnounceRelay relay_;
 };
 

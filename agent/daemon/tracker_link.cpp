@@ -93,14 +93,14 @@ class AgentControlImpl final : public proto::AgentControl::Server {
   JobThreads& jobs_;
 };
 
+}  // namespace
+
 std::string NodeName(const AgentOptions& o) {
   if (!o.name.empty()) return o.name;
   char buf[256] = "";
   ::gethostname(buf, sizeof(buf) - 1);
   return buf[0] ? buf : "agent";
 }
-
-}  // namespace
 
 TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options,
                          TrackerEndpoint tracker, uint16_t peer_port, ControlHandlers handlers,
@@ -285,6 +285,7 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
     info.setZone(options_.zone);
     info.setCacheBytes(options_.cache_bytes);
     info.setVersion("0.1.0");
+    info.setAway(hooks_.away && hooks_.away());
     auto labels = info.initLabels(static_cast<unsigned>(options_.labels.size()));
     for (size_t i = 0; i < options_.labels.size(); ++i)
       labels.set(static_cast<unsigned>(i), options_.labels[i]);
@@ -330,8 +331,11 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
         FillAgentStats(handlers_.stats(), req.initStats());
         req.setRevocationsSeen(revocations_.generation());
         req.setRevocationsSource(revocations_.source());
+        // A link that does not follow the ring says it holds none, and so
+        // is sent no changes.
+        const bool follow = !hooks_.follows_ring || hooks_.follows_ring();
         std::shared_ptr<const HashRing> held = this->ring();
-        const uint64_t ring_seen = held == nullptr ? 0 : held->epoch();
+        const uint64_t ring_seen = follow && held != nullptr ? held->epoch() : 0;
         req.setRingSeen(ring_seen);
         return req.send().then(
             [this, session, interval_ms,
@@ -343,7 +347,8 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
               if (r.getRing().getDelta()) TakeRingDelta(r.getRing(), ring_seen, r.getEpoch());
               std::shared_ptr<const HashRing> ring = this->ring();
               kj::Promise<void> refresh = kj::READY_NOW;
-              if (ring == nullptr || ring->epoch() != epoch_) {
+              const bool follow = !hooks_.follows_ring || hooks_.follows_ring();
+              if (follow && (ring == nullptr || ring->epoch() != epoch_)) {
                 refresh = RefreshRing(session, ring == nullptr ? 0 : ring->epoch());
               }
               return refresh.then([this, session, interval_ms]() mutable {

@@ -89,3 +89,20 @@ TEST_CASE("the ring falls back to every member when the changes are not all logg
   CHECK(later.changes[1].id == "quiet");
   CHECK(later.changes[1].left);
 }
+
+TEST_CASE("an agent away from home is kept for three of its own, longer heartbeats",
+          "[directory]") {
+  AgentDirectory d(2000);
+  AgentRecord home = Agent("home", 1);
+  AgentRecord away = Agent("away", 1);
+  away.heartbeat_ms = 6000;
+  d.Join(home, 0);
+  d.Join(away, 0);
+  CHECK(d.Members(0)[0].heartbeat_ms == 6000);  // "away" sorts first
+  CHECK(d.Members(0)[1].heartbeat_ms == 2000);  // the directory's own interval
+  CHECK_FALSE(d.Contains("home", 6001));
+  CHECK(d.Contains("away", 6001));
+  CHECK(d.Contains("away", 18000));
+  CHECK_FALSE(d.Contains("away", 18001));
+  CHECK(d.Members(18001).empty());
+}
