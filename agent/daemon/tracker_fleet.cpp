@@ -20,7 +20,6 @@ TrackerFleet::TrackerFleet(kj::AsyncIoContext& io, const AgentOptions& options, 
     LinkHooks hooks;
     hooks.session_changed = [this] { relay_.SessionsChanged(); };
     hooks.takes_revocations = [this, index] { return &Primary() == links_[index].get(); };
-    hooks.follows_ring = hooks.takes_revocations;
     const bool away = index != ranking_.front();
     hooks.away = [away] { return away; };
     links_.push_back(std::make_unique<TrackerLink>(io, options, options.tracker.At(address),

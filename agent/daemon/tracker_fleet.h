@@ -15,11 +15,10 @@
 //
 // What the rest of the agent reads comes from the primary link, the first
 // one registered in that ranking (the home, while it is up): the ring, the
-// agent's id and epoch, and the token revocations. Only the primary link
-// follows the ring's changes on its heartbeats, so each tracker sends them
-// to its own share of the agents. When the primary is lost, the next
-// registered one takes over; its list of revocations replaces the old one
-// whole, and its next heartbeat brings its ring up to date.
+// agent's id and epoch, and the token revocations. Every link follows the
+// ring on its heartbeats (an away one less often), so the one that takes
+// over when the primary is lost holds the whole membership already, a few
+// seconds old at most; its list of revocations replaces the old one whole.
 //
 // Thread-safety: StartRelay, StopRelay and Run on the kj event loop's
 // thread; the accessors from any thread.

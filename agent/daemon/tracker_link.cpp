@@ -331,11 +331,8 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
         FillAgentStats(handlers_.stats(), req.initStats());
         req.setRevocationsSeen(revocations_.generation());
         req.setRevocationsSource(revocations_.source());
-        // A link that does not follow the ring says it holds none, and so
-        // is sent no changes.
-        const bool follow = !hooks_.follows_ring || hooks_.follows_ring();
         std::shared_ptr<const HashRing> held = this->ring();
-        const uint64_t ring_seen = follow && held != nullptr ? held->epoch() : 0;
+        const uint64_t ring_seen = held == nullptr ? 0 : held->epoch();
         req.setRingSeen(ring_seen);
         return req.send().then(
             [this, session, interval_ms,
@@ -347,8 +344,7 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
               if (r.getRing().getDelta()) TakeRingDelta(r.getRing(), ring_seen, r.getEpoch());
               std::shared_ptr<const HashRing> ring = this->ring();
               kj::Promise<void> refresh = kj::READY_NOW;
-              const bool follow = !hooks_.follows_ring || hooks_.follows_ring();
-              if (follow && (ring == nullptr || ring->epoch() != epoch_)) {
+              if (ring == nullptr || ring->epoch() != epoch_) {
                 refresh = RefreshRing(session, ring == nullptr ? 0 : ring->epoch());
               }
               return refresh.then([this, session, interval_ms]() mutable {

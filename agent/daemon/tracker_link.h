@@ -86,7 +86,6 @@ struct ControlHandlers {
 struct LinkHooks {
   std::function<void()> session_changed;    // a session began or ended
   std::function<bool()> takes_revocations;  // whether heartbeats update the list
-  std::function<bool()> follows_ring;       // whether heartbeats keep the ring current
   std::function<bool()> away;               // registers as away (not the agent's home)
 };
 
