@@ -73,6 +73,18 @@ std::vector<ChunkId> Distinct(const std::vector<ChunkId>& ids) {
   return out;
 }
 
+// The chunks of `ids` (without repeats) the index does not hold.
+Result<std::vector<ChunkId>> Unindexed(const OriginChunks& oc, const std::vector<ChunkId>& ids) {
+  const std::vector<ChunkId> distinct = Distinct(ids);
+  Result<std::vector<bool>> known = Indexed(oc, distinct);
+  if (!known.ok()) return known.status();
+  std::vector<ChunkId> unknown;
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    if (!(*known)[i]) unknown.push_back(distinct[i]);
+  }
+  return unknown;
+}
+
 void ReleaseLeases(UploadLeases& leases, const std::vector<ChunkId>& ids) {
   if (ids.empty()) return;
   Status s = leases.Release(ids);
@@ -87,13 +99,9 @@ void ReleaseLeases(UploadLeases& leases, const std::vector<ChunkId>& ids) {
 Result<UploadPlan> PlanUpload(const OriginChunks& oc, UploadLeases& leases,
                               const std::vector<ChunkId>& ids, const std::string& holder,
                               int64_t ttl_ms) {
-  const std::vector<ChunkId> distinct = Distinct(ids);
-  Result<std::vector<bool>> known = Indexed(oc, distinct);
-  if (!known.ok()) return known.status();
-  std::vector<ChunkId> unknown;
-  for (size_t i = 0; i < distinct.size(); ++i) {
-    if (!(*known)[i]) unknown.push_back(distinct[i]);
-  }
+  Result<std::vector<ChunkId>> unindexed = Unindexed(oc, ids);
+  if (!unindexed.ok()) return unindexed.status();
+  const std::vector<ChunkId>& unknown = *unindexed;
   Result<std::vector<bool>> held = leases.Claim(unknown, holder, NowMs(), ttl_ms);
   if (!held.ok()) return held.status();
   UploadPlan plan;
@@ -137,13 +145,9 @@ Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m) {
   for (const FileEntry& f : m.files) {
     for (const ChunkId& id : f.ChunkIds()) all.push_back(id);
   }
-  const std::vector<ChunkId> distinct = Distinct(all);
-  Result<std::vector<bool>> known = Indexed(oc, distinct);
-  if (!known.ok()) return known.status();
-  std::vector<ChunkId> unknown;
-  for (size_t i = 0; i < distinct.size(); ++i) {
-    if (!(*known)[i]) unknown.push_back(distinct[i]);
-  }
+  Result<std::vector<ChunkId>> unindexed = Unindexed(oc, all);
+  if (!unindexed.ok()) return unindexed.status();
+  const std::vector<ChunkId>& unknown = *unindexed;
   if (unknown.empty()) return Status::OK();
   std::vector<ChunkId> missing;
   Status origin_error;
@@ -153,8 +157,8 @@ Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m) {
   if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
   if (!missing.empty()) {
     return Status::NotFound(std::to_string(missing.size()) + " of " +
-                            std::to_string(distinct.size()) + " chunks of " + m.ns + "/" + m.name +
-                            " are not in " + oc.origin.Describe() +
+                            std::to_string(Distinct(all).size()) + " chunks of " + m.ns + "/" +
+                            m.name + " are not in " + oc.origin.Describe() +
                             " (first: " + missing[0].ToHex() + "); upload them before committing");
   }
   return Status::OK();

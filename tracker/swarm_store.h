@@ -36,7 +36,6 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <random>

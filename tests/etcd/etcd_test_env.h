@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "etcd_client.h"
+#include "etcd_kv.h"
 #include "support/env_file.h"
 
 namespace shoal_test {
@@ -68,6 +69,16 @@ inline std::unique_ptr<shoal::tracker::EtcdClient> OpenTestEtcd(
 inline std::string FreshPrefix(const std::string& test) {
   std::random_device rd;
   return "test/" + test + "/" + std::to_string(rd()) + "/";
+}
+
+// A registry engine on the test cluster under `prefix`, as a tracker of a
+// fleet opens it.
+inline std::unique_ptr<shoal::tracker::EtcdKv> OpenEtcdKv(const std::string& prefix) {
+  shoal::tracker::EtcdOptions o;
+  o.endpoints = EtcdEndpoints();
+  auto kv = shoal::tracker::EtcdKv::Open(o, prefix);
+  REQUIRE(kv.ok());
+  return std::move(kv).value();
 }
 
 }  // namespace shoal_test

@@ -26,14 +26,6 @@ namespace {
 using shoal::testing::ProcessResult;
 using shoal::testing::RunProcess;
 
-std::unique_ptr<EtcdKv> OpenKv(const std::string& prefix) {
-  EtcdOptions o;
-  o.endpoints = shoal_test::EtcdEndpoints();
-  auto kv = EtcdKv::Open(o, prefix);
-  REQUIRE(kv.ok());
-  return std::move(kv).value();
-}
-
 ChunkId SomeChunk(const std::string& name) {
   return ChunkId::From(Sha256::Of(name.data(), name.size()));
 }
@@ -68,7 +60,8 @@ std::string LineOf(const std::string& listing, const std::string& id) {
 TEST_CASE("a chunk leased through one tracker on etcd is refused through another",
           "[etcd][leases]") {
   const std::string prefix = shoal_test::FreshPrefix("leases");
-  RegistryStore a(OpenKv(prefix), nullptr), b(OpenKv(prefix), nullptr);
+  RegistryStore a(shoal_test::OpenEtcdKv(prefix), nullptr),
+      b(shoal_test::OpenEtcdKv(prefix), nullptr);
   auto leases_a = NewUploadLeases(RegistryUrl(prefix), a);
   auto leases_b = NewUploadLeases(RegistryUrl(prefix), b);
   std::vector<ChunkId> ids;
@@ -94,7 +87,8 @@ TEST_CASE("chunk GC through one tracker on etcd spares a chunk leased through an
           "[etcd][leases][gc]") {
   shoal::testing::TempDir tmp;
   const std::string prefix = shoal_test::FreshPrefix("leases-gc");
-  RegistryStore a(OpenKv(prefix), nullptr), b(OpenKv(prefix), nullptr);
+  RegistryStore a(shoal_test::OpenEtcdKv(prefix), nullptr),
+      b(shoal_test::OpenEtcdKv(prefix), nullptr);
   auto leases_a = NewUploadLeases(RegistryUrl(prefix), a);
   auto leases_b = NewUploadLeases(RegistryUrl(prefix), b);
   auto origin = NewFileOrigin(tmp / "origin").value();

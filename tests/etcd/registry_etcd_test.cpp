@@ -27,14 +27,6 @@ using testdata::MoveProdAtOnce;
 using testdata::SomeManifest;
 using testdata::Stored;
 
-std::unique_ptr<EtcdKv> OpenKv(const std::string& prefix) {
-  EtcdOptions o;
-  o.endpoints = shoal_test::EtcdEndpoints();
-  auto kv = EtcdKv::Open(o, prefix);
-  REQUIRE(kv.ok());
-  return std::move(kv).value();
-}
-
 }  // namespace
 
 TEST_CASE("registry location URLs", "[etcd][registry]") {
@@ -57,7 +49,8 @@ TEST_CASE("registry location URLs", "[etcd][registry]") {
 
 TEST_CASE("two trackers on etcd moving one tag keep one unbroken history", "[etcd][registry]") {
   const std::string prefix = shoal_test::FreshPrefix("registry-tags");
-  RegistryStore a(OpenKv(prefix), nullptr), b(OpenKv(prefix), nullptr);
+  RegistryStore a(shoal_test::OpenEtcdKv(prefix), nullptr),
+      b(shoal_test::OpenEtcdKv(prefix), nullptr);
   std::vector<VersionId> ids = CommitVersions(a, 3, 2);
   // Seen through the other store at once: one registry.
   CHECK(b.GetVersion("team-a", "llama", ids[2]).ok());
@@ -81,7 +74,8 @@ TEST_CASE("a manifest too big for etcd is kept in the origin and read by another
   auto origin = NewFileOrigin(tmp / "origin").value();
   ManifestArchive archive(*origin), other_archive(*origin);
   const std::string prefix = shoal_test::FreshPrefix("registry-big");
-  RegistryStore a(OpenKv(prefix), &archive), b(OpenKv(prefix), &other_archive);
+  RegistryStore a(shoal_test::OpenEtcdKv(prefix), &archive),
+      b(shoal_test::OpenEtcdKv(prefix), &other_archive);
   Manifest big = SomeManifest(9000, 5000);  // ~600 KiB of manifest
   StoredVersion v = Stored(big);
   REQUIRE(v.manifest_bytes.size() > 512 * 1024);
@@ -94,7 +88,7 @@ TEST_CASE("a manifest too big for etcd is kept in the origin and read by another
 TEST_CASE("commits go on while the etcd leader is killed, and none is half visible",
           "[etcd][registry]") {
   const std::string prefix = shoal_test::FreshPrefix("registry-leader");
-  RegistryStore store(OpenKv(prefix), nullptr);
+  RegistryStore store(shoal_test::OpenEtcdKv(prefix), nullptr);
   std::atomic<bool> stop{false};
   std::vector<std::pair<VersionId, Status>> outcomes;
   std::thread writer([&] {

@@ -116,6 +116,18 @@ enum Type {
 const char* kTypeNames[kTypes] = {"register", "heartbeat",    "announceBatch", "leechAnnounce",
                                   "need",     "authenticate", "fetchOrder",    "ring"};
 
+// The agent ids in ring()'s encoded RingSnapshot, copied to aligned words
+// first, as shoald reads it.
+std::vector<std::string> SnapshotMembers(capnp::Data::Reader bytes) {
+  std::vector<std::string> ids;
+  kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  if (words.size() == 0) return ids;
+  std::memcpy(words.begin(), bytes.begin(), words.size() * sizeof(capnp::word));
+  capnp::FlatArrayMessageReader message(words);
+  for (auto m : message.getRoot<proto::RingSnapshot>().getMembers()) ids.push_back(m.getAgentId());
+  return ids;
+}
+
 struct Stats {
   std::vector<float> ms[3][kTypes];
   uint64_t errors[3][kTypes] = {};
@@ -427,15 +439,7 @@ class Worker {
           [this, &a, start](capnp::Response<proto::AgentSession::RingResults> r) {
             Record(kRing, start);
             // As shoald does: read the snapshot's members, then the changes.
-            size_t members = 0;
-            if (!r.getDelta()) {
-              auto bytes = r.getSnapshot();
-              kj::Array<capnp::word> words =
-                  kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
-              std::memcpy(words.begin(), bytes.begin(), words.size() * sizeof(capnp::word));
-              capnp::FlatArrayMessageReader message(words);
-              members = message.getRoot<proto::RingSnapshot>().getMembers().size();
-            }
+            const size_t members = r.getDelta() ? 0 : SnapshotMembers(r.getSnapshot()).size();
             stats_.ring_members[shared_.phase.load()] += members + r.getChanges().size();
             a.ring_epoch = r.getEpoch();
           },
@@ -476,14 +480,9 @@ class Worker {
           return s.ringRequest().send().then(
               [this, &a, t](capnp::Response<proto::AgentSession::RingResults> r) {
                 // A whole ring (sinceEpoch 0): the snapshot, then the changes.
-                auto bytes = r.getSnapshot();
-                kj::Array<capnp::word> words =
-                    kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
-                std::memcpy(words.begin(), bytes.begin(), words.size() * sizeof(capnp::word));
-                capnp::FlatArrayMessageReader message(words);
                 bool listed = false;
-                for (auto m : message.getRoot<proto::RingSnapshot>().getMembers())
-                  listed = listed || m.getAgentId() == a.id;
+                for (const std::string& id : SnapshotMembers(r.getSnapshot()))
+                  listed = listed || id == a.id;
                 for (auto c : r.getChanges())
                   if (c.getAgentId() == a.id) listed = !c.getLeft();
                 if (!listed) shared_.ring_gone_ms = t;
