@@ -78,6 +78,9 @@ void ModelResolver::Forget(const std::function<bool(const std::string& token)>& 
   for (auto it = tags_cache_.begin(); it != tags_cache_.end();) {
     it = revoked(token_of(it->first)) ? tags_cache_.erase(it) : std::next(it);
   }
+  for (auto it = scope_cache_.begin(); it != scope_cache_.end();) {
+    it = revoked(it->first) ? scope_cache_.erase(it) : std::next(it);
+  }
 }
 
 namespace {
@@ -100,6 +103,61 @@ Result<std::unique_ptr<TrackerClient>> ConnectAs(const TrackerEndpoint& tracker,
 }
 
 }  // namespace
+
+bool TokenScope::MayRead(const std::string& ns) const {
+  return std::find(namespaces.begin(), namespaces.end(), "*") != namespaces.end() ||
+         std::find(namespaces.begin(), namespaces.end(), ns) != namespaces.end();
+}
+
+namespace {
+
+std::shared_ptr<const TokenScope> ScopeOf(const Identity& identity) {
+  auto scope = std::make_shared<TokenScope>();
+  scope->subject = identity.subject;
+  scope->namespaces = identity.namespaces;
+  return scope;
+}
+
+}  // namespace
+
+ScopeResolution ModelResolver::Scope(const std::string& token) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = scope_cache_.find(token);
+    if (it != scope_cache_.end() && it->second.expires > Clock::now())
+      return {it->second.scope, {}};
+  }
+  ReadError error;
+  auto client = ConnectAs(tracker_, token, &error);
+  if (!client.ok()) return {nullptr, error};
+  std::shared_ptr<const TokenScope> scope = ScopeOf((*client)->identity());
+  std::lock_guard<std::mutex> l(mu_);
+  if (scope_cache_.size() >= kMaxEntries) scope_cache_.clear();
+  scope_cache_[token] = ScopeEntry{KeepUntil((*client)->identity().expires_at_ms), scope};
+  return {scope, {}};
+}
+
+NamespacesResolution ModelResolver::ReadableNamespaces(const std::string& token) {
+  ReadError error;
+  auto client = ConnectAs(tracker_, token, &error);
+  if (!client.ok()) return {nullptr, {}, error};
+  NamespacesResolution out;
+  out.scope = ScopeOf((*client)->identity());
+  std::vector<std::string> names;
+  for (const std::string& ns : out.scope->namespaces) {
+    if (ns != "*") {
+      names.push_back(ns);
+      continue;
+    }
+    auto models = (*client)->ListModels("");
+    if (!models.ok()) return {nullptr, {}, ReadErrorFrom(models.status())};
+    for (const ModelInfo& m : *models) names.push_back(m.ns);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  out.namespaces = std::move(names);
+  return out;
+}
 
 TagsResolution ModelResolver::ListTags(const std::string& token, const std::string& ns) {
   const std::string key = token + '\n' + ns;

@@ -69,6 +69,24 @@ struct TagsResolution {
   ReadError error;
 };
 
+// Who a token is and which namespaces it may read, as the tracker said on
+// connecting (Gateway.authenticate's identity, what whoami answers).
+struct TokenScope {
+  std::string subject;
+  std::vector<std::string> namespaces;  // "*" means every namespace
+
+  bool MayRead(const std::string& ns) const;
+};
+struct ScopeResolution {
+  std::shared_ptr<const TokenScope> scope;  // null on failure
+  ReadError error;
+};
+struct NamespacesResolution {
+  std::shared_ptr<const TokenScope> scope;  // null on failure
+  std::vector<std::string> namespaces;      // sorted, unique
+  ReadError error;
+};
+
 class ModelResolver {
  public:
   ModelResolver(TrackerEndpoint tracker, std::chrono::milliseconds ttl);
@@ -84,6 +102,13 @@ class ModelResolver {
   // The namespace's models and tags, with `token`; errors as for Resolve.
   // Kept for `ttl` too.
   TagsResolution ListTags(const std::string& token, const std::string& ns);
+
+  // The token's scope; errors as for Resolve. Kept for `ttl` too.
+  ScopeResolution Scope(const std::string& token);
+  // The namespaces `token` may read: those its scope names, or for "*"
+  // every namespace the registry holds a model in (listModels of every
+  // namespace, asked each time). Errors as for Resolve.
+  NamespacesResolution ReadableNamespaces(const std::string& token);
 
   // Drops every kept answer for a token `revoked` says is revoked.
   void Forget(const std::function<bool(const std::string& token)>& revoked);
@@ -113,6 +138,11 @@ class ModelResolver {
   };
   std::map<std::string, Entry> cache_;           // protected by mu_
   std::map<std::string, TagsEntry> tags_cache_;  // protected by mu_
+  struct ScopeEntry {
+    Clock::time_point expires;
+    std::shared_ptr<const TokenScope> scope;
+  };
+  std::map<std::string, ScopeEntry> scope_cache_;  // by token; protected by mu_
 };
 
 }  // namespace shoal

@@ -1,5 +1,8 @@
 #include "read/object_address.h"
 
+#include <arpa/inet.h>
+
+#include <algorithm>
 #include <cctype>
 
 #include "shoal/manifest.h"
@@ -74,6 +77,40 @@ Result<S3Path> ParseS3Path(std::string_view path) {
   if (slash != std::string_view::npos) out.key = std::string(path.substr(slash + 1));
   if (out.bucket.empty()) return Status::InvalidArgument("request names no bucket");
   return out;
+}
+
+std::string VirtualHostBucket(std::string_view host, const std::vector<std::string>& suffixes) {
+  std::string h(host);
+  if (h.empty() || h.front() == '[') return "";  // an IPv6 literal
+  if (size_t colon = h.rfind(':'); colon != std::string::npos) h.resize(colon);
+  if (!h.empty() && h.back() == '.') h.pop_back();  // a fully qualified name
+  std::transform(h.begin(), h.end(), h.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  in_addr v4{};
+  if (::inet_pton(AF_INET, h.c_str(), &v4) == 1) return "";
+  size_t dot = h.find('.');
+  if (dot == std::string::npos) return "";
+  std::string bucket = h.substr(0, dot), suffix = h.substr(dot + 1);
+  bool endpoint = suffix == "s3" || suffix.rfind("s3.", 0) == 0 ||
+                  std::find(suffixes.begin(), suffixes.end(), suffix) != suffixes.end();
+  if (!endpoint || !ValidateName("bucket", bucket).ok()) return "";
+  return bucket;
+}
+
+Result<S3Path> ParseS3Target(std::string_view host, std::string_view path,
+                             const std::vector<std::string>& suffixes) {
+  if (path.empty() || path[0] != '/') {
+    return Status::InvalidArgument("request path '" + std::string(path.substr(0, 200)) +
+                                   "' does not start with '/'");
+  }
+  S3Path out;
+  out.bucket = VirtualHostBucket(host, suffixes);
+  if (!out.bucket.empty()) {
+    out.key = std::string(path.substr(1));
+    return out;
+  }
+  if (path == "/") return out;  // the service: ListBuckets
+  return ParseS3Path(path);
 }
 
 Result<ObjectAddress> ParseS3Key(const std::string& ns, std::string_view key) {

@@ -4,6 +4,7 @@
 //   /v1/models/{ns}/{name}:{ref}/files/{path}     a file
 //   /v1/models/{ns}/{name}:{ref}/manifest         the version's manifest
 //   /{bucket}/{key}, key = {name}/{ref}/{path}    S3, path-style; bucket = ns
+//   Host {bucket}.{suffix}, /{key}                S3, virtual-host-style
 //
 // {ref} is a tag or a version ID (or a prefix of 8 or more hex digits).
 // Every part is validated here, so nothing later sees a path with '..', a
@@ -13,6 +14,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "shoal/status.h"
 
@@ -35,6 +37,22 @@ struct S3Path {
   std::string key;
 };
 Result<S3Path> ParseS3Path(std::string_view path);
+
+// The bucket a virtual-host-style Host header names, or "" for a
+// path-style request. The host (port dropped, case folded) must be
+// "{bucket}.{suffix}" with {bucket} a valid namespace name and {suffix} one
+// of `suffixes` or a name whose first label is "s3" (as in
+// bucket.s3.region.amazonaws.com, or team-a.s3.localhost). IP addresses
+// and hosts such as "localhost", "agent.svc.local" or "s3.example" are
+// path-style.
+std::string VirtualHostBucket(std::string_view host, const std::vector<std::string>& suffixes);
+
+// Bucket and key of an S3 request, path-style or virtual-host-style (see
+// VirtualHostBucket; the whole path is then the key). An empty bucket is a
+// request to the service itself (path "/" on a path-style host: ListBuckets).
+// InvalidArgument for a path that does not start with '/'.
+Result<S3Path> ParseS3Target(std::string_view host, std::string_view path,
+                             const std::vector<std::string>& suffixes);
 
 // The file an S3 key names in bucket (namespace) `ns`: NotFound for a key
 // that names no file ("name/ref/" or shorter); InvalidArgument for a bad

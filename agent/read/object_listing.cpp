@@ -16,6 +16,15 @@ std::string MakeToken(char kind, const std::string& last) {
   return base64url::Encode(std::string(1, kind) + last);
 }
 
+// True if `key` is a common prefix a listing of `prefix` by `delimiter`
+// gives: the prefix, then no delimiter until the one `key` ends with.
+bool IsCommonPrefix(const std::string& key, const std::string& prefix,
+                    const std::string& delimiter) {
+  if (delimiter.empty() || key.size() < prefix.size() + delimiter.size()) return false;
+  if (key.compare(0, prefix.size(), prefix) != 0) return false;
+  return key.find(delimiter, prefix.size()) == key.size() - delimiter.size();
+}
+
 }  // namespace
 
 Result<int> ParseMaxKeys(const std::string* text) {
@@ -28,7 +37,8 @@ Result<int> ParseMaxKeys(const std::string* text) {
 Result<ObjectPage> ListObjects(const std::vector<ObjectEntry>& entries,
                                const ObjectListRequest& request) {
   std::string after = request.start_after;
-  bool after_prefix = false;  // skip every key that starts with `after`
+  // Skip every key that starts with `after`: a common prefix already given.
+  bool after_prefix = IsCommonPrefix(after, request.prefix, request.delimiter);
   if (!request.continuation.empty()) {
     std::optional<std::string> raw = base64url::Decode(request.continuation);
     if (!raw || raw->empty() || ((*raw)[0] != 'k' && (*raw)[0] != 'p')) {
@@ -69,7 +79,10 @@ Result<ObjectPage> ListObjects(const std::vector<ObjectEntry>& entries,
       last_kind = 'p';
     }
   }
-  if (page.truncated) page.next_continuation = MakeToken(last_kind, last_key);
+  if (page.truncated) {
+    page.next_continuation = MakeToken(last_kind, last_key);
+    page.next_marker = last_key;
+  }
   return page;
 }
 

@@ -9,7 +9,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "read/preconditions.h"
 #include "shoal/server/http_server.h"
 #include "shoal/server/metrics.h"
 
@@ -24,7 +27,11 @@ struct ReadCall {
   ReadApi api = ReadApi::kPlain;
   std::string method;    // GET or HEAD (others are refused)
   std::string resource;  // the decoded path, for S3 error bodies
-  std::optional<std::string> range, if_none_match, if_range;
+  std::optional<std::string> range, if_range;
+  Preconditions conditions;  // If-Match, If-None-Match, If-(Un)Modified-Since
+  // Set over a file answer's own headers: S3's response-content-type and
+  // the other response-* overrides of GetObject.
+  std::vector<std::pair<std::string, std::string>> reply_headers;
   std::map<std::string, std::string> query;
   std::string token;  // whose read this is, once known
   // Counts this read against its token's limit; held by the answer's body

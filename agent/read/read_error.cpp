@@ -21,6 +21,8 @@ int HttpStatusOf(ReadFailure f, bool s3) {
     case ReadFailure::kInvalidRange:
     case ReadFailure::kInvalidPartNumber:
       return 416;
+    case ReadFailure::kPreconditionFailed:
+      return 412;
     case ReadFailure::kNotImplemented:
       return 501;
     case ReadFailure::kUnavailable:
@@ -58,6 +60,8 @@ const char* S3CodeOf(ReadFailure f) {
       return "InvalidRange";
     case ReadFailure::kInvalidPartNumber:
       return "InvalidPartNumber";
+    case ReadFailure::kPreconditionFailed:
+      return "PreconditionFailed";
     case ReadFailure::kNotImplemented:
       return "NotImplemented";
     case ReadFailure::kUnavailable:

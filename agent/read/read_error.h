@@ -12,22 +12,23 @@
 namespace shoal {
 
 enum class ReadFailure {
-  kBadRequest,         // 400 InvalidArgument: a bad path, key, parameter or '..'
-  kBadAuthorization,   // 400 AuthorizationHeaderMalformed
-  kBadPresignedQuery,  // 400 AuthorizationQueryParametersError: a presigned URL's X-Amz-* query
-  kNoCredentials,      // 401 / S3: 403 AccessDenied: no token at all
-  kBadToken,           // 401 / S3: 403 InvalidAccessKeyId: the tracker refused the token
-  kSignatureMismatch,  // 403 SignatureDoesNotMatch
-  kRequestExpired,     // 403 RequestTimeTooSkewed
-  kAccessDenied,       // 403 AccessDenied: the token may not read this namespace
-  kNoSuchKey,          // 404 NoSuchKey: no such model, tag, version or file
-  kNoSuchBucket,       // 404 NoSuchBucket
-  kNotImplemented,     // 501 NotImplemented: an S3 operation this endpoint lacks
-  kInvalidRange,       // 416 InvalidRange
-  kInvalidPartNumber,  // 416 InvalidPartNumber: objects here have one part
-  kUnavailable,        // 503 ServiceUnavailable: tracker, peers or origin unreachable
-  kSlowDown,           // 429 / S3: 503 SlowDown: the token has too many reads in flight
-  kInternal,           // 500 InternalError
+  kBadRequest,          // 400 InvalidArgument: a bad path, key, parameter or '..'
+  kBadAuthorization,    // 400 AuthorizationHeaderMalformed
+  kBadPresignedQuery,   // 400 AuthorizationQueryParametersError: a presigned URL's X-Amz-* query
+  kNoCredentials,       // 401 / S3: 403 AccessDenied: no token at all
+  kBadToken,            // 401 / S3: 403 InvalidAccessKeyId: the tracker refused the token
+  kSignatureMismatch,   // 403 SignatureDoesNotMatch
+  kRequestExpired,      // 403 RequestTimeTooSkewed
+  kAccessDenied,        // 403 AccessDenied: the token may not read this namespace
+  kNoSuchKey,           // 404 NoSuchKey: no such model, tag, version or file
+  kNoSuchBucket,        // 404 NoSuchBucket
+  kNotImplemented,      // 501 NotImplemented: an S3 operation this endpoint lacks
+  kInvalidRange,        // 416 InvalidRange
+  kInvalidPartNumber,   // 416 InvalidPartNumber: objects here have one part
+  kPreconditionFailed,  // 412 PreconditionFailed: If-Match or If-Unmodified-Since
+  kUnavailable,         // 503 ServiceUnavailable: tracker, peers or origin unreachable
+  kSlowDown,            // 429 / S3: 503 SlowDown: the token has too many reads in flight
+  kInternal,            // 500 InternalError
 };
 
 struct ReadError {

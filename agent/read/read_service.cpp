@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 
 #include "read/byte_range.h"
+#include "read/preconditions.h"
 #include "read/range_source.h"
 #include "read/s3_xml.h"
 #include "shoal/log.h"
@@ -142,7 +143,10 @@ std::shared_ptr<ReadCall> ReadService::Begin(ReadApi api, const HttpRequest& req
   call->method = request.method;
   call->resource = request.path;
   call->range = request.headers.Get("Range");
-  call->if_none_match = request.headers.Get("If-None-Match");
+  call->conditions.if_match = request.headers.Get("If-Match");
+  call->conditions.if_none_match = request.headers.Get("If-None-Match");
+  call->conditions.if_modified_since = request.headers.Get("If-Modified-Since");
+  call->conditions.if_unmodified_since = request.headers.Get("If-Unmodified-Since");
   call->if_range = request.headers.Get("If-Range");
   call->query = request.query;
   call->respond = std::move(respond);
@@ -236,9 +240,18 @@ void ReadService::AnswerFile(std::shared_ptr<ReadCall> call,
   r.headers.Set("Last-Modified", model->LastModifiedHttp());
   r.headers.Set("Content-Type", "application/octet-stream");
   if (call->api == ReadApi::kS3) r.headers.Set("x-amz-request-id", call->request_id);
-  if (call->if_none_match && (*call->if_none_match == etag || *call->if_none_match == "*")) {
-    r.status = 304;
-    return call->Finish(std::move(r));
+  for (const auto& [name, value] : call->reply_headers) r.headers.Set(name, value);
+  switch (EvaluatePreconditions(call->conditions, etag, model->manifest.created_at_ms / 1000)) {
+    case PreconditionOutcome::kProceed:
+      break;
+    case PreconditionOutcome::kNotModified:
+      r.status = 304;
+      return call->Finish(std::move(r));
+    case PreconditionOutcome::kFailed:
+      return Fail(
+          call, {ReadFailure::kPreconditionFailed,
+                 "'" + file.path + "' is " + etag + ", last modified " + model->LastModifiedHttp() +
+                     ", which does not meet If-Match or If-Unmodified-Since"});
   }
   // If-Range with another validator: the range is stale, send everything.
   std::optional<std::string> range = call->range;

@@ -5,9 +5,12 @@
 //   GET      /v1/models/{ns}/{name}:{ref}/manifest       the manifest, JSON
 //            "Authorization: Bearer <read token>"
 //
-//   S3, path-style: bucket = namespace, key = {name}/{ref}/{path}.
-//   GetObject (with Range), HeadObject, ListObjectsV2; errors as S3 XML.
-//   SigV4 with the read token as access key ID and as secret key.
+//   S3, path-style or virtual-host-style: bucket = namespace,
+//   key = {name}/{ref}/{path}. GetObject (with Range, partNumber, the
+//   response-* overrides and conditional headers), HeadObject,
+//   ListObjects v1 and v2, HeadBucket, GetBucketLocation and ListBuckets;
+//   errors as S3 XML. SigV4 with the read token as access key ID and as
+//   secret key.
 //
 // Every request resolves its model through the tracker with the caller's
 // token (see ModelResolver), so the tracker's scopes decide access. With
@@ -36,6 +39,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "read/model_resolver.h"
 #include "read/object_address.h"
@@ -44,6 +48,7 @@
 #include "read/read_error.h"
 #include "read/read_fetcher.h"
 #include "read/read_slots.h"
+#include "read/s3_xml.h"
 #include "shoal/chunk_store.h"
 #include "shoal/origin.h"
 #include "shoal/server/http_server.h"
@@ -55,6 +60,14 @@ namespace shoal {
 
 class TorrentEngine;
 
+// A ListObjects request as the S3 face read it: its paging, its version
+// and whether it asked for encoding-type=url.
+struct S3Listing {
+  ObjectListRequest request;
+  ListVersion version = ListVersion::kV2;
+  bool url = false;
+};
+
 struct ReadServiceOptions {
   TrackerEndpoint tracker;                // the tracker's RPC
   std::string agent_token;                // used for anonymous loopback reads
@@ -63,6 +76,9 @@ struct ReadServiceOptions {
   int workers = 8;                        // tracker lookups in flight
   int64_t first_byte_timeout_ms = 45000;  // a body's first chunk is awaited this long before 503
   uint32_t max_reads_per_token = 64;      // in flight, to the last body byte; more get SlowDown
+  // Host names that, after "{bucket}.", make an S3 request virtual-host
+  // style; a suffix whose first label is "s3" always does.
+  std::vector<std::string> s3_virtual_host_suffixes = {"localhost"};
   ReadFetcherOptions fetch;
 };
 
@@ -94,12 +110,18 @@ class ReadService {
   void ServeS3(const HttpRequest& request, HttpResponder respond);
   void ServeS3Object(std::shared_ptr<ReadCall> call, const std::string& bucket,
                      const std::string& key);
-  void ServeS3List(std::shared_ptr<ReadCall> call, const std::string& bucket);
+  void ServeS3Bucket(std::shared_ptr<ReadCall> call, const std::string& bucket);
+  void ServeS3Buckets(std::shared_ptr<ReadCall> call);
+  // HeadBucket and GetBucketLocation: answers `ok` if the token may read
+  // `bucket`, else 403.
+  void ServeS3BucketAccess(std::shared_ptr<ReadCall> call, const std::string& bucket,
+                           std::function<HttpResponse()> ok);
+  void ServeS3List(std::shared_ptr<ReadCall> call, const std::string& bucket,
+                   const S3Listing& listing);
   void ServeS3ListTags(std::shared_ptr<ReadCall> call, const std::string& bucket,
-                       const ObjectListRequest& request, bool url);
+                       const S3Listing& listing);
   void AnswerList(const std::shared_ptr<ReadCall>& call, const std::string& bucket,
-                  const ObjectListRequest& request, bool url,
-                  const std::vector<ObjectEntry>& entries);
+                  const S3Listing& listing, const std::vector<ObjectEntry>& entries);
   static void AppendEntries(const ResolvedModel& model, const std::string& ref,
                             std::vector<ObjectEntry>* out);
 

@@ -1,5 +1,6 @@
-// The S3 face of ReadService: path-style GetObject, HeadObject and
-// ListObjectsV2, signed with SigV4 by a read token.
+// The S3 face of ReadService: GetObject, HeadObject, ListObjects (v1 and
+// v2), HeadBucket, GetBucketLocation and ListBuckets, path-style or
+// virtual-host-style, signed with SigV4 by a read token.
 #include <algorithm>
 #include <ctime>
 
@@ -13,10 +14,98 @@ namespace shoal {
 
 namespace {
 
+// Every bucket's CreationDate in ListBuckets: namespaces have no creation
+// time of their own, so this is fixed at the Unix epoch.
+constexpr char kBucketCreationDate[] = "1970-01-01T00:00:00.000Z";
+
+constexpr char kServed[] =
+    "GetObject, HeadObject, ListObjects (v1 and v2), HeadBucket, GetBucketLocation and "
+    "ListBuckets";
+
+// Bucket sub-resources this read-only endpoint does not serve: a GET with
+// one of them is not a listing.
+constexpr const char* kUnservedSubresources[] = {"accelerate",
+                                                 "acl",
+                                                 "analytics",
+                                                 "cors",
+                                                 "delete",
+                                                 "encryption",
+                                                 "intelligent-tiering",
+                                                 "inventory",
+                                                 "lifecycle",
+                                                 "logging",
+                                                 "metrics",
+                                                 "notification",
+                                                 "object-lock",
+                                                 "ownershipControls",
+                                                 "policy",
+                                                 "policyStatus",
+                                                 "publicAccessBlock",
+                                                 "replication",
+                                                 "requestPayment",
+                                                 "tagging",
+                                                 "uploads",
+                                                 "versioning",
+                                                 "versions",
+                                                 "website"};
+
+// GetObject's response-* parameters and the header each one sets.
+constexpr std::pair<const char*, const char*> kResponseOverrides[] = {
+    {"response-content-type", "Content-Type"},
+    {"response-content-disposition", "Content-Disposition"},
+    {"response-content-encoding", "Content-Encoding"},
+    {"response-content-language", "Content-Language"},
+    {"response-cache-control", "Cache-Control"},
+    {"response-expires", "Expires"}};
+
 const std::string* QueryValue(const std::map<std::string, std::string>& query,
                               const std::string& name) {
   auto it = query.find(name);
   return it == query.end() ? nullptr : &it->second;
+}
+
+// Reads a ListObjects request (v2 with list-type=2, else v1) into `out`;
+// the error if its parameters are bad or name a sub-resource.
+std::optional<ReadError> ReadListing(const std::map<std::string, std::string>& query,
+                                     S3Listing* out) {
+  for (const char* sub : kUnservedSubresources) {
+    if (query.count(sub) != 0) {
+      return ReadError{ReadFailure::kNotImplemented, std::string("bucket sub-resource '?") + sub +
+                                                         "' is not served; this endpoint serves " +
+                                                         kServed};
+    }
+  }
+  auto get = [&](const char* name) {
+    const std::string* v = QueryValue(query, name);
+    return v ? *v : std::string();
+  };
+  const std::string* list_type = QueryValue(query, "list-type");
+  if (list_type != nullptr && *list_type != "2") {
+    return ReadError{ReadFailure::kBadRequest,
+                     "list-type '" + list_type->substr(0, 20) +
+                         "' is not one S3 defines; send list-type=2 (ListObjectsV2) or none (v1)"};
+  }
+  out->version = list_type != nullptr ? ListVersion::kV2 : ListVersion::kV1;
+  ObjectListRequest& lr = out->request;
+  lr.prefix = get("prefix");
+  lr.delimiter = get("delimiter");
+  if (out->version == ListVersion::kV2) {
+    lr.start_after = get("start-after");
+    lr.continuation = get("continuation-token");
+  } else {
+    lr.start_after = get("marker");  // v1's marker is v2's start-after
+  }
+  Result<int> max_keys = ParseMaxKeys(QueryValue(query, "max-keys"));
+  if (!max_keys.ok()) return ReadError{ReadFailure::kBadRequest, max_keys.status().message()};
+  lr.max_keys = *max_keys;
+  const std::string encoding = get("encoding-type");
+  if (!encoding.empty() && encoding != "url") {
+    return ReadError{ReadFailure::kBadRequest,
+                     "encoding-type '" + encoding.substr(0, 20) +
+                         "' is not served; send encoding-type=url or none"};
+  }
+  out->url = encoding == "url";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -26,9 +115,10 @@ void ReadService::ServeS3(const HttpRequest& request, HttpResponder respond) {
   if (stopped_) return Fail(call, {ReadFailure::kUnavailable, "the agent is stopping"});
   if (call->method != "GET" && call->method != "HEAD") {
     return Fail(call, {ReadFailure::kNotImplemented,
-                       "this endpoint is read-only: GetObject, HeadObject and ListObjectsV2"});
+                       std::string("this endpoint is read-only: ") + kServed});
   }
-  Result<S3Path> path = ParseS3Path(request.path);
+  Result<S3Path> path = ParseS3Target(request.headers.Get("Host").value_or(""), request.path,
+                                      options_.s3_virtual_host_suffixes);
   if (!path.ok()) return Fail(call, {ReadFailure::kBadRequest, path.status().message()});
   // The secret key is the token itself: a pod configures its read token as
   // both access key ID and secret, and the tracker then checks the token.
@@ -58,22 +148,67 @@ void ReadService::ServeS3(const HttpRequest& request, HttpResponder respond) {
   }
   if (!NotRevoked(call)) return;
   if (!TakeSlot(call)) return;
+  if (path->bucket.empty()) return ServeS3Buckets(call);
   if (!ValidateName("bucket", path->bucket).ok()) {
     return Fail(
         call, {ReadFailure::kNoSuchBucket, "bucket '" + path->bucket.substr(0, 100) +
                                                "' is not a namespace name, so it does not exist"});
   }
   if (!path->key.empty()) return ServeS3Object(call, path->bucket, path->key);
-  const std::string* list_type = QueryValue(call->query, "list-type");
-  if (list_type != nullptr && *list_type == "2") return ServeS3List(call, path->bucket);
-  if (call->method == "HEAD" &&
-      call->query.empty()) {  // HeadBucket: every namespace name is a bucket
+  ServeS3Bucket(call, path->bucket);
+}
+
+void ReadService::ServeS3Bucket(std::shared_ptr<ReadCall> call, const std::string& bucket) {
+  auto xml = [call](std::string body) {
     HttpResponse r;
-    r.headers.Set("x-amz-request-id", call->request_id);
-    return call->Finish(std::move(r));
+    r.headers.Set("Content-Type", "application/xml");
+    r.body = std::move(body);
+    return r;
+  };
+  if (call->query.count("location") != 0) {
+    // The endpoint has no region of its own: SigV4 accepts any, so the
+    // answer is S3's empty constraint (us-east-1).
+    return ServeS3BucketAccess(call, bucket, [xml] { return xml(LocationConstraintXml("")); });
   }
-  Fail(call, {ReadFailure::kNotImplemented,
-              "bucket requests other than ListObjectsV2 (list-type=2) are not served"});
+  if (call->method == "HEAD") {  // HeadBucket: every readable namespace name is a bucket
+    return ServeS3BucketAccess(call, bucket, [] { return HttpResponse(); });
+  }
+  S3Listing listing;
+  if (std::optional<ReadError> e = ReadListing(call->query, &listing)) return Fail(call, *e);
+  ServeS3List(call, bucket, listing);
+}
+
+void ReadService::ServeS3BucketAccess(std::shared_ptr<ReadCall> call, const std::string& bucket,
+                                      std::function<HttpResponse()> ok) {
+  bool queued = workers_.Post([this, call, bucket, ok] {
+    ScopeResolution s = resolver_.Scope(call->token);
+    if (!s.scope) return Fail(call, s.error);
+    if (!s.scope->MayRead(bucket)) {
+      std::string scope;
+      for (const std::string& ns : s.scope->namespaces) scope += (scope.empty() ? "" : ", ") + ns;
+      return Fail(call, {ReadFailure::kAccessDenied,
+                         "the token of '" + s.scope->subject + "' may not read namespace '" +
+                             bucket + "', only " + (scope.empty() ? "none" : scope) +
+                             "; ask for a read token for '" + bucket + "'"});
+    }
+    HttpResponse r = ok();
+    r.headers.Set("x-amz-request-id", call->request_id);
+    call->Finish(std::move(r));
+  });
+  if (!queued) Fail(call, {ReadFailure::kUnavailable, "the agent is stopping"});
+}
+
+void ReadService::ServeS3Buckets(std::shared_ptr<ReadCall> call) {
+  bool queued = workers_.Post([this, call] {
+    NamespacesResolution n = resolver_.ReadableNamespaces(call->token);
+    if (!n.scope) return Fail(call, n.error);
+    HttpResponse r;
+    r.headers.Set("Content-Type", "application/xml");
+    r.headers.Set("x-amz-request-id", call->request_id);
+    r.body = ListAllMyBucketsXml(n.scope->subject, n.namespaces, kBucketCreationDate);
+    call->Finish(std::move(r));
+  });
+  if (!queued) Fail(call, {ReadFailure::kUnavailable, "the agent is stopping"});
 }
 
 void ReadService::ServeS3Object(std::shared_ptr<ReadCall> call, const std::string& bucket,
@@ -93,6 +228,15 @@ void ReadService::ServeS3Object(std::shared_ptr<ReadCall> call, const std::strin
                          "part " + std::to_string(*n) + " does not exist: objects have one part"});
     }
   }
+  for (const auto& [param, header] : kResponseOverrides) {
+    const std::string* v = QueryValue(call->query, param);
+    if (v == nullptr) continue;
+    if (std::any_of(v->begin(), v->end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+      return Fail(call, {ReadFailure::kBadRequest,
+                         std::string(param) + " must be one line of printable text"});
+    }
+    call->reply_headers.emplace_back(header, *v);
+  }
   ObjectAddress a = std::move(address).value();
   WithModel(call, a, [this, call, a, key](const Resolution& r) {
     if (!r.model) return Fail(call, r.error);
@@ -106,45 +250,33 @@ void ReadService::ServeS3Object(std::shared_ptr<ReadCall> call, const std::strin
   });
 }
 
-void ReadService::ServeS3List(std::shared_ptr<ReadCall> call, const std::string& bucket) {
-  ObjectListRequest lr;
-  auto get = [&](const char* name) {
-    const std::string* v = QueryValue(call->query, name);
-    return v ? *v : std::string();
-  };
-  lr.prefix = get("prefix");
-  lr.delimiter = get("delimiter");
-  lr.start_after = get("start-after");
-  lr.continuation = get("continuation-token");
-  Result<int> max_keys = ParseMaxKeys(QueryValue(call->query, "max-keys"));
-  if (!max_keys.ok()) return Fail(call, {ReadFailure::kBadRequest, max_keys.status().message()});
-  lr.max_keys = *max_keys;
-  const bool url = get("encoding-type") == "url";
-
+void ReadService::ServeS3List(std::shared_ptr<ReadCall> call, const std::string& bucket,
+                              const S3Listing& listing) {
+  const ObjectListRequest& lr = listing.request;
   // Keys live under {name}/{ref}/. A prefix that names both lists one
   // version; a shorter one lists the namespace's tags.
   size_t first = lr.prefix.find('/');
   size_t second = first == std::string::npos ? std::string::npos : lr.prefix.find('/', first + 1);
-  if (second == std::string::npos) return ServeS3ListTags(call, bucket, lr, url);
+  if (second == std::string::npos) return ServeS3ListTags(call, bucket, listing);
   ObjectAddress a;
   a.ns = bucket;
   a.name = lr.prefix.substr(0, first);
   a.ref = lr.prefix.substr(first + 1, second - first - 1);
   a.manifest = true;
   if (!ValidateName("model name", a.name).ok() || !ValidateRef(a.ref).ok()) {
-    return AnswerList(call, bucket, lr, url, {});
+    return AnswerList(call, bucket, listing, {});
   }
-  WithModel(call, a, [this, call, a, bucket, lr, url](const Resolution& r) {
+  WithModel(call, a, [this, call, a, bucket, listing](const Resolution& r) {
     if (!r.model) {
       if (r.error.failure == ReadFailure::kNoSuchKey)
-        return AnswerList(call, bucket, lr, url, {});  // no keys
+        return AnswerList(call, bucket, listing, {});  // no keys
       return Fail(call, r.error);
     }
     std::vector<ObjectEntry> entries;
     AppendEntries(*r.model, a.ref, &entries);
     std::sort(entries.begin(), entries.end(),
               [](const ObjectEntry& x, const ObjectEntry& y) { return x.key < y.key; });
-    AnswerList(call, bucket, lr, url, entries);
+    AnswerList(call, bucket, listing, entries);
   });
 }
 
@@ -157,14 +289,13 @@ void ReadService::AppendEntries(const ResolvedModel& model, const std::string& r
 }
 
 void ReadService::AnswerList(const std::shared_ptr<ReadCall>& call, const std::string& bucket,
-                             const ObjectListRequest& request, bool url,
-                             const std::vector<ObjectEntry>& entries) {
-  Result<ObjectPage> page = ListObjects(entries, request);
+                             const S3Listing& listing, const std::vector<ObjectEntry>& entries) {
+  Result<ObjectPage> page = ListObjects(entries, listing.request);
   if (!page.ok()) return Fail(call, {ReadFailure::kBadRequest, page.status().message()});
   HttpResponse r;
   r.headers.Set("Content-Type", "application/xml");
   r.headers.Set("x-amz-request-id", call->request_id);
-  r.body = ListBucketResultXml(bucket, request, *page, url);
+  r.body = ListBucketResultXml(bucket, listing.request, *page, listing.url, listing.version);
   call->Finish(std::move(r));
 }
 
@@ -172,12 +303,13 @@ void ReadService::AnswerList(const std::shared_ptr<ReadCall>& call, const std::s
 // tags ("name/tag/") as common prefixes; without it, every file of every
 // tag, each tag resolved as a read would. Versions are reached by tag only.
 void ReadService::ServeS3ListTags(std::shared_ptr<ReadCall> call, const std::string& bucket,
-                                  const ObjectListRequest& request, bool url) {
-  bool queued = workers_.Post([this, call, bucket, request, url] {
+                                  const S3Listing& listing) {
+  bool queued = workers_.Post([this, call, bucket, listing] {
+    const ObjectListRequest& request = listing.request;
     TagsResolution tags = resolver_.ListTags(call->token, bucket);
     if (!tags.listing) {
       if (tags.error.failure == ReadFailure::kNoSuchKey)
-        return AnswerList(call, bucket, request, url, {});
+        return AnswerList(call, bucket, listing, {});
       return Fail(call, tags.error);
     }
     std::vector<ObjectEntry> entries;
@@ -201,7 +333,7 @@ void ReadService::ServeS3ListTags(std::shared_ptr<ReadCall> call, const std::str
     }
     std::sort(entries.begin(), entries.end(),
               [](const ObjectEntry& x, const ObjectEntry& y) { return x.key < y.key; });
-    AnswerList(call, bucket, request, url, entries);
+    AnswerList(call, bucket, listing, entries);
   });
   if (!queued) Fail(call, {ReadFailure::kUnavailable, "the agent is stopping"});
 }

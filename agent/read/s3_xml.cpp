@@ -6,6 +6,7 @@ namespace shoal {
 namespace {
 
 constexpr char kProlog[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+constexpr char kNamespace[] = " xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"";
 
 void Element(std::string* out, std::string_view name, std::string_view text) {
   *out += '<';
@@ -59,19 +60,29 @@ std::string S3ErrorXml(std::string_view code, std::string_view message, std::str
 }
 
 std::string ListBucketResultXml(const std::string& bucket, const ObjectListRequest& request,
-                                const ObjectPage& page, bool url_encoding) {
+                                const ObjectPage& page, bool url_encoding, ListVersion version) {
   auto enc = [url_encoding](const std::string& s) { return url_encoding ? UriEncodePath(s) : s; };
+  const bool v1 = version == ListVersion::kV1;
   std::string out = kProlog;
-  out += "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
+  out += "<ListBucketResult";
+  out += kNamespace;
+  out += '>';
   Element(&out, "Name", bucket);
   Element(&out, "Prefix", enc(request.prefix));
+  if (v1) {
+    Element(&out, "Marker", enc(request.start_after));
+    if (page.truncated && !request.delimiter.empty())
+      Element(&out, "NextMarker", enc(page.next_marker));
+  }
   if (!request.delimiter.empty()) Element(&out, "Delimiter", enc(request.delimiter));
   Element(&out, "MaxKeys", std::to_string(request.max_keys));
-  Element(&out, "KeyCount", std::to_string(page.key_count()));
+  if (!v1) Element(&out, "KeyCount", std::to_string(page.key_count()));
   Element(&out, "IsTruncated", page.truncated ? "true" : "false");
-  if (!request.continuation.empty()) Element(&out, "ContinuationToken", request.continuation);
-  if (page.truncated) Element(&out, "NextContinuationToken", page.next_continuation);
-  if (!request.start_after.empty()) Element(&out, "StartAfter", enc(request.start_after));
+  if (!v1) {
+    if (!request.continuation.empty()) Element(&out, "ContinuationToken", request.continuation);
+    if (page.truncated) Element(&out, "NextContinuationToken", page.next_continuation);
+    if (!request.start_after.empty()) Element(&out, "StartAfter", enc(request.start_after));
+  }
   if (url_encoding) Element(&out, "EncodingType", "url");
   for (const ObjectEntry* e : page.contents) {
     out += "<Contents>";
@@ -88,6 +99,35 @@ std::string ListBucketResultXml(const std::string& bucket, const ObjectListReque
     out += "</CommonPrefixes>";
   }
   out += "</ListBucketResult>\n";
+  return out;
+}
+
+std::string ListAllMyBucketsXml(const std::string& owner, const std::vector<std::string>& buckets,
+                                const std::string& creation_date) {
+  std::string out = kProlog;
+  out += "<ListAllMyBucketsResult";
+  out += kNamespace;
+  out += "><Owner>";
+  Element(&out, "ID", owner);
+  Element(&out, "DisplayName", owner);
+  out += "</Owner><Buckets>";
+  for (const std::string& b : buckets) {
+    out += "<Bucket>";
+    Element(&out, "Name", b);
+    Element(&out, "CreationDate", creation_date);
+    out += "</Bucket>";
+  }
+  out += "</Buckets></ListAllMyBucketsResult>\n";
+  return out;
+}
+
+std::string LocationConstraintXml(const std::string& region) {
+  std::string out = kProlog;
+  out += "<LocationConstraint";
+  out += kNamespace;
+  out += '>';
+  out += XmlEscape(region);
+  out += "</LocationConstraint>\n";
   return out;
 }
 
