@@ -61,3 +61,41 @@ TEST_CASE("S3 keys that name no file are missing; traversal is a bad request", "
   CHECK(ParseS3Key("team-a", "llama/latest/a//b").status().code() ==
         Status::Code::kInvalidArgument);
 }
+
+TEST_CASE("a Host of {bucket}.{endpoint} names the bucket; IPs and plain hosts are path-style",
+          "[read][address]") {
+  const std::vector<std::string> suffixes = {"localhost"};
+  CHECK(VirtualHostBucket("team-a.localhost:9000", suffixes) == "team-a");
+  CHECK(VirtualHostBucket("team-a.s3.localhost:9000", suffixes) == "team-a");
+  CHECK(VirtualHostBucket("Team-A.S3.Example.Internal", suffixes) == "team-a");
+  CHECK(VirtualHostBucket("team-a.agents.internal", {"agents.internal"}) == "team-a");
+  for (const char* plain :
+       {"127.0.0.1:9000", "localhost:9000", "localhost", "[::1]:9000", "10.1.2.3",
+        "shoal-agent.shoal.svc.cluster.local:9000", "s3.example.com", "agent.svc:80",
+        "-dash.localhost", "", ".localhost"}) {
+    INFO(plain);
+    CHECK(VirtualHostBucket(plain, suffixes).empty());
+  }
+}
+
+TEST_CASE("a virtual-host request's whole path is its key; '/' on a plain host is the service",
+          "[read][address]") {
+  const std::vector<std::string> suffixes = {"localhost"};
+  auto v = ParseS3Target("team-a.localhost:9000", "/llama/latest/config.json", suffixes);
+  REQUIRE(v.ok());
+  CHECK(v->bucket == "team-a");
+  CHECK(v->key == "llama/latest/config.json");
+  auto bucket = ParseS3Target("team-a.localhost:9000", "/", suffixes);
+  REQUIRE(bucket.ok());
+  CHECK(bucket->bucket == "team-a");
+  CHECK(bucket->key.empty());
+
+  auto path = ParseS3Target("127.0.0.1:9000", "/team-a/llama/latest/config.json", suffixes);
+  REQUIRE(path.ok());
+  CHECK(path->bucket == "team-a");
+  CHECK(path->key == "llama/latest/config.json");
+  auto service = ParseS3Target("localhost:9000", "/", suffixes);
+  REQUIRE(service.ok());
+  CHECK(service->bucket.empty());
+  CHECK(!ParseS3Target("localhost:9000", "", suffixes).ok());
+}

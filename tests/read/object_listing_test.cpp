@@ -75,6 +75,55 @@ TEST_CASE("pages of max-keys chain through continuation tokens without repeats o
   }
 }
 
+TEST_CASE("v1 pages chain through NextMarker, a key or a common prefix, without repeats or gaps",
+          "[read][list]") {
+  for (const std::string delimiter : {"", "/"}) {
+    INFO("delimiter '" << delimiter << "'");
+    ObjectListRequest r;
+    r.prefix = "m/t/";
+    r.delimiter = delimiter;
+    r.max_keys = 1;
+    std::vector<std::string> seen;
+    for (int pages = 0; pages < 20; ++pages) {
+      auto p = ListObjects(kModel, r);
+      REQUIRE(p.ok());
+      for (auto& k : Keys(*p)) seen.push_back(k);
+      for (auto& c : p->common_prefixes) seen.push_back(c);
+      if (!p->truncated) break;
+      // What a v1 client sends as the next marker: the last thing it got.
+      REQUIRE(p->next_marker == seen.back());
+      r.start_after = p->next_marker;
+    }
+    if (delimiter.empty()) {
+      CHECK(seen == std::vector<std::string>{"m/t/config.json", "m/t/shards/a.bin",
+                                             "m/t/shards/b.bin", "m/t/shards/c.bin",
+                                             "m/t/tokenizer/vocab.txt", "m/t/z.txt"});
+    } else {
+      CHECK(seen == std::vector<std::string>{"m/t/config.json", "m/t/shards/", "m/t/tokenizer/",
+                                             "m/t/z.txt"});
+    }
+  }
+}
+
+TEST_CASE("a marker that is a common prefix skips its keys; any other marker is a plain key",
+          "[read][list]") {
+  ObjectListRequest r;
+  r.prefix = "m/t/";
+  r.delimiter = "/";
+  r.start_after = "m/t/shards/";
+  auto p = ListObjects(kModel, r);
+  REQUIRE(p.ok());
+  CHECK(p->common_prefixes == std::vector<std::string>{"m/t/tokenizer/"});
+  CHECK(Keys(*p) == std::vector<std::string>{"m/t/z.txt"});
+  CHECK(p->next_marker.empty());  // not truncated
+
+  // Without a delimiter "m/t/shards/" is just a key to list after.
+  r.delimiter = "";
+  p = ListObjects(kModel, r);
+  REQUIRE(p.ok());
+  CHECK(Keys(*p).front() == "m/t/shards/a.bin");
+}
+
 TEST_CASE("start-after skips keys up to it; a foreign token is refused", "[read][list]") {
   ObjectListRequest r;
   r.prefix = "m/t/";
