@@ -23,6 +23,7 @@ build_pkgs=(
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common
   python3-boto3 awscli curl iproute2 util-linux procps
+  s3cmd rclone  # tests/integration/s3_clients_test.cpp: stock S3 clients against the read endpoint
   python3-libtorrent  # tests/integration/outsider_peer.py: a stock BitTorrent client as an outsider
   openssl  # tests/s3/radosgw.sh makes a self-signed certificate for the HTTPS tests
   python3-yaml systemd  # tests/deploy/: manifest checks; systemd-analyze, -sysusers, -tmpfiles
