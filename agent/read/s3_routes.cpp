@@ -159,16 +159,15 @@ void ReadService::ServeS3(const HttpRequest& request, HttpResponder respond) {
 }
 
 void ReadService::ServeS3Bucket(std::shared_ptr<ReadCall> call, const std::string& bucket) {
-  auto xml = [call](std::string body) {
-    HttpResponse r;
-    r.headers.Set("Content-Type", "application/xml");
-    r.body = std::move(body);
-    return r;
-  };
   if (call->query.count("location") != 0) {
     // The endpoint has no region of its own: SigV4 accepts any, so the
     // answer is S3's empty constraint (us-east-1).
-    return ServeS3BucketAccess(call, bucket, [xml] { return xml(LocationConstraintXml("")); });
+    return ServeS3BucketAccess(call, bucket, [] {
+      HttpResponse r;
+      r.headers.Set("Content-Type", "application/xml");
+      r.body = LocationConstraintXml("");
+      return r;
+    });
   }
   if (call->method == "HEAD") {  // HeadBucket: every readable namespace name is a bucket
     return ServeS3BucketAccess(call, bucket, [] { return HttpResponse(); });

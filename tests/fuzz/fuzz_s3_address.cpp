@@ -1,9 +1,10 @@
 // The S3 request target as the agent's S3 routes read it (agent/read/
 // s3_routes.cpp): ParseTarget splits and decodes path and query, then
 // ParseS3Path, ParseS3Key (or the plain API's ParsePlainPath), ValidateRef,
-// partNumber and max-keys through ParseDecimalParam, and ListObjectsV2's
-// paging with prefix, delimiter, start-after and continuation-token over a
-// fixed listing. Keys also go through the percent-encoding S3 clients use
+// partNumber and max-keys through ParseDecimalParam, ParseS3Target with the
+// path's first segment as a virtual host, and ListObjects' paging with
+// prefix, delimiter, start-after and continuation-token (v2) or marker and
+// NextMarker (v1) over a fixed listing. Keys also go through the percent-encoding S3 clients use
 // and back (shoal/uri_encode.h).
 #include <cstddef>
 #include <cstdint>
@@ -59,8 +60,9 @@ void List(const std::map<std::string, std::string>& q) {
   shoal::ObjectListRequest lr;
   lr.prefix = Get(q, "prefix");
   lr.delimiter = Get(q, "delimiter");
-  lr.start_after = Get(q, "start-after");
-  lr.continuation = Get(q, "continuation-token");
+  const bool v1 = Get(q, "list-type") != "2";
+  lr.start_after = Get(q, v1 ? "marker" : "start-after");
+  if (!v1) lr.continuation = Get(q, "continuation-token");
   lr.max_keys = *max_keys;
   // Follows the pages to the end, as a client would.
   for (int pages = 0; pages < 20; ++pages) {
@@ -69,7 +71,12 @@ void List(const std::map<std::string, std::string>& q) {
     Check(page->key_count() <= lr.max_keys, "a page with more than max-keys keys");
     if (!page->truncated) return;
     Check(!page->next_continuation.empty(), "a truncated page without a continuation token");
-    lr.continuation = page->next_continuation;
+    Check(!page->next_marker.empty(), "a truncated page without a next marker");
+    if (v1) {
+      lr.start_after = page->next_marker;
+    } else {
+      lr.continuation = page->next_continuation;
+    }
   }
   Check(false, "a listing of nine keys that does not end within twenty pages");
 }
@@ -90,6 +97,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     shoal::Result<std::string> back = shoal::UriDecode(shoal::UriEncodePath(s3->key));
     Check(back.ok() && *back == s3->key, "a key does not survive UriEncodePath and UriDecode");
   }
+  if (s3.ok()) {
+    // The same request as if its bucket had been the host's first label.
+    const std::string host = s3->bucket + ".localhost:7402";
+    shoal::Result<shoal::S3Path> v = shoal::ParseS3Target(host, req.path, {"localhost"});
+    Check(v.ok(), "a path-style path that is no virtual-host path");
+    if (!v->bucket.empty()) {
+      Check(shoal::ValidateName("bucket", v->bucket).ok(), "a virtual host with a bad bucket");
+      Check(v->key == req.path.substr(1), "a virtual-host key that is not the path");
+    }
+  }
   for (const auto& [k, v] : req.query) {
     std::optional<std::string> back = shoal::PercentDecode(shoal::UriEncodeQuery(v), true, true);
     Check(back && *back == v, "a query value does not survive UriEncodeQuery and PercentDecode");
@@ -97,6 +114,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (req.query.count("partNumber")) {
     (void)shoal::ParseDecimalParam("partNumber", req.query["partNumber"], 1, 10000);
   }
-  if (req.query.count("list-type")) List(req.query);
+  List(req.query);
   return 0;
 }

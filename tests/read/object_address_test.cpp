@@ -52,7 +52,8 @@ TEST_CASE("S3 paths split into bucket and key, and keys into model, tag and path
   CHECK(k->path == "a/b.bin");
 }
 
-TEST_CASE("S3 keys that name no file are missing; traversal is a bad request", "[read][address]") {
+TEST_CASE("S3 keys that name no file are missing, and traversal is a bad request",
+          "[read][address]") {
   CHECK(ParseS3Key("team-a", "llama").status().IsNotFound());
   CHECK(ParseS3Key("team-a", "llama/latest/").status().IsNotFound());
   CHECK(ParseS3Key("team-a", "llama/latest/../x").status().code() ==
@@ -62,8 +63,9 @@ TEST_CASE("S3 keys that name no file are missing; traversal is a bad request", "
         Status::Code::kInvalidArgument);
 }
 
-TEST_CASE("a Host of {bucket}.{endpoint} names the bucket; IPs and plain hosts are path-style",
-          "[read][address]") {
+TEST_CASE(
+    "a Host of {bucket}.{endpoint} names the bucket, while IPs and plain hosts are path-style",
+    "[read][address]") {
   const std::vector<std::string> suffixes = {"localhost"};
   CHECK(VirtualHostBucket("team-a.localhost:9000", suffixes) == "team-a");
   CHECK(VirtualHostBucket("team-a.s3.localhost:9000", suffixes) == "team-a");
@@ -78,7 +80,7 @@ TEST_CASE("a Host of {bucket}.{endpoint} names the bucket; IPs and plain hosts a
   }
 }
 
-TEST_CASE("a virtual-host request's whole path is its key; '/' on a plain host is the service",
+TEST_CASE("a virtual-host request's whole path is its key, and '/' on a plain host is the service",
           "[read][address]") {
   const std::vector<std::string> suffixes = {"localhost"};
   auto v = ParseS3Target("team-a.localhost:9000", "/llama/latest/config.json", suffixes);

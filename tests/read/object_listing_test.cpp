@@ -105,7 +105,7 @@ TEST_CASE("v1 pages chain through NextMarker, a key or a common prefix, without 
   }
 }
 
-TEST_CASE("a marker that is a common prefix skips its keys; any other marker is a plain key",
+TEST_CASE("a marker that is a common prefix skips its keys, and any other marker is a plain key",
           "[read][list]") {
   ObjectListRequest r;
   r.prefix = "m/t/";
@@ -124,7 +124,7 @@ TEST_CASE("a marker that is a common prefix skips its keys; any other marker is 
   CHECK(Keys(*p).front() == "m/t/shards/a.bin");
 }
 
-TEST_CASE("start-after skips keys up to it; a foreign token is refused", "[read][list]") {
+TEST_CASE("start-after skips keys up to it, and a foreign token is refused", "[read][list]") {
   ObjectListRequest r;
   r.prefix = "m/t/";
   r.start_after = "m/t/shards/b.bin";

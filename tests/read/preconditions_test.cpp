@@ -19,7 +19,7 @@ Preconditions With(std::optional<std::string> if_match, std::optional<std::strin
 
 }  // namespace
 
-TEST_CASE("HTTP dates parse to Unix seconds; anything else does not", "[read][conditions]") {
+TEST_CASE("HTTP dates parse to Unix seconds and nothing else does", "[read][conditions]") {
   CHECK(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT") == kModified);
   CHECK(!ParseHttpDate("Sunday, 06-Nov-94 08:49:37").has_value());
   CHECK(!ParseHttpDate("yesterday").has_value());
