@@ -27,7 +27,7 @@ const char kRclone[] = "/usr/bin/rclone";
 const std::set<std::string> kKeys = {
     "llama/latest/config.json", "llama/latest/model-00001-of-00002.safetensors",
     "llama/latest/model-00002-of-00002.safetensors", "llama/latest/tokenizer/tokenizer.json",
-    "llama/latest/tokenizer/vocab.txt"};
+    "llama/latest/tokenizer/vocab a+b.txt"};
 
 // A tracker and one agent on a folder origin, with one checkpoint (one file
 // over 8 MiB, one folder) published and seeded by the agent.
@@ -42,7 +42,7 @@ struct ClientCluster : TestCluster {
     WriteRandomFile(ckpt + "/model-00002-of-00002.safetensors", 3 * kMiB, 2);
     WriteRandomFile(ckpt + "/config.json", 900, 3);
     WriteRandomFile(ckpt + "/tokenizer/tokenizer.json", 300000, 4);
-    WriteRandomFile(ckpt + "/tokenizer/vocab.txt", 5000, 5);
+    WriteRandomFile(ckpt + "/tokenizer/vocab a+b.txt", 5000, 5);
     PublishOk(ckpt, "team-a/llama", 0);
   }
 
@@ -193,7 +193,7 @@ TEST_CASE("s3cmd reads virtual-host-style, with the bucket in the host name", "[
   // The requests named the bucket in the Host header, not the path.
   CHECK(get.err.find("team-a.localhost:") != std::string::npos);
   CHECK(Slurp(out + "/tokenizer.json") == Slurp(c.ckpt + "/tokenizer/tokenizer.json"));
-  CHECK(Slurp(out + "/vocab.txt") == Slurp(c.ckpt + "/tokenizer/vocab.txt"));
+  CHECK(Slurp(out + "/vocab a+b.txt") == Slurp(c.ckpt + "/tokenizer/vocab a+b.txt"));
 
   // curl, the same way, and a plain-host request of the same key.
   const std::string vhost = "team-a.localhost:" + std::to_string(c.port());
@@ -202,8 +202,9 @@ TEST_CASE("s3cmd reads virtual-host-style, with the bucket in the host name", "[
   CHECK(v.body == Slurp(c.ckpt + "/config.json"));
   CurlAnswer list = c.Curl(c.Signed(c.reader, "/", {{"prefix", "llama/latest/tokenizer/"}}, vhost));
   CHECK(list.status == 200);
-  CHECK(Texts(list.body, "Key") == std::vector<std::string>{"llama/latest/tokenizer/tokenizer.json",
-                                                            "llama/latest/tokenizer/vocab.txt"});
+  CHECK(Texts(list.body, "Key") ==
+        std::vector<std::string>{"llama/latest/tokenizer/tokenizer.json",
+                                 "llama/latest/tokenizer/vocab a+b.txt"});
   // On a plain host the same path names bucket "llama", which is empty.
   CurlAnswer plain = c.Curl(c.Signed(c.reader, "/llama/latest/config.json"));
   CHECK(plain.status != 200);
@@ -281,6 +282,36 @@ TEST_CASE("ListObjects v1 pages by max-keys and marker through every key", "[age
                                              "llama/latest/tokenizer/"});
     }
   }
+
+  // boto3's v1 paginator (encoding-type=url, NextMarker or the last key).
+  const std::string script = c.tmp / "v1.py";
+  std::ofstream(script) << "import boto3\n"
+                           "from botocore.config import Config\n"
+                           "s3 = boto3.client('s3', endpoint_url='http://127.0.0.1:"
+                        << c.port() << "', region_name='us-east-1', aws_access_key_id='" << c.reader
+                        << "', aws_secret_access_key='" << c.reader
+                        << "', config=Config(s3={'addressing_style': 'path'}))\n"
+                           "for d in ['', '/']:\n"
+                           "    pages = s3.get_paginator('list_objects').paginate(\n"
+                           "        Bucket='team-a', Prefix='llama/latest/', Delimiter=d,\n"
+                           "        PaginationConfig={'PageSize': 2})\n"
+                           "    for p in pages:\n"
+                           "        for o in p.get('Contents', []): print(d, 'key', o['Key'])\n"
+                           "        for o in p.get('CommonPrefixes', []): print(d, 'dir', "
+                           "o['Prefix'])\n";
+  ProcessResult boto = RunProcess({"/usr/bin/python3", script}, {"AWS_CONFIG_FILE=/dev/null"});
+  INFO(boto.out << boto.err);
+  REQUIRE(boto.exit_code == 0);
+  std::set<std::string> flat, folded;
+  for (const std::string& line : Lines(boto.out)) {
+    if (line.rfind(" key ", 0) == 0) flat.insert(line.substr(5));
+    if (line.rfind("/ ", 0) == 0) folded.insert(line.substr(2));
+  }
+  CHECK(flat == kKeys);
+  CHECK(folded == std::set<std::string>{"key llama/latest/config.json",
+                                        "key llama/latest/model-00001-of-00002.safetensors",
+                                        "key llama/latest/model-00002-of-00002.safetensors",
+                                        "dir llama/latest/tokenizer/"});
 
   CurlAnswer bad = c.Curl(c.Signed(c.reader, "/team-a", {{"max-keys", "two"}}));
   CHECK(bad.status == 400);
