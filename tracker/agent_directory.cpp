@@ -78,6 +78,15 @@ std::vector<AgentRecord> AgentDirectory::Members(int64_t now_ms) {
   return out;
 }
 
+AgentDirectory::Counts AgentDirectory::Count(int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(now_ms);
+  Counts c;
+  c.members = members_.size();
+  for (const auto& [id, r] : members_) c.away += r.heartbeat_ms > heartbeat_ms_ ? 1 : 0;
+  return c;
+}
+
 std::shared_ptr<const std::vector<RingMember>> AgentDirectory::RingMembers(int64_t now_ms,
                                                                            uint64_t* epoch) {
   std::lock_guard<std::mutex> lock(mu_);

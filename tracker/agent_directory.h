@@ -54,6 +54,19 @@ class RingChangeSink {
   virtual void Change(const std::string& id, uint64_t weight, bool left) = 0;
 };
 
+// The changes as a list, for a HashRing to Apply.
+struct RingChangeList final : RingChangeSink {
+  uint64_t epoch = 0;  // the epoch the changes lead to
+  std::vector<RingChange> changes;
+  void Begin(uint64_t e, size_t n) override {
+    epoch = e;
+    changes.reserve(n);
+  }
+  void Change(const std::string& id, uint64_t weight, bool left) override {
+    changes.push_back({id, weight, left});
+  }
+};
+
 class AgentDirectory {
  public:
   explicit AgentDirectory(int64_t heartbeat_ms) : heartbeat_ms_(heartbeat_ms) {}
@@ -75,6 +88,14 @@ class AgentDirectory {
 
   // Every member, by id.
   std::vector<AgentRecord> Members(int64_t now_ms);
+  // How many members there are, and how many of them heartbeat less often
+  // than heartbeat_ms() (away: another tracker is their home), without
+  // copying them.
+  struct Counts {
+    size_t members = 0;
+    size_t away = 0;
+  };
+  Counts Count(int64_t now_ms);
   // Every member at the current epoch (weights are cache bytes), built once
   // per epoch and shared; `epoch` gets that epoch.
   std::shared_ptr<const std::vector<RingMember>> RingMembers(int64_t now_ms, uint64_t* epoch);

@@ -61,20 +61,25 @@ Result<std::shared_ptr<const ChunkSet>> FetchScheduler::VersionChunks(const Fetc
 }
 
 std::shared_ptr<const HashRing> FetchScheduler::Ring() {
-  uint64_t epoch = agents_.epoch();
-  if (ring_ != nullptr && epoch == ring_epoch_ && orders_.connected() == ring_connected_)
-    return ring_;
+  if (ring_ != nullptr && agents_.epoch() == ring_->epoch()) return ring_;
   const auto start = std::chrono::steady_clock::now();
-  // A ring of hundreds is rebuilt at once; a bigger one when its time has come.
+  // A ring of hundreds follows at once; a bigger one when its time has come.
   constexpr size_t kPacedFrom = 512;
   if (ring_ != nullptr && ring_->size() >= kPacedFrom && start < ring_next_build_) return ring_;
-  std::vector<RingMember> members;
-  for (const RingMember& a : *agents_.RingMembers(NowMs(), &epoch)) {
-    if (orders_.Connected(a.id)) members.push_back({a.id, std::max<uint64_t>(1, a.weight)});
+  // The changes since, from the directory's log; the whole membership when
+  // the log no longer holds them.
+  RingChangeList log;
+  if (ring_ != nullptr && agents_.RingChanges(ring_->epoch(), NowMs(), log)) {
+    for (RingChange& c : log.changes) c.weight = std::max<uint64_t>(1, c.weight);
+    ring_ = std::make_shared<const HashRing>(ring_->Apply(log.changes, log.epoch));
+  } else {
+    uint64_t epoch = 0;
+    std::shared_ptr<const std::vector<RingMember>> all = agents_.RingMembers(NowMs(), &epoch);
+    std::vector<RingMember> members;
+    members.reserve(all->size());
+    for (const RingMember& a : *all) members.push_back({a.id, std::max<uint64_t>(1, a.weight)});
+    ring_ = std::make_shared<const HashRing>(std::move(members), epoch);
   }
-  ring_ = std::make_shared<const HashRing>(std::move(members), epoch);
-  ring_epoch_ = epoch;
-  ring_connected_ = orders_.connected();
   const auto end = std::chrono::steady_clock::now();
   ring_next_build_ = end + 19 * (end - start);
   return ring_;
@@ -166,12 +171,14 @@ void FetchScheduler::Dispatch() {
   if (in_flight_ >= budget || queue_.empty()) return;
   std::shared_ptr<const HashRing> ring = Ring();
   if (ring->size() == 0) return;
+  auto connected = [this](const std::string& agent) { return orders_.Connected(agent); };
   size_t scanned = 0;
   for (auto it = queue_.begin(); it != queue_.end() && in_flight_ < budget && scanned < kScanLimit;
        ++scanned) {
     Entry& e = entries_.at(it->second);
-    std::vector<std::string> ranked =
-        ring->Owners(e.chunk, std::min<int>(e.attempt + 1, static_cast<int>(ring->size())));
+    std::vector<std::string> ranked = ring->Owners(
+        e.chunk, std::min<int>(e.attempt + 1, static_cast<int>(ring->size())), connected);
+    if (ranked.empty()) return;  // no agent on the ring has a control connection
     const std::string& agent = ranked[static_cast<size_t>(e.attempt) % ranked.size()];
     if (per_agent_[agent] >= per_agent) {
       ++it;
@@ -286,7 +293,9 @@ void FetchScheduler::Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes)
 
 void FetchScheduler::QueueReplicas(const Entry& e, const std::string& deliverer) {
   if (policy_.replicas <= 1) return;
-  for (const std::string& owner : Ring()->Owners(e.chunk, static_cast<int>(policy_.replicas))) {
+  auto connected = [this](const std::string& agent) { return orders_.Connected(agent); };
+  for (const std::string& owner :
+       Ring()->Owners(e.chunk, static_cast<int>(policy_.replicas), connected)) {
     if (owner == deliverer || replica_keys_.size() >= kMaxReplicaQueue) continue;
     if (!replica_keys_.insert({owner, e.chunk}).second) continue;  // already ordered
     replicas_.push_back({owner, e.target, e.chunk});

@@ -122,12 +122,13 @@ class FetchScheduler final {
   // version is not in ns/name.
   Result<std::shared_ptr<const ChunkSet>> VersionChunks(const FetchTarget& target);
 
-  // The ring of live agents orders can be sent to. It follows every
-  // membership change; a ring of 512 agents or more is rebuilt at most
-  // every 20 times as long as its last rebuild took (a ring of thousands
-  // takes milliseconds, and churn changes it many times a second): between
-  // rebuilds an order for an agent gone goes to the chunk's next owner, and
-  // an agent that just joined owns nothing yet.
+  // The ring of live agents; orders go to the best owners on it with a
+  // control connection (AgentOrders::Connected, asked per order). It
+  // follows the directory's log of changes; a ring of 512 agents or more
+  // at most every 20 times as long as its last update took (churn changes
+  // a ring of thousands many times a second): between updates an order for
+  // an agent gone goes to the chunk's next owner, and an agent that just
+  // joined owns nothing yet.
   std::shared_ptr<const HashRing> Ring();
 
   // Changes how many origin orders may be in flight at once from now on
@@ -197,8 +198,6 @@ class FetchScheduler final {
   std::deque<int64_t> fetch_ms_;  // the last kTimingWindow fetch times, oldest first
   std::vector<std::pair<std::string, std::shared_ptr<const ChunkSet>>> chunk_sets_;  // newest last
   std::shared_ptr<const HashRing> ring_;
-  uint64_t ring_epoch_ = ~0ull;
-  size_t ring_connected_ = 0;
   std::chrono::steady_clock::time_point ring_next_build_{};  // not rebuilt before this
   // Set on destruction, so replies arriving later are ignored.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

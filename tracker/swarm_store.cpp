@@ -177,7 +177,7 @@ Status SwarmStore::Record(const AnnounceRequest& req, const Peer& self, int64_t 
     auto held = req.holder != 0 ? holdings_.find(req.holder) : holdings_.end();
     if (held != holdings_.end()) {
       held_ -= held->second.swarms.erase(req.info_hash);
-      if (held->second.swarms.empty()) holdings_.erase(held);
+      if (held->second.swarms.empty()) Forget(held);
     }
     return Status::OK();
   }
@@ -191,9 +191,13 @@ Status SwarmStore::Record(const AnnounceRequest& req, const Peer& self, int64_t 
   swarms_[req.info_hash].Insert(self);
   ++peers_;
   if (req.holder != 0) {
-    Holding& held = holdings_[req.holder];
-    if (held.agent != req.holder_agent) held.agent = req.holder_agent;
-    held_ += held.swarms.insert(req.info_hash).second ? 1 : 0;
+    auto [held, added] = holdings_.try_emplace(req.holder);
+    if (added || held->second.agent != req.holder_agent) {
+      if (!added) Unindex(held->second.agent, req.holder);
+      held->second.agent = req.holder_agent;
+      sessions_of_[held->second.agent].push_back(req.holder);
+    }
+    held_ += held->second.swarms.insert(req.info_hash).second ? 1 : 0;
   }
   return Status::OK();
 }
@@ -268,8 +272,21 @@ size_t SwarmStore::ReleaseLocked(uint64_t holder) {
   }
   peers_ -= dropped;
   held_ -= held->second.swarms.size();
-  holdings_.erase(held);
+  Forget(held);
   return dropped;
+}
+
+void SwarmStore::Forget(std::unordered_map<uint64_t, Holding>::iterator held) {
+  Unindex(held->second.agent, held->first);
+  holdings_.erase(held);
+}
+
+void SwarmStore::Unindex(const std::string& agent, uint64_t holder) {
+  auto it = sessions_of_.find(agent);
+  if (it == sessions_of_.end()) return;
+  std::vector<uint64_t>& holders = it->second;
+  holders.erase(std::remove(holders.begin(), holders.end(), holder), holders.end());
+  if (holders.empty()) sessions_of_.erase(it);
 }
 
 size_t SwarmStore::Release(uint64_t holder) {
@@ -285,6 +302,19 @@ size_t SwarmStore::ReleaseUnless(const std::function<bool(const std::string& age
   }
   size_t dropped = 0;
   for (uint64_t holder : gone) dropped += ReleaseLocked(holder);
+  return dropped;
+}
+
+size_t SwarmStore::ReleaseAgents(const std::vector<std::string>& agents,
+                                 const std::function<bool(const std::string& agent)>& live) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t dropped = 0;
+  for (const std::string& agent : agents) {
+    auto it = sessions_of_.find(agent);
+    if (it == sessions_of_.end() || live(agent)) continue;
+    const std::vector<uint64_t> holders = it->second;  // ReleaseLocked edits the index
+    for (uint64_t holder : holders) dropped += ReleaseLocked(holder);
+  }
   return dropped;
 }
 

@@ -126,8 +126,14 @@ class SwarmStore {
   // how many. Costs the number of its swarms, not of all swarms.
   size_t Release(uint64_t holder);
   // Releases the sessions whose agent `live` says is gone (it missed its
-  // heartbeats); returns the peers dropped.
+  // heartbeats); returns the peers dropped. Asks `live` about every
+  // session's agent.
   size_t ReleaseUnless(const std::function<bool(const std::string& agent)>& live);
+  // The same for `agents` alone (those the directory dropped since the
+  // last look), so the cost is theirs, not the fleet's. An agent `live`
+  // says is back keeps its sessions.
+  size_t ReleaseAgents(const std::vector<std::string>& agents,
+                       const std::function<bool(const std::string& agent)>& live);
   // Live swarms and peers at `now_ms` (sweeps first).
   SwarmStats Stats(int64_t now_ms);
 
@@ -200,7 +206,10 @@ class SwarmStore {
   // Records (or, on kStopped, removes) the asker. REQUIRES: mu_ held
   Status Record(const AnnounceRequest& req, const Peer& self, int64_t now_ms);
   size_t ReleaseLocked(uint64_t holder);  // REQUIRES: mu_ held
-  size_t SweepLocked(int64_t now_ms);     // REQUIRES: mu_ held
+  // Erases a holding and its place in sessions_of_. REQUIRES: mu_ held
+  void Forget(std::unordered_map<uint64_t, Holding>::iterator held);
+  void Unindex(const std::string& agent, uint64_t holder);  // REQUIRES: mu_ held
+  size_t SweepLocked(int64_t now_ms);                       // REQUIRES: mu_ held
   // OK, or which limit a peer new to swarm `h` would pass. May sweep, which
   // can erase swarms. REQUIRES: mu_ held
   Status Admit(const InfoHash20& h, int64_t now_ms);
@@ -212,8 +221,9 @@ class SwarmStore {
 
   std::mutex mu_;
   std::unordered_map<InfoHash20, Swarm, InfoHash20Hash> swarms_;  // protected by mu_
-  size_t peers_ = 0;                                 // summed over swarms_; protected by mu_
-  std::unordered_map<uint64_t, Holding> holdings_;   // by holder; protected by mu_
+  size_t peers_ = 0;                                // summed over swarms_; protected by mu_
+  std::unordered_map<uint64_t, Holding> holdings_;  // by holder; protected by mu_
+  std::unordered_map<std::string, std::vector<uint64_t>> sessions_of_;  // agent -> holders; mu_
   std::unordered_map<std::string, uint16_t> zones_;  // name -> number; protected by mu_
   size_t held_ = 0;                                  // summed over holdings_; protected by mu_
   int64_t last_sweep_ms_ = 0;                        // protected by mu_

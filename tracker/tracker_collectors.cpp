@@ -1,6 +1,5 @@
 #include "tracker_collectors.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "agent_directory.h"
@@ -115,14 +114,11 @@ void CollectFetches(MetricsWriter& w, const TrackerMetrics& m, const TrackerOpti
              static_cast<double>(m.takeover_timeout_ms) / 1000.0);
   w.AddGauge("shoal_tracker_ring_members", "Agents on the ring of chunk owners",
              static_cast<double>(m.ring_members));
-  const std::vector<AgentRecord> members = agents.Members(NowMs());
-  w.AddGauge("shoal_tracker_agents", "Live registered agents", static_cast<double>(members.size()));
-  const auto away = std::count_if(members.begin(), members.end(), [&](const AgentRecord& a) {
-    return a.heartbeat_ms > agents.heartbeat_ms();
-  });
+  const AgentDirectory::Counts counts = agents.Count(NowMs());
+  w.AddGauge("shoal_tracker_agents", "Live registered agents", static_cast<double>(counts.members));
   w.AddGauge("shoal_tracker_agents_away",
              "Live agents registered as away: another tracker of the fleet is their home",
-             static_cast<double>(away));
+             static_cast<double>(counts.away));
   w.AddGauge("shoal_tracker_ring_epoch", "Membership epoch", static_cast<double>(agents.epoch()));
 }
 

@@ -8,6 +8,8 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -48,15 +50,29 @@ namespace {
 
 // Drops expired peers and empty swarms every `interval_ms`, so a torrent
 // announced once does not stay in memory, and the swarm entries of agents
-// that missed their heartbeats while their connection stayed open.
+// that missed their heartbeats while their connection stayed open: those
+// the directory dropped since `seen_epoch`, or every session's agent when
+// its log no longer reaches back that far.
 kj::Promise<void> SweepSwarms(kj::Timer& timer, SwarmStore& swarm, AgentDirectory& agents,
-                              int64_t interval_ms) {
+                              int64_t interval_ms, uint64_t seen_epoch = 0) {
   return timer.afterDelay(interval_ms * kj::MILLISECONDS)
-      .then([&timer, &swarm, &agents, interval_ms] {
+      .then([&timer, &swarm, &agents, interval_ms, seen_epoch] {
         const int64_t now = NowMs();
         swarm.Sweep(now);
-        swarm.ReleaseUnless([&](const std::string& agent) { return agents.Contains(agent, now); });
-        return SweepSwarms(timer, swarm, agents, interval_ms);
+        auto live = [&](const std::string& agent) { return agents.Contains(agent, now); };
+        RingChangeList log;
+        uint64_t epoch = agents.epoch();
+        if (agents.RingChanges(seen_epoch, now, log)) {
+          std::vector<std::string> gone;
+          for (const RingChange& c : log.changes) {
+            if (c.left) gone.push_back(c.id);
+          }
+          swarm.ReleaseAgents(gone, live);
+          epoch = log.epoch;
+        } else {
+          swarm.ReleaseUnless(live);
+        }
+        return SweepSwarms(timer, swarm, agents, interval_ms, epoch);
       });
 }
 
@@ -200,10 +216,23 @@ kj::Promise<void> ShareOriginBudget(kj::Timer& timer, TrackerContext& ctx,
   });
 }
 
+// Every 10 ms, how late the event loop runs a timer that is due: a call
+// arriving then waits about as long before the loop reads it, so the tail
+// of these is the tail the loop adds to every request.
+kj::Promise<void> SampleLoopLag(kj::Timer& timer, Histogram& lag) {
+  constexpr auto kEvery = std::chrono::milliseconds(10);
+  const auto due = std::chrono::steady_clock::now() + kEvery;
+  return timer.afterDelay(kEvery.count() * kj::MILLISECONDS).then([&timer, &lag, due] {
+    lag.Observe(std::max(
+        0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - due).count()));
+    return SampleLoopLag(timer, lag);
+  });
+}
+
 // Runs the periodic work until the RPC listener fails or SIGTERM or SIGINT
 // arrives.
 void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, const FleetMembers& fleet,
-                     kj::Promise<void> rpc) {
+                     Histogram& loop_lag, kj::Promise<void> rpc) {
   auto swarm_sweeps =
       SweepSwarms(io.provider->getTimer(), ctx.swarm, ctx.agents,
                   std::min(ctx.options.announce_interval_ms, ctx.options.heartbeat_ms))
@@ -226,6 +255,7 @@ void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, const FleetMem
         Log(LogLevel::kError, "fleet.budget_failed",
             {{"error", std::string(e.getDescription().cStr())}});
       });
+  auto lag_samples = SampleLoopLag(io.provider->getTimer(), loop_lag).eagerlyEvaluate(nullptr);
   auto rpc_failed = rpc.then([]() -> int { return 0; });
   auto signal = io.unixEventPort.onSignal(SIGTERM)
                     .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
@@ -278,7 +308,11 @@ Status Serve(ServeFlags& f) {
        {"versions", versions.ok() ? static_cast<int64_t>(*versions) : -1},
        {"torrents", static_cast<int64_t>(ctx.torrents.size())},
        {"fleet_trackers", static_cast<int64_t>((*fleet)->size())}});
-  RunUntilStopped(io, ctx, **fleet, kj::mv(rpc));
+  Histogram& loop_lag =
+      metrics.histogram("shoal_tracker_event_loop_lag_seconds",
+                        "How late the RPC event loop ran a timer that was due, sampled every 10 ms",
+                        Histogram::ExponentialBuckets(0.00025, 2, 13));
+  RunUntilStopped(io, ctx, **fleet, loop_lag, kj::mv(rpc));
   http.Stop();
   Log(LogLevel::kInfo, "tracker.stop", {});
   return Status::OK();

@@ -189,7 +189,7 @@ kj::Promise<void> TrackerLink::RefreshRing(proto::AgentSession::Client session, 
     HashRing at_snapshot(std::move(members), r.getSnapshotEpoch());
     std::vector<RingChange> changes;
     for (auto c : r.getChanges()) changes.push_back({c.getAgentId(), c.getWeight(), c.getLeft()});
-    auto ring = std::make_shared<const HashRing>(at_snapshot.WithChanges(changes), r.getEpoch());
+    auto ring = std::make_shared<const HashRing>(at_snapshot.Apply(changes, r.getEpoch()));
     std::lock_guard<std::mutex> lock(mu_);
     ring_ = std::move(ring);
   });
@@ -204,7 +204,7 @@ void TrackerLink::TakeRingDelta(Reader delta, uint64_t since, uint64_t epoch) {
   std::vector<RingChange> changes;
   changes.reserve(delta.getChanges().size());
   for (auto c : delta.getChanges()) changes.push_back({c.getAgentId(), c.getWeight(), c.getLeft()});
-  auto ring = std::make_shared<const HashRing>(old->WithChanges(changes), epoch);
+  auto ring = std::make_shared<const HashRing>(old->Apply(changes, epoch));
   std::lock_guard<std::mutex> lock(mu_);
   ring_ = std::move(ring);
 }

@@ -37,27 +37,35 @@ HashRing::HashRing(std::vector<RingMember> members, uint64_t epoch)
   for (const RingMember& m : members_) seeds_.push_back(SeedOf(m.id));
 }
 
-std::vector<RingMember> HashRing::WithChanges(const std::vector<RingChange>& changes) const {
+HashRing HashRing::Apply(const std::vector<RingChange>& changes, uint64_t epoch) const {
   // The last change of each member decides: present with a weight, or gone.
-  std::unordered_map<std::string, const RingChange*> last;
-  for (const RingChange& c : changes) last[c.id] = &c;
-  std::vector<RingMember> out;
-  out.reserve(members_.size() + last.size());
-  for (const RingMember& m : members_) {
-    auto c = last.find(m.id);
-    if (c == last.end()) {
-      out.push_back(m);
-    } else {
-      if (!c->second->left) out.push_back({m.id, c->second->weight});
-      last.erase(c);
+  std::vector<const RingChange*> last;
+  last.reserve(changes.size());
+  for (const RingChange& c : changes) last.push_back(&c);
+  std::stable_sort(last.begin(), last.end(),
+                   [](const RingChange* a, const RingChange* b) { return a->id < b->id; });
+  std::vector<RingMember> members;
+  std::vector<uint64_t> seeds;
+  members.reserve(members_.size() + last.size());
+  seeds.reserve(members_.size() + last.size());
+  size_t i = 0, j = 0;
+  while (i < members_.size() || j < last.size()) {
+    if (j == last.size() || (i < members_.size() && members_[i].id < last[j]->id)) {
+      members.push_back(members_[i]);
+      seeds.push_back(seeds_[i++]);
+      continue;
     }
+    const std::string& id = last[j]->id;
+    while (j + 1 < last.size() && last[j + 1]->id == id) ++j;  // its last change
+    const RingChange& c = *last[j++];
+    const bool known = i < members_.size() && members_[i].id == id;
+    if (!c.left) {
+      members.push_back({id, c.weight});
+      seeds.push_back(known ? seeds_[i] : SeedOf(id));
+    }
+    if (known) ++i;
   }
-  for (const auto& [id, c] : last) {
-    if (!c->left) out.push_back({id, c->weight});
-  }
-  std::sort(out.begin(), out.end(),
-            [](const RingMember& a, const RingMember& b) { return a.id < b.id; });
-  return out;
+  return HashRing(std::move(members), std::move(seeds), epoch);
 }
 
 std::vector<HashRing::Scored> HashRing::Score(const ChunkId& chunk) const {
@@ -86,14 +94,26 @@ int HashRing::OwnerIndex(const ChunkId& chunk) const {
 }
 
 std::vector<std::string> HashRing::Owners(const ChunkId& chunk, int replicas) const {
+  return Owners(chunk, replicas, [](const std::string&) { return true; });
+}
+
+std::vector<std::string> HashRing::Owners(
+    const ChunkId& chunk, int replicas,
+    const std::function<bool(const std::string&)>& usable) const {
   std::vector<Scored> s = Score(chunk);
-  size_t n = std::min<size_t>(s.size(), static_cast<size_t>(std::max(0, replicas)));
-  std::partial_sort(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n), s.end(),
-                    [](const Scored& a, const Scored& b) {
-                      return a.score > b.score || (a.score == b.score && a.index < b.index);
-                    });
+  // A heap of every score, best on top, popped until enough are usable:
+  // one pass over the members, then log(members) per owner looked at.
+  auto worse = [](const Scored& a, const Scored& b) {
+    return a.score < b.score || (a.score == b.score && a.index > b.index);
+  };
+  std::make_heap(s.begin(), s.end(), worse);
   std::vector<std::string> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(members_[s[i].index].id);
+  for (auto end = s.end();
+       end != s.begin() && out.size() < static_cast<size_t>(std::max(0, replicas)); --end) {
+    std::pop_heap(s.begin(), end, worse);
+    const std::string& id = members_[(end - 1)->index].id;
+    if (usable(id)) out.push_back(id);
+  }
   return out;
 }
 

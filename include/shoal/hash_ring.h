@@ -12,6 +12,7 @@
 #define SHOAL_HASH_RING_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,14 +39,21 @@ class HashRing {
 
   // The IDs of up to `replicas` owners of `chunk`, best first.
   std::vector<std::string> Owners(const ChunkId& chunk, int replicas = 1) const;
+  // The same among the members `usable` accepts, asked best first until
+  // `replicas` are found: the ring without the others, at the cost of a
+  // few calls of `usable` rather than a ring built without them.
+  std::vector<std::string> Owners(const ChunkId& chunk, int replicas,
+                                  const std::function<bool(const std::string&)>& usable) const;
   // Index into members() of the first owner, or -1 for an empty ring.
   int OwnerIndex(const ChunkId& chunk) const;
   // True if `member` is among the `replicas` owners of `chunk`.
   bool IsOwner(const std::string& member, const ChunkId& chunk, int replicas = 1) const;
 
-  // This ring's members after `changes` (AgentSession.ring with
-  // sinceEpoch), applied in order. Sorted by id, as members() is.
-  std::vector<RingMember> WithChanges(const std::vector<RingChange>& changes) const;
+  // This ring after `changes` (AgentSession.ring with sinceEpoch, or the
+  // directory's log), applied in order, as of `epoch`. Costs one pass over
+  // the members and the changes' own sort: members kept are neither sorted
+  // nor hashed again, so following a ring of thousands costs little per change.
+  HashRing Apply(const std::vector<RingChange>& changes, uint64_t epoch) const;
 
   const std::vector<RingMember>& members() const { return members_; }
   uint64_t epoch() const { return epoch_; }
@@ -57,6 +65,9 @@ class HashRing {
     size_t index;
   };
   std::vector<Scored> Score(const ChunkId& chunk) const;
+  // REQUIRES: members sorted by id, seeds[i] the seed of members[i].
+  HashRing(std::vector<RingMember> members, std::vector<uint64_t> seeds, uint64_t epoch)
+      : members_(std::move(members)), seeds_(std::move(seeds)), epoch_(epoch) {}
 
   std::vector<RingMember> members_;  // sorted by id
   std::vector<uint64_t> seeds_;      // per member, from its id

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <random>
+#include <set>
 
 using namespace shoal;
 
@@ -133,11 +134,32 @@ TEST_CASE("a ring with changes applied equals the ring built from scratch", "[ri
   std::vector<RingChange> changes = {
       {gone, 0, true},    {after[5].id, 7, false}, {"zz-new", 2, false}, {"flash", 1, false},
       {"flash", 0, true}, {"zz-back", 3, false},   {"zz-back", 0, true}, {"zz-back", 4, false}};
-  HashRing delta(before.WithChanges(changes), 2), scratch(after, 2);
+  HashRing delta = before.Apply(changes, 2), scratch(after, 2);
+  CHECK(delta.epoch() == 2);
   REQUIRE(delta.members().size() == scratch.members().size());
   for (size_t i = 0; i < delta.members().size(); ++i) {
     CHECK(delta.members()[i].id == scratch.members()[i].id);
     CHECK(delta.members()[i].weight == scratch.members()[i].weight);
   }
   for (const ChunkId& c : RandomChunks(500, 13)) CHECK(delta.Owners(c, 2) == scratch.Owners(c, 2));
+}
+
+TEST_CASE("owners among the usable members are the ring's without the others", "[ring]") {
+  std::vector<RingMember> all = Members(40);
+  std::set<std::string> down;
+  std::vector<RingMember> up;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i % 3 == 0) {
+      down.insert(all[i].id);
+    } else {
+      up.push_back(all[i]);
+    }
+  }
+  HashRing ring(all, 1), without(up, 1);
+  auto usable = [&](const std::string& id) { return down.count(id) == 0; };
+  for (const ChunkId& c : RandomChunks(300, 17)) {
+    CHECK(ring.Owners(c, 3, usable) == without.Owners(c, 3));
+    CHECK(ring.Owners(c, 2) == ring.Owners(c, 2, [](const std::string&) { return true; }));
+  }
+  CHECK(ring.Owners(RandomChunks(1, 3)[0], 3, [](const std::string&) { return false; }).empty());
 }

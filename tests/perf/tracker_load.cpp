@@ -20,11 +20,14 @@
 // a settle pause, the steady window (rates, latencies and CPU measured
 // here), then one agent stops heartbeating with its connection open and the
 // time until the tracker drops it is measured. Prints one JSON object.
+#include <arpa/inet.h>
 #include <capnp/message.h>
 #include <capnp/rpc-twoparty.h>
 #include <capnp/serialize.h>
 #include <kj/async-io.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,9 +77,13 @@ std::vector<std::string> Split(const std::string& s) {
 struct Options {
   std::vector<std::string> trackers;
   std::vector<int> tracker_pids;
+  std::vector<std::string> tracker_http;  // their /metrics, for the event loop's lag
   std::string token, ns, name;
   int agents = 10000;
   int threads = 3;
+  // Agents on a thread of their own, lightly loaded, whose latencies are
+  // reported apart: the tracker's latency without the generator's queues.
+  int probe_agents = 50;
   double steady_s = 60;
   double settle_s = 10;
   double leechers = 0.05;     // fraction of agents downloading
@@ -131,8 +138,9 @@ std::vector<std::string> SnapshotMembers(capnp::Data::Reader bytes) {
 struct Stats {
   std::vector<float> ms[3][kTypes];
   uint64_t errors[3][kTypes] = {};
-  uint64_t entries[3] = {};       // swarm entries sent
-  uint64_t ring_members[3] = {};  // ring members and departures received
+  uint64_t entries[3] = {};           // swarm entries sent
+  uint64_t ring_members[3] = {};      // ring members and departures received
+  std::vector<float> loop_lag_ms[3];  // how late this worker's loop ran a timer due
   uint64_t churned = 0, unexpected_drops = 0;
   std::string last_error;
   std::map<std::string, uint64_t> error_kinds;  // message (numbers and ids cut), count
@@ -189,13 +197,15 @@ struct Agent {
 // One kj event loop multiplexing its share of the agents.
 class Worker {
  public:
-  Worker(Shared& shared, int id) : shared_(shared), id_(id), rng_(id * 7919 + 1) {}
+  // Plays agents first, first + stride, ... below end.
+  Worker(Shared& shared, int id, int first, int end, int stride)
+      : shared_(shared), id_(id), first_(first), end_(end), stride_(stride), rng_(id * 7919 + 1) {}
 
   void Run() {
     auto io = kj::setupAsyncIo();
     io_ = &io;
     const Options& o = shared_.o;
-    for (int i = id_; i < o.agents; i += o.threads) {
+    for (int i = first_; i < end_; i += stride_) {
       auto a = std::make_unique<Agent>();
       a->index = i;
       a->leecher = std::fmod(i * 0.618033988749, 1.0) < o.leechers;
@@ -203,6 +213,10 @@ class Worker {
     }
     tasks_ = kj::heap<kj::TaskSet>(error_log_);
     for (int k = 0; k < kJoinsInFlight; ++k) JoinNext();
+    // The generator's own loop lag: a reply that arrives while the loop is
+    // late waits as long before it is timed, so this is the part of the
+    // latencies that is the generator's, not the tracker's.
+    tasks_->add(SampleLag());
     Tick().wait(io.waitScope);
     tasks_ = nullptr;
     pending_join_.clear();
@@ -533,6 +547,16 @@ class Worker {
   }
 
   // Every 100 ms: this thread's share of needs and churn.
+  kj::Promise<void> SampleLag() {
+    if (shared_.stop) return kj::READY_NOW;
+    const auto due = Clock::now() + std::chrono::milliseconds(10);
+    return After(10).then([this, due] {
+      stats_.loop_lag_ms[phase()].push_back(static_cast<float>(
+          std::max(0.0, -std::chrono::duration<double, std::milli>(due - Clock::now()).count())));
+      return SampleLag();
+    });
+  }
+
   kj::Promise<void> Tick() {
     if (shared_.stop) return kj::READY_NOW;
     const Options& o = shared_.o;
@@ -566,6 +590,7 @@ class Worker {
 
   Shared& shared_;
   const int id_;
+  const int first_, end_, stride_;
   std::mt19937_64 rng_;
   kj::AsyncIoContext* io_ = nullptr;
   std::vector<std::unique_ptr<Agent>> agents_;
@@ -653,6 +678,60 @@ void LoadVersion(Shared& shared) {
   if (shared.chunks.empty()) Die("the version has no chunks");
 }
 
+// GET http://ADDRESS/metrics, plainly; "" when it fails.
+std::string FetchMetrics(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) return "";
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  if (inet_pton(AF_INET, address.substr(0, colon).c_str(), &sa.sin_addr) != 1) return "";
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+    const std::string req = "GET /metrics HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
+    if (write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[65536];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  return out;
+}
+
+// The cumulative bucket counts of one histogram in exposition text, by
+// upper bound (+Inf as infinity), summed over several texts.
+std::map<double, double> HistogramBuckets(const std::vector<std::string>& texts,
+                                          const std::string& name) {
+  std::map<double, double> buckets;
+  const std::string prefix = name + "_bucket{le=\"";
+  for (const std::string& text : texts) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(prefix, 0) != 0) continue;
+      const size_t end = line.find('"', prefix.size());
+      const std::string le = line.substr(prefix.size(), end - prefix.size());
+      const double bound = le == "+Inf" ? INFINITY : std::stod(le);
+      buckets[bound] += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return buckets;
+}
+
+// The upper bound of the bucket holding quantile q of the observations
+// between two scrapes (the histogram's resolution, not interpolated).
+double BucketQuantile(const std::map<double, double>& before, const std::map<double, double>& after,
+                      double q) {
+  if (after.empty()) return NAN;
+  const double total = after.rbegin()->second - (before.empty() ? 0 : before.rbegin()->second);
+  for (const auto& [bound, count] : after) {
+    auto b = before.find(bound);
+    if (count - (b == before.end() ? 0 : b->second) >= q * total) return bound;
+  }
+  return INFINITY;
+}
+
 double Percentile(std::vector<float>& v, double p) {
   if (v.empty()) return 0;
   size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
@@ -668,6 +747,8 @@ Options ParseArgs(int argc, char** argv) {
       o.trackers = Split(v);
     } else if (k == "--tracker-pid") {
       for (const std::string& p : Split(v)) o.tracker_pids.push_back(std::stoi(p));
+    } else if (k == "--tracker-http") {
+      o.tracker_http = Split(v);
     } else if (k == "--token") {
       o.token = v;
     } else if (k == "--model") {
@@ -677,6 +758,8 @@ Options ParseArgs(int argc, char** argv) {
       o.name = v.substr(slash + 1);
     } else if (k == "--agents") {
       o.agents = std::stoi(v);
+    } else if (k == "--probe-agents") {
+      o.probe_agents = std::stoi(v);
     } else if (k == "--threads") {
       o.threads = std::stoi(v);
     } else if (k == "--steady-s") {
@@ -715,7 +798,7 @@ int main(int argc, char** argv) {
   getrlimit(RLIMIT_NOFILE, &lim);
   lim.rlim_cur = lim.rlim_max;
   setrlimit(RLIMIT_NOFILE, &lim);
-  if (lim.rlim_cur < static_cast<rlim_t>(o.agents) + 64) {
+  if (lim.rlim_cur < static_cast<rlim_t>(o.agents + o.probe_agents) + 64) {
     Die("RLIMIT_NOFILE " + std::to_string(lim.rlim_cur) + " is below one descriptor per agent");
   }
   LoadVersion(shared);
@@ -726,9 +809,13 @@ int main(int argc, char** argv) {
   const auto t_start = Clock::now();
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
-  for (int t = 0; t < o.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
+  for (int t = 0; t < o.threads; ++t)
+    workers.push_back(std::make_unique<Worker>(shared, t, t, o.agents, o.threads));
+  // The probe's agents, last, on their own thread.
+  workers.push_back(
+      std::make_unique<Worker>(shared, o.threads, o.agents, o.agents + o.probe_agents, 1));
   for (auto& w : workers) threads.emplace_back([&w] { w->Run(); });
-  while (shared.joined < o.agents && Since(t_start) < 900000) {
+  while (shared.joined < o.agents + o.probe_agents && Since(t_start) < 900000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   const double ramp_ms = Since(t_start);
@@ -737,6 +824,12 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(o.settle_s * 1000)));
   const long rss_after = SumRss(o.tracker_pids);
 
+  auto scrape = [&o] {
+    std::vector<std::string> texts;
+    for (const std::string& a : o.tracker_http) texts.push_back(FetchMetrics(a));
+    return HistogramBuckets(texts, "shoal_tracker_event_loop_lag_seconds");
+  };
+  const std::map<double, double> lag_before = scrape();
   shared.phase = 1;
   const auto t0 = Clock::now();
   const double tracker_cpu0 = SumCpu(o.tracker_pids), self_cpu0 = CpuSeconds(getpid());
@@ -744,6 +837,7 @@ int main(int argc, char** argv) {
   const double tracker_cpu1 = SumCpu(o.tracker_pids), self_cpu1 = CpuSeconds(getpid());
   const double steady_s = Since(t0) / 1000;
   shared.phase = 2;
+  const std::map<double, double> lag_after = scrape();
   std::fprintf(stderr, "tracker_load: steady window done; stopping agent 0's heartbeats\n");
 
   shared.freeze = true;
@@ -756,6 +850,8 @@ int main(int argc, char** argv) {
 
   // Merge and print.
   Stats all;
+  Stats probe = std::move(workers.back()->stats());
+  workers.pop_back();
   for (auto& w : workers) {
     Stats& s = w->stats();
     for (int p = 0; p < 3; ++p) {
@@ -764,6 +860,8 @@ int main(int argc, char** argv) {
         all.errors[p][t] += s.errors[p][t];
       }
       all.entries[p] += s.entries[p];
+      all.loop_lag_ms[p].insert(all.loop_lag_ms[p].end(), s.loop_lag_ms[p].begin(),
+                                s.loop_lag_ms[p].end());
       all.ring_members[p] += s.ring_members[p];
     }
     all.churned += s.churned;
@@ -814,6 +912,30 @@ int main(int argc, char** argv) {
       " \"tracker_rss_before_kib\": %ld, \"tracker_rss_after_kib\": %ld, "
       "\"rss_per_agent_kib\": %.1f,\n",
       rss_before, rss_after, static_cast<double>(rss_after - rss_before) / o.agents);
+  std::vector<float> probe_all;
+  for (int t = 0; t < kTypes; ++t) {
+    if (t != kFetchOrder)
+      probe_all.insert(probe_all.end(), probe.ms[1][t].begin(), probe.ms[1][t].end());
+  }
+  std::printf(
+      " \"probe\": {\"agents\": %d, \"count\": %zu, \"errors\": %llu, \"p50_ms\": %.3f, "
+      "\"p99_ms\": %.3f, \"p999_ms\": %.3f, \"max_ms\": %.3f, \"loop_lag_p99_ms\": %.3f},\n",
+      o.probe_agents, probe_all.size(),
+      static_cast<unsigned long long>(probe.errors[1][kHeartbeat] + probe.errors[1][kAnnounce]),
+      Percentile(probe_all, 0.5), Percentile(probe_all, 0.99), Percentile(probe_all, 0.999),
+      probe_all.empty() ? 0.0 : *std::max_element(probe_all.begin(), probe_all.end()),
+      Percentile(probe.loop_lag_ms[1], 0.99));
+  std::vector<float>& gen_lag = all.loop_lag_ms[1];
+  std::printf(" \"generator_loop_lag\": {\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"p999_ms\": %.3f},\n",
+              Percentile(gen_lag, 0.5), Percentile(gen_lag, 0.99), Percentile(gen_lag, 0.999));
+  // JSON has no infinity or NaN: -1 for "past the last bucket" or "not read".
+  auto ms_or_none = [](double s) { return std::isfinite(s) ? s * 1000 : -1.0; };
+  std::printf(
+      " \"tracker_loop_lag\": {\"p50_ms_at_most\": %.3f, \"p99_ms_at_most\": %.3f, "
+      "\"p999_ms_at_most\": %.3f},\n",
+      ms_or_none(BucketQuantile(lag_before, lag_after, 0.5)),
+      ms_or_none(BucketQuantile(lag_before, lag_after, 0.99)),
+      ms_or_none(BucketQuantile(lag_before, lag_after, 0.999)));
   std::printf(" \"dead_agent_dropped_ms\": %.0f, \"dead_agent_off_ring_ms\": %.0f,\n",
               shared.dropped_ms.load(), shared.ring_gone_ms.load());
   std::printf(" \"error_kinds\": {");

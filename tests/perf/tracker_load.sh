@@ -13,6 +13,10 @@
 # TRACKERS=3 starts a fleet instead: one etcd member on loopback, shared
 # keys, and three trackers on it; the version is published through the
 # first, and agent i goes to tracker i % 3 (tracker_load --tracker a,b,c).
+#
+# PIN=1 gives the tracker(s) core 0 and the generator core 1 (taskset), so
+# the two do not take turns on the same core and the latencies measured are
+# the tracker's, not the scheduler's.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 agents=${2:-10000}
@@ -55,9 +59,13 @@ if ((trackers > 1)); then
   secrets=(--secrets-dir "$work/secrets")
   "$build/bin/shoal-tracker" keys create "${secrets[@]}" >/dev/null
 fi
-tracker_pids=() rpcs=()
+pin_tracker=() pin_gen=()
+if [[ ${PIN:-0} == 1 ]]; then
+  pin_tracker=(taskset -c 0) pin_gen=(taskset -c 1)
+fi
+tracker_pids=() rpcs=() https=()
 for t in $(seq 1 "$trackers"); do
-  "$build/bin/shoal-tracker" serve --data-dir "$work/tracker$t" --rpc-listen 127.0.0.1:0 \
+  "${pin_tracker[@]}" "$build/bin/shoal-tracker" serve --data-dir "$work/tracker$t" --rpc-listen 127.0.0.1:0 \
     --http-listen 127.0.0.1:0 --port-file "$work/ports$t" --origin "file://$work/origin" \
     "${registry[@]}" "${secrets[@]}" \
     --peer-tls off --rpc-max-connections $((agents + 1000)) \
@@ -67,6 +75,7 @@ for t in $(seq 1 "$trackers"); do
   for _ in $(seq 100); do [[ -s $work/ports$t ]] && break; sleep 0.1; done
   [[ -s $work/ports$t ]] || { cat "$work/tracker$t.log" >&2; exit 1; }
   rpcs+=("127.0.0.1:$(cut -d' ' -f1 "$work/ports$t")")
+  https+=("127.0.0.1:$(cut -d' ' -f2 "$work/ports$t")")
 done
 tracker_pid="${tracker_pids[*]}"
 rpc=${rpcs[0]}
@@ -81,12 +90,13 @@ SHOAL_TRACKER=$rpc SHOAL_TOKEN=$writer SHOAL_ORIGIN=file://$work/origin SHOAL_PR
   XDG_CACHE_HOME=$work/cache "$build/bin/shoal" publish "$model" --name load/model --tag latest \
   --piece-size 16384 --no-seed >"$work/publish.log" 2>&1 || { cat "$work/publish.log" >&2; exit 1; }
 
-echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores${PIN:+ (PIN=$PIN)}, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); load $(cut -d' ' -f1-3 /proc/loadavg)"
 # The other trackers learn of the version from the registry's feed (1 s).
 ((trackers > 1)) && sleep 3
 all_rpc=$(IFS=,; echo "${rpcs[*]}")
 all_pids=$(IFS=,; echo "${tracker_pids[*]}")
-${TRACKER_LOAD_WRAP:-} "$gen" --tracker "$all_rpc" --tracker-pid "$all_pids" --token "$reader" --model load/model \
+all_http=$(IFS=,; echo "${https[*]}")
+${TRACKER_LOAD_WRAP:-} "${pin_gen[@]}" "$gen" --tracker "$all_rpc" --tracker-pid "$all_pids" --tracker-http "$all_http" --token "$reader" --model load/model \
   --agents "$agents" --steady-s "$steady" "${extra[@]}" >"$work/result.json" 2>"$work/gen.log" \
   || { cat "$work/gen.log" >&2; tail -20 "$work/tracker1.log" >&2; exit 1; }
 cat "$work/gen.log" >&2
@@ -120,6 +130,11 @@ print(f"| requests per tracker core-second | {r['requests_per_core_s']:.0f} |")
 print(f"| every request, steady: p50 / p99 / p99.9 | {s['all']['p50_ms']:.2f} / {s['all']['p99_ms']:.2f} / {s['all']['p999_ms']:.2f} ms |")
 print(f"| ring members and departures sent, steady | {s['ring_members_per_s']:.0f} /s |")
 print(f"| generator CPU (same machine) | {r['generator_cores']:.3f} of one core |")
+pr = r["probe"]
+print(f"| probe: {pr['agents']} more agents on a thread of their own, every request p50 / p99 / p99.9 / max | {pr['p50_ms']:.2f} / {pr['p99_ms']:.2f} / {pr['p999_ms']:.2f} / {pr['max_ms']:.1f} ms ({pr['count']} requests; its loop's lag p99 {pr['loop_lag_p99_ms']:.2f} ms) |")
+g, t = r["generator_loop_lag"], r["tracker_loop_lag"]
+print(f"| generator's own event-loop lag p50 / p99 / p99.9 | {g['p50_ms']:.2f} / {g['p99_ms']:.2f} / {g['p999_ms']:.2f} ms |")
+print(f"| tracker event-loop lag p50 / p99 / p99.9 (at most, by its histogram) | {t['p50_ms_at_most']:.2f} / {t['p99_ms_at_most']:.2f} / {t['p999_ms_at_most']:.2f} ms |")
 print(f"| tracker RSS before / after joins | {r['tracker_rss_before_kib']/1024:.0f} / {r['tracker_rss_after_kib']/1024:.0f} MiB |")
 print(f"| tracker memory per agent | {r['rss_per_agent_kib']:.1f} KiB ({r['rss_per_agent_kib']*1024/r['torrents']:.0f} B per swarm entry) |")
 print(f"| dead agent (silent, connection open): last heartbeat to dropped / off the ring | {r['dead_agent_dropped_ms']/1000:.1f} / {r['dead_agent_off_ring_ms']/1000:.1f} s |")

@@ -15,19 +15,7 @@ AgentRecord Agent(const std::string& id, uint64_t weight, uint64_t session = 1) 
   return r;
 }
 
-// Collects the changes a directory hands out.
-struct Collected : RingChangeSink {
-  uint64_t epoch = 0;
-  std::vector<RingChange> changes;
-  void Begin(uint64_t e, size_t n) override {
-    epoch = e;
-    changes.reserve(n);
-  }
-  void Change(const std::string& id, uint64_t weight, bool left) override {
-    changes.push_back({id, weight, left});
-  }
-};
-
+// Members by id, with their weights.
 std::map<std::string, uint64_t> AsMap(const std::vector<RingMember>& members) {
   std::map<std::string, uint64_t> out;
   for (const RingMember& m : members) out[m.id] = m.weight;
@@ -43,7 +31,7 @@ TEST_CASE("an agent following the ring gets only the changes, and ends with ever
   std::shared_ptr<const std::vector<RingMember>> first = d.RingMembers(0, &epoch);
   HashRing held(*first, epoch);
   CHECK(held.size() == 100);
-  Collected none;
+  RingChangeList none;
   CHECK_FALSE(d.RingChanges(0, 0, none));  // 0: a new session asks for everyone
 
   d.Leave("a1", 1);
@@ -52,11 +40,11 @@ TEST_CASE("an agent following the ring gets only the changes, and ends with ever
   d.Join(Agent("new", 5), 0);
   d.Join(Agent("flash", 5), 0);
   d.Leave("flash", 1);  // joined and left between two asks
-  Collected got;
+  RingChangeList got;
   REQUIRE(d.RingChanges(held.epoch(), 0, got));
   CHECK(got.changes.size() == 5);
   CHECK(got.epoch == d.epoch());
-  HashRing followed(held.WithChanges(got.changes), got.epoch);
+  HashRing followed = held.Apply(got.changes, got.epoch);
   std::map<std::string, uint64_t> truth = AsMap(*d.RingMembers(0, &epoch));
   CHECK(AsMap(followed.members()) == truth);
   CHECK(truth.size() == 100);
@@ -72,7 +60,7 @@ TEST_CASE("the ring falls back to every member when the changes are not all logg
   const uint64_t since = d.epoch();
   for (size_t i = 0; i < AgentDirectory::kRingLogSize + 10; ++i)
     d.Join(Agent("churn", i + 1), 0);  // the same agent, again and again
-  Collected c;
+  RingChangeList c;
   CHECK_FALSE(d.RingChanges(since, 0, c));
   CHECK(c.changes.empty());
   // An epoch from another tracker's numbering, ahead of this one.
@@ -83,7 +71,7 @@ TEST_CASE("the ring falls back to every member when the changes are not all logg
   d.Heartbeat("stay", {}, 10000);
   d.Heartbeat("stay-too", {}, 10000);
   d.Heartbeat("churn", {}, 10000);
-  Collected later;
+  RingChangeList later;
   REQUIRE(d.RingChanges(before, 10000, later));  // "quiet" missed three heartbeats
   REQUIRE(later.changes.size() == 2);
   CHECK(later.changes[1].id == "quiet");
@@ -105,4 +93,20 @@ TEST_CASE("an agent away from home is kept for three of its own, longer heartbea
   CHECK(d.Contains("away", 18000));
   CHECK_FALSE(d.Contains("away", 18001));
   CHECK(d.Members(18001).empty());
+}
+
+TEST_CASE("the directory counts its members and those away without copying them", "[directory]") {
+  AgentDirectory d(2000);
+  d.Join(Agent("home-1", 1), 0);
+  d.Join(Agent("home-2", 1), 0);
+  AgentRecord away = Agent("away", 1);
+  away.heartbeat_ms = 6000;
+  d.Join(away, 0);
+  AgentDirectory::Counts c = d.Count(0);
+  CHECK(c.members == 3);
+  CHECK(c.away == 1);
+  // Past three home heartbeats, only the away member is still live.
+  c = d.Count(7000);
+  CHECK(c.members == 1);
+  CHECK(c.away == 1);
 }

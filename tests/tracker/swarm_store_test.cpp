@@ -143,6 +143,29 @@ TEST_CASE("a session's peers outlive the TTL and leave together when it ends", "
   CHECK(s.Stats(100000).swarms == 0);
 }
 
+TEST_CASE("releasing the agents the directory dropped frees their sessions, not the others'",
+          "[swarm]") {
+  SwarmStore s(1000, 1000, kRoomy);
+  for (uint8_t t = 1; t <= 3; ++t) REQUIRE(s.Announce(Held(t, 7, "agent-a"), 0).ok());
+  REQUIRE(s.Announce(Held(1, 9, "agent-a"), 0).ok());  // a second session of the same agent
+  REQUIRE(s.Announce(Held(1, 8, "agent-b"), 0).ok());
+  REQUIRE(s.Announce(Held(2, 10, "agent-c"), 0).ok());
+  auto none_live = [](const std::string&) { return false; };
+  // agent-c is back (live again) by the time the sweep looks: it keeps its peers.
+  CHECK(s.ReleaseAgents({"agent-a", "agent-c", "never-held"},
+                        [](const std::string& agent) { return agent == "agent-c"; }) == 4);
+  SwarmStats st = s.Stats(0);
+  CHECK(st.held == 2);
+  CHECK(s.Release(7) == 0);  // already gone
+  CHECK(s.Release(9) == 0);
+  CHECK(s.ReleaseAgents({"agent-a"}, none_live) == 0);
+  // A session whose agent left stops being found under it once released.
+  CHECK(s.Release(8) == 1);
+  CHECK(s.ReleaseAgents({"agent-b"}, none_live) == 0);
+  CHECK(s.ReleaseAgents({"agent-c"}, none_live) == 1);
+  CHECK(s.Stats(0).peers == 0);
+}
+
 TEST_CASE("a session stopping one swarm keeps the others", "[swarm]") {
   SwarmStore s(1000, 1000, kRoomy);
   REQUIRE(s.Announce(Held(1, 7, "a"), 0).ok());
