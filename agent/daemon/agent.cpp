@@ -51,6 +51,7 @@ ReadServiceOptions ReadOptionsOf(const AgentOptions& o) {
   ro.first_byte_timeout_ms = o.read_first_byte_timeout_ms;
   ro.fetch.origin_parallelism = o.origin_parallelism;
   ro.max_reads_per_token = o.read_max_per_token;
+  ro.s3_virtual_host_suffixes = o.s3_virtual_hosts;
   return ro;
 }
 

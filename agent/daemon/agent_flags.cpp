@@ -88,6 +88,10 @@ void AddHttpLimitFlags(CLI::App& app, AgentOptions& o) {
                  "reads in flight at once per token; more are answered 429 with Retry-After (S3: "
                  "503 SlowDown)")
       ->capture_default_str();
+  app.add_option("--s3-virtual-host", o.s3_virtual_hosts,
+                 "a host name (repeatable) under which S3 requests name their bucket in the Host "
+                 "header, as {bucket}.NAME; hosts whose first label is s3 always do")
+      ->capture_default_str();
 }
 
 // The cache's durability and the local control socket's pulls.

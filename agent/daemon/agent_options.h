@@ -47,6 +47,8 @@ struct AgentOptions {
   std::string http_socket;  // if set, the HTTP routes on this unix socket too
   HttpLimits http;  // bounds on the HTTP clients of every listener (shoal/server/http_limits.h)
   uint32_t read_max_per_token = 64;  // reads in flight per token; more get 429 (S3: 503 SlowDown)
+  // Host names that, after "{bucket}.", make an S3 request virtual-host style.
+  std::vector<std::string> s3_virtual_hosts = {"localhost"};
   // If set, the HTTP routes over TLS on this address too, for pods on other
   // nodes, with this certificate chain and key (PEM).
   std::string https_listen;

@@ -34,7 +34,7 @@ TEST_CASE("jobs run side by side on several workers", "[work_queue]") {
   q.Stop();
 }
 
-TEST_CASE("Stop finishes queued jobs; Cancel drops them; neither takes more", "[work_queue]") {
+TEST_CASE("Stop finishes queued jobs, Cancel drops them, and neither takes more", "[work_queue]") {
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
   std::atomic<int> ran{0};

@@ -98,7 +98,8 @@ TEST_CASE("a refused entry or a failed batch is sent again on the next announce"
   CHECK(r.Announce(Ann('a', 0), a.Done()));
 }
 
-TEST_CASE("a new session gets every torrent again; a stopped one is forgotten", "[swarm-reports]") {
+TEST_CASE("a new session gets every torrent again, and a stopped one is forgotten",
+          "[swarm-reports]") {
   SwarmReports r;
   Answers a;
   r.Announce(Ann('a', 0), a.Done());

@@ -46,15 +46,16 @@ struct ClientCluster : TestCluster {
     PublishOk(ckpt, "team-a/llama", 0);
   }
 
-  int port() const { return agents[0]->http_port(); }
+  int port(size_t agent = 0) const { return agents[agent]->http_port(); }
 
   // curl arguments for a request of `path` with `query` (decoded pairs),
   // signed in the Authorization header with `token` as both keys and sent
   // with Host `host` (default 127.0.0.1:port) to the agent.
   std::vector<std::string> Signed(const std::string& token, const std::string& path,
                                   std::vector<std::pair<std::string, std::string>> query = {},
-                                  std::string host = "", const std::string& method = "GET") const {
-    const std::string address = "127.0.0.1:" + std::to_string(port());
+                                  std::string host = "", const std::string& method = "GET",
+                                  size_t agent = 0) const {
+    const std::string address = "127.0.0.1:" + std::to_string(port(agent));
     if (host.empty()) host = address;
     shoal::SigV4Signer signer({token, token, ""}, "us-east-1");
     shoal::SignableRequest s;
@@ -208,6 +209,17 @@ TEST_CASE("s3cmd reads virtual-host-style, with the bucket in the host name", "[
   // On a plain host the same path names bucket "llama", which is empty.
   CurlAnswer plain = c.Curl(c.Signed(c.reader, "/llama/latest/config.json"));
   CHECK(plain.status != 200);
+
+  // A host name of the cluster's own, given with --s3-virtual-host.
+  c.AddAgent({"--origin", "file://" + c.origin, "--s3-virtual-host", "models.internal"});
+  const std::string named = "team-a.models.internal:" + std::to_string(c.port(1));
+  CurlAnswer own =
+      c.Curl(c.Signed(c.reader, "/llama/latest/config.json", {}, named, "GET", /*agent=*/1));
+  CHECK(own.status == 200);
+  CHECK(own.body == Slurp(c.ckpt + "/config.json"));
+  // The first agent was not told that name: there it is path style.
+  const std::string unnamed = "team-a.models.internal:" + std::to_string(c.port());
+  CHECK(c.Curl(c.Signed(c.reader, "/llama/latest/config.json", {}, unnamed)).status != 200);
 }
 
 TEST_CASE("rclone copies a whole version with ranged reads and pages through listings",
