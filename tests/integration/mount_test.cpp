@@ -1,0 +1,225 @@
+// `shoal mount`: a published version as a read-only FUSE folder, read
+// through a real agent on a folder origin, with a real tracker, on
+// 127.0.0.1. The test process reads the mount as any program would.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "support/test_cluster.h"
+
+using namespace shoal::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMiB = 1 << 20;
+using Clock = std::chrono::steady_clock;
+
+// True if `dir` is a mount point, as /proc/self/mountinfo lists them.
+bool Mounted(const std::string& dir) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (point == dir) return true;
+  }
+  return false;
+}
+
+std::string Xattr(const std::string& path, const std::string& name) {
+  char buf[256];
+  ssize_t n = ::getxattr(path.c_str(), name.c_str(), buf, sizeof(buf));
+  return n < 0 ? "" : std::string(buf, static_cast<size_t>(n));
+}
+
+// One agent reading a folder origin; model team-a/llama published to the
+// origin only, so the agent starts cold and fetches what the mount reads.
+struct MountCluster : TestCluster {
+  std::string ckpt = tmp / "ckpt", mnt = tmp / "mnt";
+  pid_t mount_pid = -1;
+
+  MountCluster() : TestCluster(Options()) {
+    AddAgent();
+    WriteRandomFile(ckpt + "/model-00001-of-00001.safetensors", 5 * kMiB + 12345, 1);
+    WriteRandomFile(ckpt + "/config.json", 900, 2);
+    WriteRandomFile(ckpt + "/tokenizer/vocab a+b.txt", 300000, 3);
+    WriteRandomFile(ckpt + "/tokenizer/merges.txt", 70000, 4);
+    PublishOk(ckpt, "team-a/llama", -1);
+    fs::create_directories(mnt);
+  }
+
+  // A mount left behind by a failed check goes before the folders do.
+  ~MountCluster() {
+    if (mount_pid > 0) {
+      ::kill(mount_pid, SIGKILL);
+      WaitProcess(mount_pid);
+    }
+    if (Mounted(mnt)) RunProcess({"/usr/bin/fusermount3", "-u", "-z", mnt});
+  }
+
+  static ClusterOptions Options() {
+    ClusterOptions o;
+    o.agents_use_origin = true;
+    o.agent_flags = {"--read-origin-wait-ms", "100"};
+    return o;
+  }
+
+  // Starts `shoal mount ref mnt` with `flags` as the reader and waits until
+  // the folder is mounted.
+  void StartMount(const std::string& ref, std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv = {CliBinary(), "mount",   ref,
+                                     mnt,         "--agent", agents[0]->socket()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    mount_pid = StartProcess(argv, {"SHOAL_TOKEN=" + reader}, tmp / "mount.log");
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (!Mounted(mnt) && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    INFO(Slurp(tmp / "mount.log"));
+    REQUIRE(Mounted(mnt));
+  }
+
+  // Sends `signal` to the mount and returns its exit code.
+  int StopMount(int signal) {
+    ::kill(mount_pid, signal);
+    const int code = WaitProcess(mount_pid);
+    mount_pid = -1;
+    return code;
+  }
+
+  // The version IDs `shoal ls` lists for team-a/llama, and the one tagged latest.
+  std::string LatestVersion() const {
+    ProcessResult r = Shoal(reader, {"ls", "team-a/llama"});
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.find("latest") != std::string::npos) return line.substr(0, 64);
+    }
+    return "";
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a mounted version shows the checkpoint's files, byte for byte, read-only", "[mount]") {
+  MountCluster c;
+  const std::string version = c.LatestVersion();
+  REQUIRE(version.size() == 64);
+  c.StartMount("team-a/llama:latest");
+
+  // Every file, its size and mode, as published.
+  CHECK(SameTree(c.ckpt, c.mnt));
+  CHECK(SameTree(c.mnt, c.ckpt));
+  for (const auto& e : fs::recursive_directory_iterator(c.ckpt)) {
+    const std::string rel = fs::relative(e.path(), c.ckpt).string();
+    INFO(rel);
+    struct stat want {
+    }, got{};
+    REQUIRE(::stat(e.path().c_str(), &want) == 0);
+    REQUIRE(::stat((c.mnt + "/" + rel).c_str(), &got) == 0);
+    CHECK(S_ISDIR(got.st_mode) == S_ISDIR(want.st_mode));
+    if (S_ISREG(want.st_mode)) {
+      CHECK(got.st_size == want.st_size);
+      CHECK((got.st_mode & 0777) == (want.st_mode & 0777));
+    }
+  }
+
+  // A range in the middle of the big file, across a piece boundary.
+  const std::string shard = Slurp(c.ckpt + "/model-00001-of-00001.safetensors");
+  int fd = ::open((c.mnt + "/model-00001-of-00001.safetensors").c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  std::string mid(70000, '\0');
+  CHECK(::pread(fd, mid.data(), mid.size(), 3 * kMiB - 1000) == 70000);
+  CHECK(mid == shard.substr(3 * kMiB - 1000, 70000));
+  ::close(fd);
+
+  // Nothing changes it.
+  errno = 0;
+  CHECK(::open((c.mnt + "/config.json").c_str(), O_WRONLY) == -1);
+  CHECK(errno == EROFS);
+  errno = 0;
+  CHECK(::open((c.mnt + "/new.txt").c_str(), O_WRONLY | O_CREAT, 0644) == -1);
+  CHECK(errno == EROFS);
+  errno = 0;
+  CHECK(::mkdir((c.mnt + "/dir").c_str(), 0755) == -1);
+  CHECK(errno == EROFS);
+  errno = 0;
+  CHECK(::unlink((c.mnt + "/config.json").c_str()) == -1);
+  CHECK(errno == EROFS);
+  errno = 0;
+  CHECK(::rename((c.mnt + "/config.json").c_str(), (c.mnt + "/c.json").c_str()) == -1);
+  CHECK(errno == EROFS);
+
+  // Each file names its version and its pieces root.
+  CHECK(Xattr(c.mnt + "/config.json", "user.shoal.version") == version);
+  CHECK(Xattr(c.mnt + "/tokenizer/merges.txt", "user.shoal.pieces_root").size() == 64);
+
+  // A tag moved after mounting does not change the mount.
+  const std::string next = c.tmp / "next";
+  WriteRandomFile(next + "/config.json", 1200, 9);
+  c.PublishOk(next, "team-a/llama", -1);
+  REQUIRE(c.LatestVersion() != version);
+  CHECK(Xattr(c.mnt + "/tokenizer/vocab a+b.txt", "user.shoal.version") == version);
+  CHECK(fs::file_size(c.mnt + "/config.json") == 900);
+  CHECK(Slurp(c.mnt + "/tokenizer/merges.txt") == Slurp(c.ckpt + "/tokenizer/merges.txt"));
+
+  // SIGTERM unmounts and ends the process cleanly.
+  CHECK(c.StopMount(SIGTERM) == 0);
+  CHECK(!Mounted(c.mnt));
+}
+
+TEST_CASE("a mount fails reads with EIO while its agent is gone, and reads again once it is back",
+          "[mount]") {
+  MountCluster c;
+  c.StartMount("team-a/llama", {"--call-timeout-ms", "2000"});
+  CHECK(Slurp(c.mnt + "/config.json") == Slurp(c.ckpt + "/config.json"));
+
+  c.agents[0]->Kill();
+  const std::string path = c.mnt + "/model-00001-of-00001.safetensors";
+  int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  char buf[4096];
+  const auto start = Clock::now();
+  errno = 0;
+  CHECK(::pread(fd, buf, sizeof(buf), 2 * kMiB) == -1);
+  CHECK(errno == EIO);
+  CHECK(Clock::now() - start < std::chrono::seconds(4));  // the 2 s bound, with room
+  ::close(fd);
+
+  c.agents[0]->Start();
+  CHECK(Slurp(path) == Slurp(c.ckpt + "/model-00001-of-00001.safetensors"));
+  CHECK(Slurp(c.mnt + "/tokenizer/vocab a+b.txt") == Slurp(c.ckpt + "/tokenizer/vocab a+b.txt"));
+
+  // An agent that stops answering (not gone) is bounded too.
+  ::kill(c.agents[0]->pid(), SIGSTOP);
+  fd = ::open((c.mnt + "/tokenizer/merges.txt").c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  const auto stalled = Clock::now();
+  errno = 0;
+  CHECK(::pread(fd, buf, sizeof(buf), 0) == -1);
+  CHECK(errno == EIO);
+  const auto waited = Clock::now() - stalled;
+  CHECK(waited >= std::chrono::milliseconds(1900));
+  CHECK(waited < std::chrono::seconds(6));
+  ::close(fd);
+  ::kill(c.agents[0]->pid(), SIGCONT);
+
+  // fusermount3 -u ends the mount's process, cleanly.
+  ProcessResult u = RunProcess({"/usr/bin/fusermount3", "-u", c.mnt});
+  INFO(u.err);
+  CHECK(u.exit_code == 0);
+  CHECK(WaitProcess(c.mount_pid) == 0);
+  c.mount_pid = -1;
+  CHECK(!Mounted(c.mnt));
+}
