@@ -223,3 +223,37 @@ TEST_CASE("a mount fails reads with EIO while its agent is gone, and reads again
   c.mount_pid = -1;
   CHECK(!Mounted(c.mnt));
 }
+
+TEST_CASE("numpy maps a tensor of a mounted safetensors file, as a loader does", "[mount]") {
+  MountCluster c;
+  // Two F32 tensors of arange(n) * 0.5; the big one spans four 1 MiB pieces.
+  std::string header = R"({"__metadata__":{"format":"pt"},"bias":{"dtype":"F32","shape":[4096],)"
+                       R"("data_offsets":[0,16384]},"embed":{"dtype":"F32","shape":[1024,768],)"
+                       R"("data_offsets":[16384,3162112]}})";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  const std::string dir = c.tmp / "st";
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir + "/model.safetensors", std::ios::binary);
+    const uint64_t n = header.size();
+    out.write(reinterpret_cast<const char*>(&n), 8);  // little-endian, as x86-64 is
+    out << header;
+    for (size_t count : {size_t(4096), size_t(1024 * 768)}) {
+      for (size_t i = 0; i < count; ++i) {
+        const float v = static_cast<float>(i) * 0.5f;
+        out.write(reinterpret_cast<const char*>(&v), sizeof(v));
+      }
+    }
+  }
+  c.PublishOk(dir, "team-a/st", -1);
+  c.StartMount("team-a/st:latest");
+  for (const char* tensor : {"embed", "bias"}) {
+    ProcessResult r = RunProcess(
+        {"/usr/bin/python3", SHOAL_MOUNT_SAFETENSORS, c.mnt + "/model.safetensors", tensor, "0.5"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == (std::string(tensor) == "embed" ? "ok 1024x768\n" : "ok 4096\n"));
+  }
+  CHECK(c.StopMount(SIGINT) == 0);
+  CHECK(!Mounted(c.mnt));
+}
