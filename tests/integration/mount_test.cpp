@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -197,6 +198,11 @@ TEST_CASE("a mount fails reads with EIO while its agent is gone, and reads again
   CHECK(Clock::now() - start < std::chrono::seconds(4));  // the 2 s bound, with room
   ::close(fd);
 
+  // The tag moves while the agent is down: the mount comes back to its own
+  // version, by ID.
+  const std::string next = c.tmp / "next";
+  WriteRandomFile(next + "/tokenizer/vocab a+b.txt", 1000, 9);
+  c.PublishOk(next, "team-a/llama", -1);
   c.agents[0]->Start();
   CHECK(Slurp(path) == Slurp(c.ckpt + "/model-00001-of-00001.safetensors"));
   CHECK(Slurp(c.mnt + "/tokenizer/vocab a+b.txt") == Slurp(c.ckpt + "/tokenizer/vocab a+b.txt"));
@@ -214,6 +220,17 @@ TEST_CASE("a mount fails reads with EIO while its agent is gone, and reads again
   CHECK(waited < std::chrono::seconds(6));
   ::close(fd);
   ::kill(c.agents[0]->pid(), SIGCONT);
+
+  // An agent stopped while the mount holds chunks of its cache stops
+  // cleanly, and the mount reads again once it is back.
+  const pid_t agent = c.agents[0]->pid();
+  ::kill(agent, SIGTERM);
+  int status = 0;
+  REQUIRE(::waitpid(agent, &status, 0) == agent);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  c.agents[0]->Start();
+  CHECK(Slurp(c.mnt + "/tokenizer/merges.txt") == Slurp(c.ckpt + "/tokenizer/merges.txt"));
 
   // fusermount3 -u ends the mount's process, cleanly.
   ProcessResult u = RunProcess({"/usr/bin/fusermount3", "-u", c.mnt});
