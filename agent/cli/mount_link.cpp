@@ -51,6 +51,7 @@ struct ChunkLease::Core {
 
   // Loop thread only.
   std::string open_ref;  // the reference as given, then ns/name:<version ID> once opened
+  std::string pinned;    // the version ID (hex) once opened; every connection must show it
   kj::AsyncIoProvider* provider = nullptr;
   kj::Maybe<kj::Own<Connection>> conn;
   kj::Maybe<kj::ForkedPromise<void>> connecting;
@@ -140,11 +141,16 @@ kj::Promise<kj::Own<Connection>> ChunkLease::Core::Connect() {
         auto req = c->client.bootstrap().castAs<proto::LocalAgent>().mountRequest();
         req.setRef(open_ref);
         req.setToken(options.token);
-        return req.send().then(
-            [c = kj::mv(c)](capnp::Response<proto::LocalAgent::MountResults> r) mutable {
-              c->version = r.getVersion();
-              return kj::mv(c);
-            });
+        return req.send().then([this, c = kj::mv(c)](
+                                   capnp::Response<proto::LocalAgent::MountResults> r) mutable {
+          const std::string got = hex::Encode(r.getVersionId().begin(), r.getVersionId().size());
+          if (!pinned.empty() && got != pinned) {
+            ThrowIfError(Status::Corruption("the agent opened version " + got + " for " + open_ref +
+                                            "; the mount shows " + pinned));
+          }
+          c->version = r.getVersion();
+          return kj::mv(c);
+        });
       });
 }
 
@@ -243,9 +249,11 @@ Result<std::unique_ptr<MountLink>> MountLink::Open(const MountLinkOptions& optio
   link->version_.name = ref->name();
   // Reconnections open this very version, whatever the tag says by then.
   const std::string pinned = ref->ns() + "/" + ref->name() + ":" + link->version_.version;
+  const std::string id = link->version_.version;
   Status set = core->Call<bool>("pin the version",
-                                [c, pinned]() {
+                                [c, pinned, id]() {
                                   c->open_ref = pinned;
+                                  c->pinned = id;
                                   return kj::Promise<bool>(true);
                                 })
                    .status();
