@@ -221,7 +221,7 @@ Status Agent::ServeControl(kj::Promise<void>* served) {
                  *served =
                      ServeLocalControl(io_, options_.control_socket,
                                        LocalControlDeps{pulls_, link_, [this] { return Stats(); },
-                                                        control_jobs_, reads_});
+                                                        control_jobs_, reads_, revocations_});
                })) {
     return StatusFromException(*e, "control socket")
         .WithContext("listen on " + options_.control_socket);

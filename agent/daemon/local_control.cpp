@@ -359,7 +359,7 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     auto resolved = deps_.threads.Run<Resolution>([&resolver, ref, token] {
       return resolver.Resolve(token, ref.ns(), ref.name(), ref.ref());
     });
-    return resolved.then([this, c, ref](Resolution r) mutable {
+    return resolved.then([this, c, ref, token](Resolution r) mutable {
       if (!r.model) ThrowIfError(StatusOfLookup(r.error).WithContext("mount " + ref.ToString()));
       Log(LogLevel::kInfo, "mount.open",
           {{"ref", ref.ToString()},
@@ -368,8 +368,8 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
            {"peer_pid", peer_.pid}});
       auto out = c.getResults();
       out.setVersionId(kj::arrayPtr(r.model->version.data(), VersionId::kSize));
-      out.setVersion(
-          kj::heap<MountedVersionImpl>(r.model, deps_.reads.fetcher(), deps_.pulls.store));
+      out.setVersion(kj::heap<MountedVersionImpl>(r.model, token, deps_.revocations,
+                                                  deps_.reads.fetcher(), deps_.pulls.store));
     });
   }
 

@@ -25,13 +25,15 @@
 namespace shoal {
 
 class ReadService;
+class RevocationList;
 
 struct LocalControlDeps {
   PullContext& pulls;  // announce_url is refreshed from the link per pull
   TrackerFleet& link;
   std::function<AgentStats()> stats;
-  JobThreads& threads;  // runs pulls and seeds; outlives the promise
-  ReadService& reads;   // resolves and fetches for mounts; outlives the promise
+  JobThreads& threads;                // runs pulls and seeds; outlives the promise
+  ReadService& reads;                 // resolves and fetches for mounts; outlives the promise
+  const RevocationList& revocations;  // tokens a mount stops reading with
 };
 
 // Listens on `socket_path` (replacing a stale socket file) and serves until

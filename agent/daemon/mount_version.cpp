@@ -1,6 +1,7 @@
 #include "daemon/mount_version.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "kj_status.h"
@@ -28,10 +29,23 @@ constexpr int kMaxAttempts = 3;
 }  // namespace
 
 MountedVersionImpl::MountedVersionImpl(std::shared_ptr<const ResolvedModel> model,
+                                       const std::string& token, const RevocationList& revocations,
                                        ReadFetcher& fetcher, ChunkStore& store)
-    : model_(std::move(model)), fetcher_(fetcher), store_(store) {
+    : model_(std::move(model)), revocations_(revocations), fetcher_(fetcher), store_(store) {
+  Result<TokenClaims> claims = PeekTokenClaims(token);
+  if (claims.ok()) claims_ = *claims;
   reads_.reserve(model_->manifest.files.size());
   for (const FileEntry& f : model_->manifest.files) reads_.push_back(ReadFileOf(model_, f));
+}
+
+Status MountedVersionImpl::TokenStillValid() const {
+  if (!claims_) return Status::OK();  // a token the tracker took but we cannot read: as HTTP does
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  Status s = claims_->CheckNotExpired(now_ms);
+  if (s.ok()) s = revocations_.Check(*claims_);
+  return s.WithContext("read " + model_->ns + "/" + model_->name + " through the mount");
 }
 
 kj::Promise<void> MountedVersionImpl::files(FilesContext c) {
@@ -56,6 +70,7 @@ kj::Promise<void> MountedVersionImpl::files(FilesContext c) {
 
 kj::Promise<void> MountedVersionImpl::chunk(ChunkContext c) {
   c.allowCancellation();
+  ThrowIfError(TokenStillValid());
   auto p = c.getParams();
   if (p.getFile() >= reads_.size()) {
     ThrowIfError(Status::InvalidArgument("file " + std::to_string(p.getFile()) +

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "shoal/token.h"
 #include "support/test_cluster.h"
 
 using namespace shoal::testing;
@@ -79,11 +80,13 @@ struct MountCluster : TestCluster {
 
   // Starts `shoal mount ref mnt` with `flags` as the reader and waits until
   // the folder is mounted.
-  void StartMount(const std::string& ref, std::vector<std::string> flags = {}) {
+  void StartMount(const std::string& ref, std::vector<std::string> flags = {},
+                  const std::string& token = "") {
     std::vector<std::string> argv = {CliBinary(), "mount",   ref,
                                      mnt,         "--agent", agents[0]->socket()};
     argv.insert(argv.end(), flags.begin(), flags.end());
-    mount_pid = StartProcess(argv, {"SHOAL_TOKEN=" + reader}, tmp / "mount.log");
+    mount_pid =
+        StartProcess(argv, {"SHOAL_TOKEN=" + (token.empty() ? reader : token)}, tmp / "mount.log");
     const auto deadline = Clock::now() + std::chrono::seconds(20);
     while (!Mounted(mnt) && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -273,4 +276,43 @@ TEST_CASE("numpy maps a tensor of a mounted safetensors file, as a loader does",
   }
   CHECK(c.StopMount(SIGINT) == 0);
   CHECK(!Mounted(c.mnt));
+}
+
+TEST_CASE("a mount reads nothing more once its token expires or is revoked", "[mount][tokens]") {
+  MountCluster c;
+  const std::string shard = c.mnt + "/model-00001-of-00001.safetensors";
+  char buf[4096];
+
+  const std::string brief = c.tracker.MintToken("team-a", "read", "brief-pod", "4s");
+  const auto minted = Clock::now();
+  c.StartMount("team-a/llama", {}, brief);
+  CHECK(Slurp(c.mnt + "/config.json") == Slurp(c.ckpt + "/config.json"));
+  std::this_thread::sleep_until(minted + std::chrono::seconds(5));
+  int fd = ::open(shard.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  errno = 0;
+  CHECK(::pread(fd, buf, sizeof(buf), 0) == -1);
+  CHECK(errno == EIO);
+  ::close(fd);
+  CHECK(c.StopMount(SIGTERM) == 0);
+  CHECK(Slurp(c.tmp / "mount.log").find("brief-pod") != std::string::npos);  // says whose
+
+  const std::string admin = c.tracker.MintToken("*", "admin", "alice");
+  const std::string pod = c.tracker.MintToken("team-a", "read", "pod-1");
+  c.StartMount("team-a/llama", {}, pod);
+  fd = ::open(shard.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  CHECK(::pread(fd, buf, sizeof(buf), 0) == static_cast<ssize_t>(sizeof(buf)));
+  ProcessResult revoked = RunProcess(
+      {TrackerBinary(), "token", "revoke", "--id", shoal::PeekTokenClaims(pod)->id, "--tracker",
+       "http://127.0.0.1:" + std::to_string(c.tracker.http_port()), "--token", admin});
+  INFO(revoked.err);
+  REQUIRE(revoked.exit_code == 0);
+  // The agent hears of it with its next heartbeat.
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  errno = 0;
+  CHECK(::pread(fd, buf, sizeof(buf), 3 * kMiB) == -1);
+  CHECK(errno == EIO);
+  ::close(fd);
+  CHECK(c.StopMount(SIGTERM) == 0);
 }
