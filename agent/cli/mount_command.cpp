@@ -28,7 +28,7 @@ struct MountArgs {
 
 // The FUSE session over `fs`, mounted on `dir` until it ends.
 Status Serve(MountFs& fs, const std::string& dir, const std::string& fsname, const MountArgs& a) {
-  std::string opts = "ro,default_permissions,subtype=shoal,fsname=" + fsname;
+  std::string opts = "ro,nosuid,nodev,default_permissions,subtype=shoal,fsname=" + fsname;
   if (a.allow_other) opts += ",allow_other";
   const char* argv[] = {"shoal", "-o", opts.c_str()};
   fuse_args args = FUSE_ARGS_INIT(3, const_cast<char**>(argv));

@@ -207,8 +207,24 @@ TEST_CASE("a mount fails reads with EIO while its agent is gone, and reads again
   WriteRandomFile(next + "/tokenizer/vocab a+b.txt", 1000, 9);
   c.PublishOk(next, "team-a/llama", -1);
   c.agents[0]->Start();
-  CHECK(Slurp(path) == Slurp(c.ckpt + "/model-00001-of-00001.safetensors"));
-  CHECK(Slurp(c.mnt + "/tokenizer/vocab a+b.txt") == Slurp(c.ckpt + "/tokenizer/vocab a+b.txt"));
+  // Readers at once, on one reconnection: the shard's six pieces and a file.
+  const std::string shard = Slurp(c.ckpt + "/model-00001-of-00001.safetensors");
+  std::vector<std::string> got(7);
+  std::vector<std::thread> readers;
+  for (size_t i = 0; i < 6; ++i) {
+    readers.emplace_back([&, i] {
+      int f = ::open(path.c_str(), O_RDONLY);
+      got[i].resize(kMiB);
+      ssize_t n = f < 0 ? -1 : ::pread(f, got[i].data(), kMiB, off_t(i * kMiB));
+      got[i].resize(n < 0 ? 0 : size_t(n));
+      if (f >= 0) ::close(f);
+    });
+  }
+  readers.emplace_back([&] { got[6] = Slurp(c.mnt + "/tokenizer/vocab a+b.txt"); });
+  for (std::thread& t : readers) t.join();
+  for (size_t i = 0; i < 6; ++i) CHECK(got[i] == shard.substr(i * kMiB, kMiB));
+  CHECK(got[6] == Slurp(c.ckpt + "/tokenizer/vocab a+b.txt"));
+  CHECK(Slurp(path) == shard);
 
   // An agent that stops answering (not gone) is bounded too.
   ::kill(c.agents[0]->pid(), SIGSTOP);
