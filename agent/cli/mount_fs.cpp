@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ struct MountFs::Impl {
       st.st_blocks = static_cast<blkcnt_t>((f.size + 511) / 512);
     }
     return st;
+  }
+
+  // Lets libfuse splice the chunk files into the kernel's answer pages
+  // rather than copying them through this process.
+  static void Init(void*, fuse_conn_info* conn) {
+    conn->want |= conn->capable & (FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
   }
 
   static void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -145,9 +152,18 @@ struct MountFs::Impl {
     auto* open = reinterpret_cast<OpenFile*>(fi->fh);
     const bool sequential = open != nullptr && open->next.exchange(end) == start;
     const uint64_t last_piece = (f.size - 1) / piece_size;
-    std::vector<char> buf(end - start);
-    uint64_t pos = start;
-    while (pos < end) {
+    const uint64_t first = start / piece_size;
+    const size_t pieces = static_cast<size_t>((end - 1) / piece_size - first + 1);
+    // The answer names the chunk files, not their bytes: libfuse splices
+    // them into /dev/fuse where the session allows it (Init), and copies
+    // them through a buffer where it does not. The leases keep the files
+    // pinned until the answer is sent.
+    std::vector<std::shared_ptr<ChunkLease>> leases;
+    leases.reserve(pieces);
+    std::vector<char> vec_bytes(sizeof(fuse_bufvec) + (pieces - 1) * sizeof(fuse_buf));
+    auto* vec = new (vec_bytes.data()) fuse_bufvec{};
+    vec->count = pieces;
+    for (uint64_t pos = start; pos < end;) {
       const uint64_t piece = pos / piece_size;
       const uint64_t ahead =
           sequential ? std::min(last_piece, piece + fs.options_.read_ahead) : piece;
@@ -158,16 +174,21 @@ struct MountFs::Impl {
         return;
       }
       const uint64_t in_piece = pos - piece * piece_size;
-      const uint64_t n_bytes = std::min(end - pos, (*lease)->length() - in_piece);
-      ssize_t got = ::pread((*lease)->fd(), buf.data() + (pos - start), n_bytes,
-                            static_cast<off_t>((*lease)->offset() + in_piece));
-      if (got <= 0) {
+      if (in_piece >= (*lease)->length()) {  // the agent's chunk is shorter than the manifest's
         fuse_reply_err(req, EIO);
         return;
       }
-      pos += static_cast<uint64_t>(got);
+      const uint64_t n_bytes = std::min(end - pos, (*lease)->length() - in_piece);
+      fuse_buf& b = vec->buf[leases.size()];
+      b = fuse_buf{};
+      b.size = n_bytes;
+      b.flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+      b.fd = (*lease)->fd();
+      b.pos = static_cast<off_t>((*lease)->offset() + in_piece);
+      leases.push_back(std::move(*lease));
+      pos += n_bytes;
     }
-    fuse_reply_buf(req, buf.data(), buf.size());
+    fuse_reply_data(req, vec, FUSE_BUF_SPLICE_MOVE);
   }
 
   static std::string XattrValue(MountFs& fs, const MountNode& n, const std::string& name,
@@ -269,6 +290,7 @@ MountFs::MountFs(const MountFsOptions& options, MountLink& link, const MountTree
 const fuse_lowlevel_ops& MountFs::Ops() {
   static const fuse_lowlevel_ops ops = [] {
     fuse_lowlevel_ops o{};
+    o.init = Impl::Init;
     o.lookup = Impl::Lookup;
     o.getattr = Impl::GetAttr;
     o.readdir = Impl::ReadDir;

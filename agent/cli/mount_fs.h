@@ -3,8 +3,10 @@
 // anything answers EROFS. Files never change, so the kernel keeps their
 // pages (keep_cache) and their attributes for a day.
 //
-// A read takes its bytes with pread(2) from the chunk files the agent hands
-// over, keeping the last `open_chunks` of them open. A read that continues
+// A read answers with the chunk files the agent hands over (a descriptor
+// and an offset for each piece it covers), keeping the last `open_chunks`
+// of them open; libfuse splices their pages into the kernel's answer, or
+// copies them where the kernel cannot splice. A read that continues
 // the last one on the same open file asks the agent to fetch the next
 // `read_ahead` pieces too. A chunk that cannot be had (the agent gone, or
 // slower than the link's bound) fails the read with EIO.
