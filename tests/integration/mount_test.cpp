@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "integration/mount_process.h"
 #include "shoal/token.h"
 #include "support/test_cluster.h"
 
@@ -26,19 +27,6 @@ namespace {
 
 constexpr size_t kMiB = 1 << 20;
 using Clock = std::chrono::steady_clock;
-
-// True if `dir` is a mount point, as /proc/self/mountinfo lists them.
-bool Mounted(const std::string& dir) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    if (point == dir) return true;
-  }
-  return false;
-}
 
 std::string Xattr(const std::string& path, const std::string& name) {
   char buf[256];
@@ -63,13 +51,7 @@ struct MountCluster : TestCluster {
   }
 
   // A mount left behind by a failed check goes before the folders do.
-  ~MountCluster() {
-    if (mount_pid > 0) {
-      ::kill(mount_pid, SIGKILL);
-      WaitProcess(mount_pid);
-    }
-    if (Mounted(mnt)) RunProcess({"/usr/bin/fusermount3", "-u", "-z", mnt});
-  }
+  ~MountCluster() { ForceUnmount(mount_pid, mnt); }
 
   static ClusterOptions Options() {
     ClusterOptions o;
@@ -82,14 +64,8 @@ struct MountCluster : TestCluster {
   // the folder is mounted.
   void StartMount(const std::string& ref, std::vector<std::string> flags = {},
                   const std::string& token = "") {
-    std::vector<std::string> argv = {CliBinary(), "mount",   ref,
-                                     mnt,         "--agent", agents[0]->socket()};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    mount_pid =
-        StartProcess(argv, {"SHOAL_TOKEN=" + (token.empty() ? reader : token)}, tmp / "mount.log");
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (!Mounted(mnt) && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    mount_pid = shoal::testing::StartMount(*agents[0], ref, mnt, token.empty() ? reader : token,
+                                           tmp / "mount.log", flags);
     INFO(Slurp(tmp / "mount.log"));
     REQUIRE(Mounted(mnt));
   }
