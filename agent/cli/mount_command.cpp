@@ -24,6 +24,7 @@ struct MountArgs {
   uint32_t read_ahead = 4;
   unsigned threads = 16;
   bool allow_other = false;
+  bool splice = true;
 };
 
 // The FUSE session over `fs`, mounted on `dir` until it ends.
@@ -83,6 +84,7 @@ Status RunMount(const MountArgs& a) {
   MountFsOptions fo;
   fo.open_chunks = a.open_chunks;
   fo.read_ahead = a.read_ahead;
+  fo.splice = a.splice;
   MountFs fs(fo, **link, *tree);
   return Serve(fs, dir, v.ns + "/" + v.name + ":" + v.version.substr(0, 12), a);
 }
@@ -107,6 +109,8 @@ void RegisterMount(CLI::App& app, CommandRunner* run) {
   cmd->add_option("--read-ahead", a->read_ahead, "pieces fetched ahead of a sequential read")
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "FUSE worker threads, at most")->capture_default_str();
+  cmd->add_flag("--splice,!--no-splice", a->splice,
+                "splice chunk files into the kernel's answers (--no-splice: copy them)");
   cmd->add_flag("--allow-other", a->allow_other,
                 "let other users (other containers' processes) read the mount");
   cmd->callback([a, run] { *run = [a] { return RunMount(*a); }; });

@@ -56,7 +56,8 @@ struct MountFs::Impl {
 
   // Lets libfuse splice the chunk files into the kernel's answer pages
   // rather than copying them through this process.
-  static void Init(void*, fuse_conn_info* conn) {
+  static void Init(void* userdata, fuse_conn_info* conn) {
+    if (!static_cast<MountFs*>(userdata)->options_.splice) return;
     conn->want |= conn->capable & (FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
   }
 
