@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,9 +19,28 @@ namespace {
 const char kVersionXattr[] = "user.shoal.version";
 const char kPiecesRootXattr[] = "user.shoal.pieces_root";
 
-// One open file: where its last read ended, to tell sequential reads.
-struct OpenFile {
-  std::atomic<uint64_t> next{0};
+// A run of back-to-back reads longer than this is a stream, worth fetching
+// ahead of. The kernel splits one large read into several back-to-back
+// requests, so a shorter run may be a single random read, whose first
+// chunk would only be slowed by fetches beside it.
+constexpr uint64_t kStreamBytes = 2 << 20;
+
+// One open file: where its last read ended, and how long the run of
+// back-to-back reads ending there is.
+class OpenFile {
+ public:
+  // Records a read of [start, end); true if it continues a stream.
+  bool Streaming(uint64_t start, uint64_t end) {
+    std::lock_guard<std::mutex> l(mu_);
+    run_ = (start == next_ ? run_ : 0) + (end - start);
+    next_ = end;
+    return run_ > kStreamBytes;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t next_ = 0;  // protected by mu_
+  uint64_t run_ = 0;   // protected by mu_
 };
 
 }  // namespace
@@ -151,7 +169,7 @@ struct MountFs::Impl {
       return;
     }
     auto* open = reinterpret_cast<OpenFile*>(fi->fh);
-    const bool sequential = open != nullptr && open->next.exchange(end) == start;
+    const bool sequential = open != nullptr && open->Streaming(start, end);
     const uint64_t last_piece = (f.size - 1) / piece_size;
     const uint64_t first = start / piece_size;
     const size_t pieces = static_cast<size_t>((end - 1) / piece_size - first + 1);

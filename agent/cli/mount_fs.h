@@ -6,9 +6,10 @@
 // A read answers with the chunk files the agent hands over (a descriptor
 // and an offset for each piece it covers), keeping the last `open_chunks`
 // of them open; libfuse splices their pages into the kernel's answer, or
-// copies them where the kernel cannot splice. A read that continues
-// the last one on the same open file asks the agent to fetch the next
-// `read_ahead` pieces too. A chunk that cannot be had (the agent gone, or
+// copies them where the kernel cannot splice. A read that continues a
+// run of back-to-back reads on the same open file longer than 2 MiB (a
+// stream, not one large read the kernel split up) asks the agent to fetch
+// the next `read_ahead` pieces too. A chunk that cannot be had (the agent gone, or
 // slower than the link's bound) fails the read with EIO.
 //
 // Thread-safety: FUSE calls the operations from many threads at once.
