@@ -7,6 +7,7 @@
 # A tracker and one agent on a folder origin (file://) on 127.0.0.1, and a
 # file of random bytes (MOUNT_BENCH_MIB, default 1024) in 16 MiB pieces
 # (PIECE_SIZE) published to the origin only, so the agent starts cold.
+# MOUNT_FLAGS go to the measured mount.
 #   Cold: mount_bench_cold.py reads 1 MiB ranges of pieces the agent lacks,
 #     through the mount and through the agent's plain HTTP API.
 #   Warm: the rest of the file is read into the agent's cache, then, three
@@ -81,8 +82,9 @@ SHOAL_TRACKER=127.0.0.1:$rpc SHOAL_TOKEN=$writer SHOAL_PROGRESS=0 "$bin/shoal" p
 chunks=$(curl -sf -H "Authorization: Bearer $reader" "$agent/v1/models/bench/model:latest/manifest" |
   "$py" -c 'import json,sys; l=json.load(sys.stdin)["manifest"]["files"][0]["pieceLayer"]; print(" ".join(l[i:i+64] for i in range(0, len(l), 64)))')
 
+# shellcheck disable=SC2086
 SHOAL_TOKEN=$reader "$bin/shoal" mount bench/model:latest "$work/mnt" --agent "$work/agent.sock" \
-  >"$work/mount.log" 2>&1 &
+  ${MOUNT_FLAGS:-} >"$work/mount.log" 2>&1 &
 mount_pid=$!
 pids+=("$mount_pid")
 wait_for 20 mountpoint -q "$work/mnt"
