@@ -106,7 +106,8 @@ void RegisterMount(CLI::App& app, CommandRunner* run) {
       ->capture_default_str();
   cmd->add_option("--open-chunks", a->open_chunks, "chunk files kept open (and pinned)")
       ->capture_default_str();
-  cmd->add_option("--read-ahead", a->read_ahead, "pieces fetched ahead of a sequential read")
+  cmd->add_option("--read-ahead", a->read_ahead,
+                  "pieces fetched ahead of a stream (back-to-back reads past 2 MiB)")
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "FUSE worker threads, at most")->capture_default_str();
   cmd->add_flag("--splice,!--no-splice", a->splice,

@@ -33,7 +33,7 @@ namespace shoal {
 
 struct MountFsOptions {
   size_t open_chunks = 16;       // chunk files kept open (and pinned) for reads
-  uint32_t read_ahead = 4;       // pieces fetched ahead of a sequential read
+  uint32_t read_ahead = 4;       // pieces fetched ahead of a stream of reads
   double cache_seconds = 86400;  // how long the kernel keeps names and attributes
   bool splice = true;            // let libfuse splice chunk files into answers, not copy them
 };
