@@ -24,23 +24,30 @@ const char kPiecesRootXattr[] = "user.shoal.pieces_root";
 // requests, so a shorter run may be a single random read, whose first
 // chunk would only be slowed by fetches beside it.
 constexpr uint64_t kStreamBytes = 2 << 20;
+// Requests of one run may reach the mount's threads out of order; one that
+// starts within this of the run's ends still continues it.
+constexpr uint64_t kStreamGap = 1 << 20;
 
-// One open file: where its last read ended, and how long the run of
-// back-to-back reads ending there is.
+// One open file's current run of reads, to tell a stream.
 class OpenFile {
  public:
   // Records a read of [start, end); true if it continues a stream.
   bool Streaming(uint64_t start, uint64_t end) {
     std::lock_guard<std::mutex> l(mu_);
-    run_ = (start == next_ ? run_ : 0) + (end - start);
-    next_ = end;
-    return run_ > kStreamBytes;
+    if (start + kStreamGap < run_start_ || start > run_end_ + kStreamGap) {
+      run_start_ = start;
+      run_end_ = end;
+    } else {
+      run_start_ = std::min(run_start_, start);
+      run_end_ = std::max(run_end_, end);
+    }
+    return run_end_ - run_start_ > kStreamBytes;
   }
 
  private:
   std::mutex mu_;
-  uint64_t next_ = 0;  // protected by mu_
-  uint64_t run_ = 0;   // protected by mu_
+  uint64_t run_start_ = 0;  // protected by mu_
+  uint64_t run_end_ = 0;    // protected by mu_
 };
 
 }  // namespace
