@@ -63,8 +63,9 @@ TEST_CASE("three cold mounts read a whole version at once: the same bytes, the o
   for (size_t i = 0; i < 3; ++i) c.MountOn(i, "team-a/m:latest");
 
   // The first MiB of the first shard comes while most of the version has
-  // yet to reach this node: only its piece, the mount's read-ahead (4
-  // pieces) and the piece or two the kernel's own read-ahead reaches.
+  // yet to reach this node: its piece, and the next if the kernel's own
+  // read-ahead reaches it. One read is no stream, so the mount asks for
+  // nothing ahead of it.
   const std::string shard = Slurp(ckpt + "/model-00001.safetensors");
   int fd = ::open((c.dirs[0] + "/model-00001.safetensors").c_str(), O_RDONLY);
   REQUIRE(fd >= 0);
@@ -80,7 +81,7 @@ TEST_CASE("three cold mounts read a whole version at once: the same bytes, the o
   CHECK(got == static_cast<ssize_t>(kMiB));
   CHECK(head == shard.substr(0, kMiB));
   CHECK(chunks_then >= 1);
-  CHECK(chunks_then <= 1 + 4 + 2);
+  CHECK(chunks_then <= 2);
   CHECK(chunks_then < version_chunks);
 
   // Then every file through every mount at once, a reader per file.
