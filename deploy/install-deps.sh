@@ -18,7 +18,9 @@ build_pkgs=(
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev
   libssl-dev libleveldb-dev libsnappy-dev
   libcli11-dev catch2
+  libfuse3-dev  # `shoal mount`: a read-only FUSE view of a version
   curl  # the local demo reads the agents' /metrics
+  fuse3  # fusermount3, which `shoal mount` mounts and unmounts through
 )
 test_pkgs=(
   radosgw ceph-mon ceph-osd ceph-common
@@ -30,6 +32,7 @@ test_pkgs=(
   clang-format  # tests/deploy/check_format.sh: the sources are formatted as .clang-format says
   clang libclang-rt-14-dev  # tests/fuzz/run.sh: libFuzzer, ASan and UBSan (ctest's fuzz:regress)
   etcd-server etcd-client  # tests/etcd/etcd_cluster.sh: a 3-member etcd; the tracker itself speaks HTTP
+  python3-numpy  # tests/integration/mount_safetensors.py reads a tensor through `shoal mount`
 )
 
 bench_pkgs=(

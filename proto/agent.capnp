@@ -66,6 +66,32 @@ interface SeedSource {
   openFile @0 (path :Text) -> (file :FileHandle);
 }
 
+# One file of a mounted version, as the manifest gives it.
+struct MountFile {
+  path @0 :Text;                  # relative, '/'-separated
+  size @1 :UInt64;                # bytes
+  mode @2 :UInt32;                # the published permission bits
+  piecesRoot @3 :Data;            # 32 bytes; zero for an empty file
+}
+
+# A published version held open by `shoal mount`. The reference was
+# resolved once, when the mount began: a tag moved later does not change
+# what this capability shows.
+interface MountedVersion {
+  # The version's files and empty folders, in the manifest's order (a
+  # file's index here is its index in `chunk`).
+  files @0 () -> (versionId :Data, createdAtMs :Int64, pieceSize :UInt32,
+                  files :List(MountFile), emptyDirs :List(Text));
+  # Piece `piece` of file `file`, fetched as an HTTP read's is (peers, then
+  # the chunk's owner, then the origin) if this agent lacks it, with the
+  # pieces up to `lastPiece` asked for meanwhile. `handle` carries the
+  # chunk file's descriptor, opened read-only; the chunk stays pinned in the
+  # cache while the handle lives. The piece is bytes [offset, offset +
+  # length) of that file.
+  chunk @1 (file :UInt32, piece :UInt64, lastPiece :UInt64)
+      -> (handle :FileHandle, offset :UInt64, length :UInt64);
+}
+
 interface LocalAgent {
   # Pulls ns/name:ref with the caller's token (which must allow reading the
   # namespace) and writes it, as chunks arrive, into files that the caller
@@ -78,4 +104,9 @@ interface LocalAgent {
   # seeds them, so peers need not read the origin. `dir` only names the
   # folder in logs.
   seed @2 (ref :Text, token :Text, dir :Text, source :SeedSource) -> (chunks :UInt64, bytes :UInt64);
+  # Resolves ns/name:ref once with the caller's token (which must allow
+  # reading the namespace) and hands back the version it names, for
+  # `shoal mount`. Pass the version ID as `ref` to open the same version
+  # again.
+  mount @3 (ref :Text, token :Text) -> (version :MountedVersion, versionId :Data);
 }

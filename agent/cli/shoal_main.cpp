@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   shoal::RegisterInspect(app, &run);
   shoal::RegisterPublish(app, &run);
   shoal::RegisterPull(app, &run);
+  shoal::RegisterMount(app, &run);
   shoal::RegisterRegistryCommands(app, &run);
   try {
     app.parse(argc, argv);

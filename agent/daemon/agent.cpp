@@ -219,9 +219,10 @@ Status Agent::Run() {
 
 Status Agent::ServeControl(kj::Promise<void>* served) {
   KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
-                 *served = ServeLocalControl(
-                     io_, options_.control_socket,
-                     LocalControlDeps{pulls_, link_, [this] { return Stats(); }, control_jobs_});
+                 *served =
+                     ServeLocalControl(io_, options_.control_socket,
+                                       LocalControlDeps{pulls_, link_, [this] { return Stats(); },
+                                                        control_jobs_, reads_, revocations_});
                })) {
     return StatusFromException(*e, "control socket")
         .WithContext("listen on " + options_.control_socket);

@@ -13,9 +13,12 @@
 #include <memory>
 
 #include "daemon/caller_files.h"
+#include "daemon/mount_version.h"
 #include "kj_status.h"
+#include "read/read_service.h"
 #include "record_codec.h"
 #include "shoal/log.h"
+#include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"
 #include "task_error_log.h"
 
@@ -62,6 +65,25 @@ kj::Promise<int> TakeFd(proto::FileHandle::Client file) {
 }
 
 Status CallerGone() { return Status::Unavailable("the caller went away"); }
+
+// A failed model lookup, as the CLI shows it.
+Status StatusOfLookup(const ReadError& e) {
+  switch (e.failure) {
+    case ReadFailure::kNoCredentials:
+    case ReadFailure::kBadToken:
+      return Status::Unauthenticated(e.message);
+    case ReadFailure::kAccessDenied:
+      return Status::PermissionDenied(e.message);
+    case ReadFailure::kNoSuchKey:
+    case ReadFailure::kNoSuchBucket:
+      return Status::NotFound(e.message);
+    case ReadFailure::kUnavailable:
+    case ReadFailure::kSlowDown:
+      return Status::Unavailable(e.message);
+    default:
+      return Status::InvalidArgument(e.message);
+  }
+}
 
 // The caller's staging folder, reached through its PullListener.
 class ListenerDestination final : public PullDestination {
@@ -321,6 +343,33 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
       ThrowIfError(r.status());
       c.getResults().setChunks(r->chunks);
       c.getResults().setBytes(r->bytes);
+    });
+  }
+
+  kj::Promise<void> mount(MountContext c) override {
+    c.allowCancellation();
+    auto p = c.getParams();
+    std::string token = p.getToken();
+    if (!deps_.link.registered()) {
+      ThrowIfError(Status::Unavailable(
+          "this agent is not registered with its tracker yet; check --tracker and --token"));
+    }
+    ModelRef ref = ValueOrThrow(ModelRef::Parse(std::string(p.getRef())));
+    ModelResolver& resolver = deps_.reads.resolver();
+    auto resolved = deps_.threads.Run<Resolution>([&resolver, ref, token] {
+      return resolver.Resolve(token, ref.ns(), ref.name(), ref.ref());
+    });
+    return resolved.then([this, c, ref, token](Resolution r) mutable {
+      if (!r.model) ThrowIfError(StatusOfLookup(r.error).WithContext("mount " + ref.ToString()));
+      Log(LogLevel::kInfo, "mount.open",
+          {{"ref", ref.ToString()},
+           {"version", r.model->version.ToHex()},
+           {"peer_uid", peer_.uid},
+           {"peer_pid", peer_.pid}});
+      auto out = c.getResults();
+      out.setVersionId(kj::arrayPtr(r.model->version.data(), VersionId::kSize));
+      out.setVersion(kj::heap<MountedVersionImpl>(r.model, token, deps_.revocations,
+                                                  deps_.reads.fetcher(), deps_.pulls.store));
     });
   }
 

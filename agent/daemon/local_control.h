@@ -7,7 +7,9 @@
 // from files the caller opened (daemon/caller_files.h), so a caller gets
 // nothing its own rights would not give it. The socket's permission bits
 // and group come from --control-socket-mode and --control-socket-group.
-// When the caller hangs up, its job is cancelled.
+// When the caller hangs up, its job is cancelled. A mount
+// (daemon/mount_version.h) reads chunks as the HTTP reads do, through
+// `reads`.
 #ifndef SHOAL_AGENT_DAEMON_LOCAL_CONTROL_H_
 #define SHOAL_AGENT_DAEMON_LOCAL_CONTROL_H_
 
@@ -22,11 +24,16 @@
 
 namespace shoal {
 
+class ReadService;
+class RevocationList;
+
 struct LocalControlDeps {
   PullContext& pulls;  // announce_url is refreshed from the link per pull
   TrackerFleet& link;
   std::function<AgentStats()> stats;
-  JobThreads& threads;  // runs pulls and seeds; outlives the promise
+  JobThreads& threads;                // runs pulls and seeds; outlives the promise
+  ReadService& reads;                 // resolves and fetches for mounts; outlives the promise
+  const RevocationList& revocations;  // tokens a mount stops reading with
 };
 
 // Listens on `socket_path` (replacing a stale socket file) and serves until

@@ -28,8 +28,24 @@ bool IsLoopback(const std::string& remote) {
   return host == "::1";
 }
 
-// What a RangeSource reads: `file` of `model`, and the small-file bundle
-// it sits in, if any.
+// Counts bytes handed to the reader in `served`, and observes the time to
+// the first of them in the call's histogram.
+std::function<void(uint64_t)> ServedMeter(const ReadCall& call, Counter* served) {
+  struct FirstByte {
+    std::atomic<bool> seen{false};
+  };
+  auto first = std::make_shared<FirstByte>();
+  Histogram* ttfb = call.ttfb;
+  Clock::time_point start = call.start;
+  return [first, ttfb, served, start](uint64_t n) {
+    if (!first->seen.exchange(true))
+      ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
+    served->Increment(n);
+  };
+}
+
+}  // namespace
+
 std::shared_ptr<ReadFile> ReadFileOf(const std::shared_ptr<const ResolvedModel>& model,
                                      const FileEntry& file) {
   auto read = std::make_shared<ReadFile>();
@@ -48,24 +64,6 @@ std::shared_ptr<ReadFile> ReadFileOf(const std::shared_ptr<const ResolvedModel>&
   }
   return read;
 }
-
-// Counts bytes handed to the reader in `served`, and observes the time to
-// the first of them in the call's histogram.
-std::function<void(uint64_t)> ServedMeter(const ReadCall& call, Counter* served) {
-  struct FirstByte {
-    std::atomic<bool> seen{false};
-  };
-  auto first = std::make_shared<FirstByte>();
-  Histogram* ttfb = call.ttfb;
-  Clock::time_point start = call.start;
-  return [first, ttfb, served, start](uint64_t n) {
-    if (!first->seen.exchange(true))
-      ttfb->Observe(std::chrono::duration<double>(Clock::now() - start).count());
-    served->Increment(n);
-  };
-}
-
-}  // namespace
 
 const char* ReadApiName(ReadApi api) { return api == ReadApi::kPlain ? "plain" : "s3"; }
 

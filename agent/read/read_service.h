@@ -68,6 +68,11 @@ struct S3Listing {
   bool url = false;
 };
 
+// What a read of `file` of `model` fetches: the file, and the small-file
+// bundle it moves in, if any. Shares the model's lifetime.
+std::shared_ptr<ReadFile> ReadFileOf(const std::shared_ptr<const ResolvedModel>& model,
+                                     const FileEntry& file);
+
 struct ReadServiceOptions {
   TrackerEndpoint tracker;                // the tracker's RPC
   std::string agent_token;                // used for anonymous loopback reads
@@ -100,6 +105,8 @@ class ReadService {
 
   // Where chunks for reads come from; see ReadFetcher::set_request_origin.
   ReadFetcher& fetcher() { return fetcher_; }
+  // How reads resolve models; `shoal mount` resolves through it too.
+  ModelResolver& resolver() { return resolver_; }
 
   // Fails reads still waiting and stops the workers; later requests get
   // 503. REQUIRES: called before the HTTP server stops.
