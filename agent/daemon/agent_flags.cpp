@@ -91,7 +91,7 @@ void AddHttpLimitFlags(CLI::App& app, AgentOptions& o) {
   app.add_option("--s3-virtual-host", o.s3_virtual_hosts,
                  "a host name (repeatable) under which S3 requests name their bucket in the Host "
                  "header, as {bucket}.NAME; hosts whose first label is s3 always do")
-      ->capture_default_str();
+      ->default_str("localhost");
 }
 
 // The cache's durability and the local control socket's pulls.

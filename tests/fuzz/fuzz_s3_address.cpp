@@ -102,8 +102,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string host = s3->bucket + ".localhost:7402";
     shoal::Result<shoal::S3Path> v = shoal::ParseS3Target(host, req.path, {"localhost"});
     Check(v.ok(), "a path-style path that is no virtual-host path");
-    if (!v->bucket.empty()) {
-      Check(shoal::ValidateName("bucket", v->bucket).ok(), "a virtual host with a bad bucket");
+    // A host whose first label is no bucket name is read path-style (the
+    // routes then refuse the path's bucket); one that is names the bucket.
+    const std::string named = shoal::VirtualHostBucket(host, {"localhost"});
+    if (!named.empty()) {
+      Check(shoal::ValidateName("bucket", named).ok(), "a virtual host with a bad bucket");
+      Check(v->bucket == named, "a virtual-host request with another bucket than its host's");
       Check(v->key == req.path.substr(1), "a virtual-host key that is not the path");
     }
   }
