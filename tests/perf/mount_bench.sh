@@ -7,7 +7,8 @@
 # A tracker and one agent on a folder origin (file://) on 127.0.0.1, and a
 # file of random bytes (MOUNT_BENCH_MIB, default 1024) in 16 MiB pieces
 # (PIECE_SIZE) published to the origin only, so the agent starts cold.
-# MOUNT_FLAGS go to the measured mount.
+# MOUNT_FLAGS go to the measured mount; READ_AHEAD_KB sets its kernel
+# read-ahead (default 128).
 #   Cold: mount_bench_cold.py reads 1 MiB ranges of pieces the agent lacks,
 #     through the mount and through the agent's plain HTTP API.
 #   Warm: the rest of the file is read into the agent's cache, then, three
@@ -90,6 +91,7 @@ pids+=("$mount_pid")
 wait_for 20 mountpoint -q "$work/mnt"
 mounted=$work/mnt/model.safetensors
 bdi=/sys/class/bdi/$(mountpoint -d "$work/mnt")
+if [[ -n ${READ_AHEAD_KB:-} ]]; then echo "$READ_AHEAD_KB" >"$bdi/read_ahead_kb"; fi
 
 echo "Mount benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg);" \
   "$(uname -r); origin file://; $mib MiB file in $((piece >> 20)) MiB pieces;" \
