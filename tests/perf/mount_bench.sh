@@ -40,14 +40,8 @@ cleanup() {
   if [[ -z ${KEEP:-} ]]; then rm -rf "$work"; fi
 }
 trap cleanup EXIT
-wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds
-  local until=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < until)) || { echo "mount_bench: timed out waiting for: $*" >&2; exit 1; }
-    sleep 0.1
-  done
-}
-ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+# shellcheck source=tests/support/daemon_lib.sh
+source "$here/../support/daemon_lib.sh"
 drop_caches() {
   sync
   if [[ ${DROP_CACHES:-1} == 1 ]]; then echo 3 >/proc/sys/vm/drop_caches; fi
@@ -61,7 +55,7 @@ mkdir -p "$work/origin" "$work/ckpt" "$work/mnt" "$work/mnt-copy"
   --port-file "$work/tracker.ports" --origin "file://$work/origin" --announce-interval 1s \
   >"$work/tracker.log" 2>&1 &
 pids+=($!)
-wait_for 15 test -s "$work/tracker.ports"
+must_wait_for 15 test -s "$work/tracker.ports"
 read -r rpc _ <"$work/tracker.ports"
 token() { "$bin/shoal-tracker" token create --data-dir "$work/tracker" --ns "$1" --role "$2" --subject "$3" | head -1; }
 agent_token=$(token '*' read agents)
@@ -72,10 +66,10 @@ reader=$(token bench read pod)
   --cache-size 4GiB --peer-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --control-socket "$work/agent.sock" \
   --port-file "$work/agent.ports" --origin "file://$work/origin" >"$work/agent.log" 2>&1 &
 pids+=($!)
-wait_for 15 test -s "$work/agent.ports"
+must_wait_for 15 test -s "$work/agent.ports"
 http_port=$(awk '{print $2}' "$work/agent.ports")
 agent=http://127.0.0.1:$http_port
-wait_for 15 sh -c "curl -s $agent/metrics | grep -q '^shoal_agent_tracker_registered 1'"
+must_wait_for 15 sh -c "curl -s $agent/metrics | grep -q '^shoal_agent_tracker_registered 1'"
 
 head -c $((mib << 20)) /dev/urandom >"$work/ckpt/model.safetensors"
 SHOAL_TRACKER=127.0.0.1:$rpc SHOAL_TOKEN=$writer SHOAL_PROGRESS=0 "$bin/shoal" publish "$work/ckpt" \
@@ -88,7 +82,7 @@ SHOAL_TOKEN=$reader "$bin/shoal" mount bench/model:latest "$work/mnt" --agent "$
   ${MOUNT_FLAGS:-} >"$work/mount.log" 2>&1 &
 mount_pid=$!
 pids+=("$mount_pid")
-wait_for 20 mountpoint -q "$work/mnt"
+must_wait_for 20 mountpoint -q "$work/mnt"
 mounted=$work/mnt/model.safetensors
 bdi=/sys/class/bdi/$(mountpoint -d "$work/mnt")
 if [[ -n ${READ_AHEAD_KB:-} ]]; then echo "$READ_AHEAD_KB" >"$bdi/read_ahead_kb"; fi
@@ -111,7 +105,7 @@ cmp "$mounted" "$work/copy"
 SHOAL_TOKEN=$reader "$bin/shoal" mount bench/model:latest "$work/mnt-copy" --agent "$work/agent.sock" \
   --no-splice >"$work/mount-copy.log" 2>&1 &
 pids+=($!)
-wait_for 20 mountpoint -q "$work/mnt-copy"
+must_wait_for 20 mountpoint -q "$work/mnt-copy"
 
 mount_runs=() chunk_runs=() second_runs=() copy_runs=() nosplice_runs=()
 for _ in 1 2 3; do

@@ -19,36 +19,20 @@ lie 8 apart so that no read-ahead (the mount's reaches 4 pieces past a
 stream) touches a later trial's. Prints one line per trial and the
 medians, in milliseconds.
 """
-import http.client
 import os
 import statistics
 import sys
 import time
-import urllib.parse
+
+from agent_range import ms, ranged_read
 
 agent_url, token, model, path, mounted = sys.argv[1:6]
 piece_size, range_bytes, trials = int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
-agent = urllib.parse.urlparse(agent_url)
 offset = piece_size * 5 // 16
 
 
-def ms(t0):
-    return (time.perf_counter() - t0) * 1000
-
-
 def http_read(first, last):
-    conn = http.client.HTTPConnection(agent.hostname, agent.port)
-    conn.connect()
-    t0 = time.perf_counter()
-    conn.request('GET', '/v1/models/%s/files/%s' % (model, path),
-                 headers={'Authorization': 'Bearer ' + token, 'Range': 'bytes=%d-%d' % (first, last)})
-    resp = conn.getresponse()
-    body = resp.read(1)
-    first_byte = ms(t0)
-    body += resp.read()
-    total = ms(t0)
-    conn.close()
-    assert resp.status == 206 and len(body) == last - first + 1, (resp.status, len(body))
+    _, first_byte, total, body = ranged_read(agent_url, token, model, path, first, last)
     return first_byte, total, body
 
 

@@ -29,15 +29,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_for() {  # wait_for SECONDS COMMAND...: until COMMAND succeeds
-  local until=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < until)) || { echo "read_bench: timed out waiting for: $*" >&2; exit 1; }
-    sleep 0.1
-  done
-}
-ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+# shellcheck source=tests/support/daemon_lib.sh
+source "$here/../support/daemon_lib.sh"
 
 export SHOAL_RGW_MEMSTORE_BYTES=$((3 << 30))
 "$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
@@ -49,7 +42,7 @@ origin=s3://$SHOAL_S3_BUCKET/read-bench
 proxy_port=$(free_port)
 "$py" "$here/delay_proxy.py" "$proxy_port" "${SHOAL_S3_ENDPOINT#http://}" "$delay_ms" >"$work/proxy.log" 2>&1 &
 pids+=($!)
-wait_for 10 grep -q listening "$work/proxy.log"
+must_wait_for 10 grep -q listening "$work/proxy.log"
 delayed=http://127.0.0.1:$proxy_port
 
 rpc=$(free_port)
@@ -57,7 +50,7 @@ rpc=$(free_port)
   --origin "$origin" --s3-endpoint "$SHOAL_S3_ENDPOINT" --s3-region "$SHOAL_S3_REGION" --announce-interval 1s \
   >"$work/tracker.log" 2>&1 &
 pids+=($!)
-wait_for 15 "$py" -c "import socket; socket.create_connection(('127.0.0.1', $rpc))"
+must_wait_for 15 "$py" -c "import socket; socket.create_connection(('127.0.0.1', $rpc))"
 token() { "$bin/shoal-tracker" token create --data-dir "$work/tracker" --ns "$1" --role "$2" --subject "$3" | head -1; }
 agent_token=$(token '*' read agents)
 writer=$(token bench write trainer)
@@ -69,10 +62,10 @@ reader=$(token bench read pod)
   --http-socket "$work/agent-http.sock" \
   ${READ_BENCH_AGENT_FLAGS:-} >"$work/agent.log" 2>&1 &
 pids+=($!)
-wait_for 15 test -s "$work/agent.ports"
+must_wait_for 15 test -s "$work/agent.ports"
 http_port=$(awk '{print $2}' "$work/agent.ports")
 agent=http://127.0.0.1:$http_port
-wait_for 15 sh -c "curl -s $agent/metrics | grep -q '^shoal_agent_tracker_registered 1'"
+must_wait_for 15 sh -c "curl -s $agent/metrics | grep -q '^shoal_agent_tracker_registered 1'"
 
 mkdir -p "$work/ckpt"
 head -c $((1 << 30)) /dev/urandom >"$work/ckpt/model.safetensors"

@@ -12,15 +12,15 @@ earlier trial touched), three ways:
   (b)     the whole chunk under it straight from the origin
 and prints one line per trial and the medians, in milliseconds.
 """
-import http.client
 import os
 import statistics
 import sys
 import time
-import urllib.parse
 
 import boto3
 from botocore.config import Config
+
+from agent_range import ms, ranged_read
 
 agent_url, token, model, path, endpoint, bucket, prefix = sys.argv[1:8]
 piece_size, range_bytes, trials = int(sys.argv[8]), int(sys.argv[9]), int(sys.argv[10])
@@ -28,27 +28,10 @@ chunks = sys.argv[11:]
 
 s3 = boto3.client('s3', endpoint_url=endpoint, region_name=os.environ.get('AWS_DEFAULT_REGION', 'us-east-1'),
                   config=Config(s3={'addressing_style': 'path'}, retries={'max_attempts': 1}))
-agent = urllib.parse.urlparse(agent_url)
-
-
-def ms(t0):
-    return (time.perf_counter() - t0) * 1000
 
 
 def agent_read(first, last):
-    conn = http.client.HTTPConnection(agent.hostname, agent.port)
-    conn.connect()
-    t0 = time.perf_counter()
-    conn.request('GET', '/v1/models/%s/files/%s' % (model, path),
-                 headers={'Authorization': 'Bearer ' + token, 'Range': 'bytes=%d-%d' % (first, last)})
-    resp = conn.getresponse()
-    headers = ms(t0)
-    body = resp.read(1)
-    first_byte = ms(t0)
-    body += resp.read()
-    total = ms(t0)
-    conn.close()
-    assert resp.status == 206 and len(body) == last - first + 1, (resp.status, len(body))
+    headers, first_byte, total, _ = ranged_read(agent_url, token, model, path, first, last)
     return headers, first_byte, total
 
 

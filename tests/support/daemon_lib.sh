@@ -18,6 +18,14 @@ wait_for() {
   done
 }
 
+# wait_for, or exits 1 naming the command it waited on.
+must_wait_for() {
+  wait_for "$@" || { echo "$(basename "$0"): timed out waiting for: ${*:2}" >&2; exit 1; }
+}
+
+# Milliseconds since $1, a `date +%s%N` reading.
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
 # True while process $1 runs. A zombie does not count: under a container
 # init that never reaps, a killed daemon stays a zombie.
 alive() {
