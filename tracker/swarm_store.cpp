@@ -294,14 +294,23 @@ size_t SwarmStore::Release(uint64_t holder) {
   return ReleaseLocked(holder);
 }
 
+size_t SwarmStore::ReleaseAgentLocked(const std::string& agent) {
+  auto it = sessions_of_.find(agent);
+  if (it == sessions_of_.end()) return 0;
+  const std::vector<uint64_t> holders = it->second;  // ReleaseLocked edits the index
+  size_t dropped = 0;
+  for (uint64_t holder : holders) dropped += ReleaseLocked(holder);
+  return dropped;
+}
+
 size_t SwarmStore::ReleaseUnless(const std::function<bool(const std::string& agent)>& live) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<uint64_t> gone;
-  for (const auto& [holder, held] : holdings_) {
-    if (!live(held.agent)) gone.push_back(holder);
+  std::vector<std::string> gone;
+  for (const auto& [agent, holders] : sessions_of_) {
+    if (!live(agent)) gone.push_back(agent);
   }
   size_t dropped = 0;
-  for (uint64_t holder : gone) dropped += ReleaseLocked(holder);
+  for (const std::string& agent : gone) dropped += ReleaseAgentLocked(agent);
   return dropped;
 }
 
@@ -310,10 +319,7 @@ size_t SwarmStore::ReleaseAgents(const std::vector<std::string>& agents,
   std::lock_guard<std::mutex> lock(mu_);
   size_t dropped = 0;
   for (const std::string& agent : agents) {
-    auto it = sessions_of_.find(agent);
-    if (it == sessions_of_.end() || live(agent)) continue;
-    const std::vector<uint64_t> holders = it->second;  // ReleaseLocked edits the index
-    for (uint64_t holder : holders) dropped += ReleaseLocked(holder);
+    if (sessions_of_.count(agent) != 0 && !live(agent)) dropped += ReleaseAgentLocked(agent);
   }
   return dropped;
 }

@@ -126,8 +126,8 @@ class SwarmStore {
   // how many. Costs the number of its swarms, not of all swarms.
   size_t Release(uint64_t holder);
   // Releases the sessions whose agent `live` says is gone (it missed its
-  // heartbeats); returns the peers dropped. Asks `live` about every
-  // session's agent.
+  // heartbeats); returns the peers dropped. Asks `live` once about each
+  // agent that holds a session.
   size_t ReleaseUnless(const std::function<bool(const std::string& agent)>& live);
   // The same for `agents` alone (those the directory dropped since the
   // last look), so the cost is theirs, not the fleet's. An agent `live`
@@ -206,6 +206,8 @@ class SwarmStore {
   // Records (or, on kStopped, removes) the asker. REQUIRES: mu_ held
   Status Record(const AnnounceRequest& req, const Peer& self, int64_t now_ms);
   size_t ReleaseLocked(uint64_t holder);  // REQUIRES: mu_ held
+  // Releases every session of `agent`; the peers dropped. REQUIRES: mu_ held
+  size_t ReleaseAgentLocked(const std::string& agent);
   // Erases a holding and its place in sessions_of_. REQUIRES: mu_ held
   void Forget(std::unordered_map<uint64_t, Holding>::iterator held);
   void Unindex(const std::string& agent, uint64_t holder);  // REQUIRES: mu_ held
