@@ -349,10 +349,17 @@ void FetchScheduler::Tick() {
   for (auto& [chunk, e] : entries_) {
     if (e.in_flight && now - e.sent_ms > timeout) late.push_back(chunk);
   }
+  std::shared_ptr<const HashRing> ring = Ring();
+  auto connected = [this](const std::string& agent) { return orders_.Connected(agent); };
   for (const ChunkId& c : late) {
     Entry& e = entries_.at(c);
     // The late order stays in flight (and counted) until it answers; the
-    // next owner gets a new one.
+    // next owner gets a new one. When the next owner is the agent already
+    // holding it (a ring of one), a second order would only fetch again.
+    std::vector<std::string> next = ring->Owners(
+        e.chunk, std::min<int>(e.attempt + 2, static_cast<int>(ring->size())), connected);
+    if (!next.empty() && next[static_cast<size_t>(e.attempt + 1) % next.size()] == e.agent)
+      continue;
     e.last_error = "no answer from " + e.agent + " in " + std::to_string(timeout) + " ms";
     Requeue(e, e.last_error);
   }

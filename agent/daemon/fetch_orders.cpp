@@ -137,12 +137,15 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
     if (!at.ok()) return at.status();
     const FileEntry& f = *at->first;
     const uint64_t piece = at->second;
-    // A full cache may evict the chunk between its fetch and its hand-over
-    // to the engine: fetch it once more before failing the order.
+    // The chunk commits owned: in a full cache of owned chunks, an unowned
+    // one would be the first evicted, before its hand-over to the engine.
+    // Should it go all the same, it is fetched once more before failing.
+    ChunkWriteOptions owned;
+    owned.owned = true;
     Status seeded;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto sent =
-          FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, f.ChunkBytes(piece_size, piece));
+      auto sent = FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk,
+                                       f.ChunkBytes(piece_size, piece), owned);
       if (!sent.ok()) return sent.status();
       if (*sent > 0) {
         ++out.chunks;

@@ -15,7 +15,9 @@ void OriginFetches::Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t
                         OriginRole role) {
   workers_.Post([this, task, piece, id, size, role] {
     auto start = std::chrono::steady_clock::now();
-    Result<uint64_t> sent = FetchChunkFromOrigin(origin_, store_, id, size);
+    ChunkWriteOptions wo;
+    wo.owned = role == OriginRole::kOwner;
+    Result<uint64_t> sent = FetchChunkFromOrigin(origin_, store_, id, size, wo);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(mu_);

@@ -66,16 +66,17 @@ FetchesInFlight& InFlight() {
   return *in_flight;
 }
 
-Result<uint64_t> FetchOnce(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size);
+Result<uint64_t> FetchOnce(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size,
+                           const ChunkWriteOptions& wo);
 
 }  // namespace
 
 Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id,
-                                      uint64_t size) {
+                                      uint64_t size, const ChunkWriteOptions& wo) {
   for (;;) {
     if (store.Contains(id)) return uint64_t{0};
     if (!InFlight().Claim(&store, id)) continue;  // another fetch finished: look again
-    Result<uint64_t> r = FetchOnce(origin, store, id, size);
+    Result<uint64_t> r = FetchOnce(origin, store, id, size, wo);
     InFlight().Release(&store, id);
     return r;
   }
@@ -83,8 +84,9 @@ Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const C
 
 namespace {
 
-Result<uint64_t> FetchOnce(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size) {
-  auto writer = store.BeginWrite(id, size);
+Result<uint64_t> FetchOnce(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size,
+                           const ChunkWriteOptions& wo) {
+  auto writer = store.BeginWrite(id, size, wo);
   // Delivered meanwhile, by a peer or another fetch.
   if (writer.status().code() == Status::Code::kAlreadyExists) return uint64_t{0};
   if (!writer.ok()) return writer.status();

@@ -18,9 +18,12 @@ namespace shoal {
 // the wrong size or content is refused as Corruption, naming the origin.
 // One chunk is fetched into one store once at a time: a second call for it
 // waits for the first, and fetches only if the first failed.
+// An owner passes wo.owned: the chunk commits owned, so a full cache does not
+// take it first among the unowned ones before the owner hands it over.
 // Thread-safe.
 Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id,
-                                      uint64_t size);
+                                      uint64_t size,
+                                      const ChunkWriteOptions& wo = ChunkWriteOptions());
 
 }  // namespace shoal
 

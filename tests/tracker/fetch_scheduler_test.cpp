@@ -372,3 +372,26 @@ TEST_CASE("the takeover timeout waits the longest until a fetch is timed, then f
   CHECK(h.fetches.takeover_ms() >= 2 * 1600 + 2000);
   CHECK(h.fetches.takeover_ms() < 2 * 3000 + 2000);
 }
+
+TEST_CASE("a late order on a ring of one stays with its agent: a second order would fetch again",
+          "[fetch]") {
+  for (int agents : {1, 2}) {
+    Harness h(/*budget=*/8, /*per_agent=*/8, agents);
+    // One quick timed fetch sets the takeover timeout to its floor.
+    h.fetches.Need(h.target, {Chunk(1)});
+    h.Settle();
+    h.AnswerAll();
+    REQUIRE(h.fetches.takeover_ms() <= 3000);
+    h.fetches.Need(h.target, {Chunk(2)});
+    h.Settle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(h.fetches.takeover_ms() + 100));
+    h.fetches.Tick();
+    h.Settle();
+    size_t orders = 0;
+    for (auto& [id, o] : h.orders) orders += std::count(o.seen.begin(), o.seen.end(), Chunk(2));
+    INFO(agents << " agents");
+    CHECK(orders == (agents == 1 ? 1u : 2u));
+    CHECK(h.metrics.takeovers == (agents == 1 ? 0u : 1u));
+    h.AnswerAll();
+  }
+}
