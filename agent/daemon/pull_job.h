@@ -133,8 +133,10 @@ struct SeedResult {
 
 // Reads version `ref`'s files, opened by the caller through `files`, into
 // the store, each chunk verified against the signed manifest, and adds
-// their torrents so this agent seeds them. A file that differs from the
-// manifest fails with Corruption.
+// their torrents so this agent seeds them. Returns once the tracker has
+// answered an announce of each torrent (at most 5 s), so a pull started
+// after it hears of this seeder. A file that differs from the manifest
+// fails with Corruption.
 Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref, const std::string& token,
                            SeedFiles& files, const std::string& dir_label);
 

@@ -1,7 +1,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "client/tracker_client.h"
 #include "daemon/pull_job.h"
@@ -11,6 +13,36 @@
 #include "shoal/model_ref.h"
 
 namespace shoal {
+namespace {
+
+// How long a seed waits for the tracker to take its announces. A pull that
+// starts right after the publish then hears of this seeder in its first
+// reply, instead of "nobody else", which sends it to the origin.
+constexpr auto kAnnounceWait = std::chrono::seconds(5);
+
+// Waits until the tracker has answered an announce of each torrent, or the
+// wait is over; returns how many were answered.
+size_t AwaitAnnounces(TorrentEngine& engine, const std::vector<FileTorrentId>& torrents,
+                      const std::atomic<bool>* stopping) {
+  const auto deadline = std::chrono::steady_clock::now() + kAnnounceWait;
+  size_t answered = 0;
+  for (const FileTorrentId& id : torrents) {
+    for (;;) {
+      auto p = engine.Progress(id);
+      if (!p.ok() && !p.status().IsUnavailable()) break;  // gone: nothing to wait for
+      if (p.ok() && p->tracker_peers >= 0) {
+        ++answered;
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return answered;
+      if (stopping != nullptr && stopping->load()) return answered;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  return answered;
+}
+
+}  // namespace
 
 Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const std::string& token,
                            SeedFiles& files, const std::string& dir_label) {
@@ -22,6 +54,7 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
   if (!version.ok()) return version.status();
   const Manifest& m = version->manifest;
   SeedResult out;
+  std::vector<FileTorrentId> torrents;
   std::vector<uint8_t> buf;
   // Small files are seeded in the version's bundles, as pulls fetch them.
   const std::vector<std::vector<const FileEntry*>> bundles = SmallFileBundles(m);
@@ -70,13 +103,20 @@ Result<SeedResult> RunSeed(PullContext& ctx, const std::string& ref_text, const 
     if (in_bundle.count(&f) != 0) continue;
     auto id = ctx.engine.AddFile(f, m.piece_size, ctx.announce_url);
     if (!id.ok()) return id.status().WithContext("seed " + f.path);
+    torrents.push_back(*id);
   }
   for (const auto& bundle : bundles) {
     auto b = ctx.engine.AddBundle(bundle, m.piece_size, ctx.announce_url);
     if (!b.ok()) return b.status().WithContext("seed the small files of " + ref->ToString());
+    torrents.push_back(b->id);
   }
-  Log(LogLevel::kInfo, "seed.done",
-      {{"ref", ref->ToString()}, {"chunks", out.chunks}, {"bytes", out.bytes}});
+  const size_t announced = AwaitAnnounces(ctx.engine, torrents, ctx.stopping);
+  Log(announced == torrents.size() ? LogLevel::kInfo : LogLevel::kWarn, "seed.done",
+      {{"ref", ref->ToString()},
+       {"chunks", out.chunks},
+       {"bytes", out.bytes},
+       {"torrents", torrents.size()},
+       {"announced", announced}});
   return out;
 }
 
