@@ -165,6 +165,9 @@ class PullJob {
   // Parts of Poll().
   Status Interrupted() const;  // Unavailable if the caller or the agent stops it
   void ReconnectTracker();
+  // After a call to the tracker failed with `why`: connects to another
+  // tracker of the fleet now. False with one tracker, or none answering.
+  bool FailOver(const Status& why);
   // Polls task `i`'s torrent; false if it could not be read this pass.
   Result<bool> PollTask(size_t i, bool& all_done);
   // Acts on each piece of task `i` no connected peer offers.

@@ -82,6 +82,20 @@ void PullJob::ReconnectTracker() {
   Log(LogLevel::kInfo, "pull.tracker_back", {{"ref", ref_->ToString()}});
 }
 
+bool PullJob::FailOver(const Status& why) {
+  if (ctx_.options.tracker.Addresses().size() < 2) return false;
+  tracker_.reset();  // its event loop first: one kj loop per thread
+  auto other = TrackerClient::Connect(ctx_.options.tracker, req_.token);
+  if (!other.ok()) {
+    tracker_lost_ = Clock::now();
+    return false;
+  }
+  tracker_ = std::move(other).value();
+  Log(LogLevel::kInfo, "pull.tracker_failover",
+      {{"ref", ref_->ToString()}, {"error", why.ToString()}});
+  return true;
+}
+
 Result<bool> PullJob::PollTask(size_t i, bool& all_done) {
   PullTask& t = tasks_[i];
   if (t.complete) return true;
@@ -183,6 +197,10 @@ Status PullJob::AskTracker() {
     for (size_t k = from; k < to; ++k)
       chunks.push_back(tasks_[ask_[k].first].chunks[ask_[k].second]);
     auto answer = tracker_->Need(ref_->ns(), ref_->name(), version_, chunks);
+    // One tracker of a fleet lost: another takes the question at once, so
+    // the pull never falls back to the local rule while the fleet answers.
+    if (!answer.ok() && FailOver(answer.status()))
+      answer = tracker_->Need(ref_->ns(), ref_->name(), version_, chunks);
     if (!answer.ok()) {
       Log(LogLevel::kWarn, "pull.tracker_lost",
           {{"ref", ref_->ToString()},

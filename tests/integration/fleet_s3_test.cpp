@@ -91,6 +91,16 @@ TEST_CASE("a tracker of three killed mid-pull: every pull completes and the orig
                 c.trackers[i]->Metric("shoal_tracker_origin_budget_share"));
   }
   CHECK(static_cast<double>(rgw_sent) <= 1.05 * unique);
+  // A pull whose tracker died asked another at once: none fell back to the
+  // local rule, which would have non-owners fetch what owners were fetching.
+  int failovers = 0;
+  for (size_t i = 0; i < c.agents.size(); ++i) {
+    INFO("agent " << i);
+    const std::string log = c.agents[i]->log();
+    CHECK_THAT(log, !Catch::Contains("pull.tracker_lost"));
+    failovers += log.find("pull.tracker_failover") != std::string::npos ? 1 : 0;
+  }
+  std::printf("fleet kill: %d agents' pulls failed over to another tracker\n", failovers);
 
   // New pulls and publishes go on through the survivors.
   auto again = c.Shoal(c.reader, {"pull", "team-a/llama:latest", "--to", c.tmp / "out7", "--agent",
