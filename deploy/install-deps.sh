@@ -8,8 +8,8 @@
 #   deploy/install-deps.sh          build and runtime packages
 #   deploy/install-deps.sh --test   also the S3 server (Ceph radosgw), etcd, and
 #                                   the reference S3 clients the tests compare with
-#   deploy/install-deps.sh --bench  the --test packages, plus gnuplot for the
-#                                   cluster benchmark's plot (tests/perf/cluster_bench.sh)
+#   deploy/install-deps.sh --bench  the --test packages, plus what the benchmarks
+#                                   use (gnuplot, /usr/bin/time, bindfs)
 set -euo pipefail
 
 build_pkgs=(
@@ -38,6 +38,7 @@ test_pkgs=(
 bench_pkgs=(
   gnuplot-nox  # the completion-time plot of tests/perf/cluster_bench.sh
   time         # /usr/bin/time: CPU and peak RSS of the direct-S3 clients
+  bindfs       # tests/perf/mount_bench.sh: another FUSE file system, as the mount's baseline
 )
 
 want=("${build_pkgs[@]}")

@@ -101,10 +101,13 @@ TEST_CASE("three cold mounts read a whole version at once: the same bytes, the o
   for (size_t m = 0; m < 3; ++m) CHECK(SameTree(ckpt, c.dirs[m]));
 
   // Each chunk's owner read it from the origin, on the tracker's order, and
-  // the other two nodes took it from the swarm. The 10 % is the bound the
-  // pull tests allow: a reader reads the origin itself only when an owner
-  // has not delivered within 30 s, which a busy 2-core machine can cause
-  // for a chunk or so.
-  CHECK(c.OriginBytes() >= 0.99 * kUnique);
-  CHECK(c.OriginBytes() <= 1.1 * kUnique);
+  // the other two nodes took it from the swarm: once per chunk. The only
+  // second reads allowed are the tracker's takeovers of an owner that did
+  // not answer in time (an fsync stalled for seconds on a loaded disk does
+  // that), one chunk of at most 1 MiB each, and the tracker counts them.
+  const double takeovers = c.tracker.Metric("shoal_tracker_takeovers_total");
+  std::printf("three cold mounts: origin bytes %.0f (%.3f x the version), %g takeovers\n",
+              c.OriginBytes(), c.OriginBytes() / kUnique, takeovers);
+  CHECK(c.OriginBytes() >= kUnique);
+  CHECK(c.OriginBytes() <= kUnique + takeovers * kMiB);
 }

@@ -17,6 +17,8 @@
 #     dropped; and a second pass through the mount (the kernel keeps a
 #     mounted file's pages), against `cat` of a page-cached copy. A second
 #     mount with --no-splice shows what splicing the chunk files saves.
+#     bindfs (deploy/install-deps.sh --bench) mounts the copy's folder,
+#     read the same two ways: what any FUSE file system costs on this kernel.
 # Needs root: it mounts, and drops the page cache (DROP_CACHES=0 skips
 # that, for a trial run of the script). Prints markdown tables.
 set -euo pipefail
@@ -32,7 +34,7 @@ py=/usr/bin/python3
 work=$(mktemp -d /var/tmp/shoal-mount-bench.XXXXXX)
 pids=()
 cleanup() {
-  for m in "$work/mnt" "$work/mnt-copy"; do
+  for m in "$work/mnt" "$work/mnt-copy" "$work/mnt-bindfs"; do
     if mountpoint -q "$m" 2>/dev/null; then fusermount3 -u -z "$m" 2>/dev/null || true; fi
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -50,7 +52,7 @@ timed() {  # timed COMMAND...: milliseconds COMMAND took, its output dropped
   local t; t=$(date +%s%N); "$@" >/dev/null; ms_since "$t"
 }
 
-mkdir -p "$work/origin" "$work/ckpt" "$work/mnt" "$work/mnt-copy"
+mkdir -p "$work/origin" "$work/ckpt" "$work/mnt" "$work/mnt-copy" "$work/mnt-bindfs" "$work/plain"
 "$bin/shoal-tracker" serve --data-dir "$work/tracker" --rpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
   --port-file "$work/tracker.ports" --origin "file://$work/origin" --announce-interval 1s \
   >"$work/tracker.log" 2>&1 &
@@ -100,15 +102,26 @@ echo
 curl -sf -H "Authorization: Bearer $reader" -o /dev/null "$agent/v1/models/bench/model:latest/files/model.safetensors"
 files=()
 for c in $chunks; do files+=("$work/cache/chunks/${c:0:2}/${c:2:2}/$c"); done
-cp "$work/ckpt/model.safetensors" "$work/copy"
+cp "$work/ckpt/model.safetensors" "$work/plain/copy"
+ln "$work/plain/copy" "$work/copy"
 cmp "$mounted" "$work/copy"
+bindfs_file=
+if command -v bindfs >/dev/null; then
+  bindfs -o ro,kernel_cache "$work/plain" "$work/mnt-bindfs"
+  bindfs_file=$work/mnt-bindfs/copy
+fi
 SHOAL_TOKEN=$reader "$bin/shoal" mount bench/model:latest "$work/mnt-copy" --agent "$work/agent.sock" \
   --no-splice >"$work/mount-copy.log" 2>&1 &
 pids+=($!)
 must_wait_for 20 mountpoint -q "$work/mnt-copy"
 
-mount_runs=() chunk_runs=() second_runs=() copy_runs=() nosplice_runs=()
+mount_runs=() chunk_runs=() second_runs=() copy_runs=() nosplice_runs=() bindfs_runs=() bindfs2_runs=()
 for _ in 1 2 3; do
+  if [[ -n $bindfs_file ]]; then
+    drop_caches
+    bindfs_runs+=("$(timed cat "$bindfs_file")")
+    bindfs2_runs+=("$(timed cat "$bindfs_file")")
+  fi
   drop_caches
   mount_runs+=("$(timed cat "$mounted")")
   second_runs+=("$(timed cat "$mounted")")
@@ -133,11 +146,21 @@ echo "| \`cat\` through a --no-splice mount, page cache dropped | $(mbs "$(media
 echo "| \`cat\` of the same $(wc -w <<<"$chunks") chunk files, page cache dropped | $(mbs "$c") | ${chunk_runs[*]} |"
 echo "| \`cat\` through the mount again (its pages cached) | $(mbs "$s") | ${second_runs[*]} |"
 echo "| \`cat\` of a page-cached copy | $(mbs "$p") | ${copy_runs[*]} |"
+b=0 b2=0
+if [[ -n $bindfs_file ]]; then
+  b=$(median "${bindfs_runs[@]}") b2=$(median "${bindfs2_runs[@]}")
+  echo "| \`cat\` of the copy through bindfs, page cache dropped | $(mbs "$b") | ${bindfs_runs[*]} |"
+  echo "| \`cat\` of the copy through bindfs again (its pages cached) | $(mbs "$b2") | ${bindfs2_runs[*]} |"
+fi
 echo
-awk -v m="$m" -v c="$c" -v s="$s" -v p="$p" 'BEGIN {
+awk -v m="$m" -v c="$c" -v s="$s" -v p="$p" -v b="$b" -v b2="$b2" 'BEGIN {
   r = c / m; q = p / s;
   printf "mount / cat of the chunk files = %.2f (goal >= 0.8: %s)\n", r, (r >= 0.8 ? "met" : "NOT met");
   printf "mount again / cat of a cached copy = %.2f (goal >= 0.9: %s)\n", q, (q >= 0.9 ? "met" : "NOT met");
+  if (b > 0) {
+    printf "bindfs / cat of the copy: dropped %.2f, cached %.2f\n", c / b, p / b2;
+    printf "mount / bindfs: dropped %.2f, cached %.2f\n", b / m, b2 / s;
+  }
 }'
 
 # Untimed: which calls a read through the mount makes, to show whether
