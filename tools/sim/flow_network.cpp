@@ -1,0 +1,110 @@
+#include "flow_network.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace shoal::sim {
+
+FlowNetwork::FlowNetwork(size_t nodes, double node_bytes_per_s, double origin_bytes_per_s)
+    : node_bps_(node_bytes_per_s), origin_bps_(origin_bytes_per_s), up_(nodes), down_(nodes) {}
+
+std::vector<int>& FlowNetwork::UpList(int src) {
+  return src == kOrigin ? origin_ : up_[static_cast<size_t>(src)];
+}
+
+int FlowNetwork::Start(const Flow& f, double now) {
+  int id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    id = static_cast<int>(slots_.size());
+    slots_.emplace_back();
+  }
+  Slot& s = slots_[static_cast<size_t>(id)];
+  s.f = f;
+  s.live = true;
+  s.left = f.bytes;
+  s.rate = 0;
+  s.updated = now;
+  ++s.version;
+  std::vector<int>& up = UpList(f.src);
+  s.up_pos = up.size();
+  up.push_back(id);
+  std::vector<int>& down = down_[static_cast<size_t>(f.dst)];
+  s.down_pos = down.size();
+  down.push_back(id);
+  Reshare(f.src, f.dst, now);
+  return id;
+}
+
+void FlowNetwork::Remove(int id) {
+  Slot& s = slots_[static_cast<size_t>(id)];
+  auto erase = [this](std::vector<int>& list, size_t pos, bool up) {
+    int last = list.back();
+    list[pos] = last;
+    list.pop_back();
+    if (pos < list.size()) {
+      Slot& moved = slots_[static_cast<size_t>(last)];
+      (up ? moved.up_pos : moved.down_pos) = pos;
+    }
+  };
+  erase(UpList(s.f.src), s.up_pos, true);
+  erase(down_[static_cast<size_t>(s.f.dst)], s.down_pos, false);
+  s.live = false;
+  ++s.version;
+  free_.push_back(id);
+}
+
+double FlowNetwork::Cancel(int id, double now) {
+  Slot& s = slots_[static_cast<size_t>(id)];
+  const double moved = s.f.bytes - std::max(0.0, s.left - s.rate * (now - s.updated));
+  const Flow f = s.f;
+  Remove(id);
+  Reshare(f.src, f.dst, now);
+  return moved;
+}
+
+void FlowNetwork::Update(int id, double now) {
+  Slot& s = slots_[static_cast<size_t>(id)];
+  s.left = std::max(0.0, s.left - s.rate * (now - s.updated));
+  s.updated = now;
+  const double up_share =
+      s.f.src == kOrigin
+          ? origin_bps_ / static_cast<double>(origin_.size())
+          : node_bps_ / static_cast<double>(up_[static_cast<size_t>(s.f.src)].size());
+  const double down_share =
+      node_bps_ / static_cast<double>(down_[static_cast<size_t>(s.f.dst)].size());
+  s.rate = std::min(up_share, down_share);
+  ++s.version;
+  finishes_.push({now + s.left / s.rate, id, s.version});
+}
+
+void FlowNetwork::Reshare(int src, int dst, double now) {
+  for (int id : UpList(src)) Update(id, now);
+  for (int id : down_[static_cast<size_t>(dst)]) {
+    if (slots_[static_cast<size_t>(id)].f.src != src) Update(id, now);
+  }
+}
+
+double FlowNetwork::NextFinish() {
+  while (!finishes_.empty()) {
+    const Finish& top = finishes_.top();
+    const Slot& s = slots_[static_cast<size_t>(top.id)];
+    if (s.live && s.version == top.version) return top.t;
+    finishes_.pop();
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+FlowNetwork::Flow FlowNetwork::PopFinished() {
+  NextFinish();
+  const Finish top = finishes_.top();
+  finishes_.pop();
+  const Flow f = slots_[static_cast<size_t>(top.id)].f;
+  Remove(top.id);
+  Reshare(f.src, f.dst, top.t);
+  return f;
+}
+
+}  // namespace shoal::sim
