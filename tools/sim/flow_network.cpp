@@ -27,7 +27,6 @@ int FlowNetwork::Start(const Flow& f, double now) {
   s.left = f.bytes;
   s.rate = 0;
   s.updated = now;
-  ++s.version;
   std::vector<int>& up = UpList(f.src);
   s.up_pos = up.size();
   up.push_back(id);
@@ -52,7 +51,7 @@ void FlowNetwork::Remove(int id) {
   erase(UpList(s.f.src), s.up_pos, true);
   erase(down_[static_cast<size_t>(s.f.dst)], s.down_pos, false);
   s.live = false;
-  ++s.version;
+  finishes_.Erase(id);
   free_.push_back(id);
 }
 
@@ -75,9 +74,10 @@ void FlowNetwork::Update(int id, double now) {
           : node_bps_ / static_cast<double>(up_[static_cast<size_t>(s.f.src)].size());
   const double down_share =
       node_bps_ / static_cast<double>(down_[static_cast<size_t>(s.f.dst)].size());
-  s.rate = std::min(up_share, down_share);
-  ++s.version;
-  finishes_.push({now + s.left / s.rate, id, s.version});
+  const double rate = std::min(up_share, down_share);
+  if (rate == s.rate) return;  // the same finish time
+  s.rate = rate;
+  finishes_.Set(id, now + s.left / s.rate);
 }
 
 void FlowNetwork::Reshare(int src, int dst, double now) {
@@ -88,22 +88,15 @@ void FlowNetwork::Reshare(int src, int dst, double now) {
 }
 
 double FlowNetwork::NextFinish() {
-  while (!finishes_.empty()) {
-    const Finish& top = finishes_.top();
-    const Slot& s = slots_[static_cast<size_t>(top.id)];
-    if (s.live && s.version == top.version) return top.t;
-    finishes_.pop();
-  }
-  return std::numeric_limits<double>::infinity();
+  return finishes_.empty() ? std::numeric_limits<double>::infinity() : finishes_.top_time();
 }
 
 FlowNetwork::Flow FlowNetwork::PopFinished() {
-  NextFinish();
-  const Finish top = finishes_.top();
-  finishes_.pop();
-  const Flow f = slots_[static_cast<size_t>(top.id)].f;
-  Remove(top.id);
-  Reshare(f.src, f.dst, top.t);
+  const int id = finishes_.top();
+  const double t = finishes_.top_time();
+  const Flow f = slots_[static_cast<size_t>(id)].f;
+  Remove(id);
+  Reshare(f.src, f.dst, t);
   return f;
 }
 

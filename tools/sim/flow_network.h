@@ -9,7 +9,7 @@
 // different speeds meet.
 //
 // When a flow starts or ends, only the flows on its two links get new rates
-// and finish times; finish times sit in a heap, stale ones skipped.
+// and finish times (FinishHeap).
 //
 // Thread-safety: none; the simulation is single-threaded.
 #ifndef SHOAL_TOOLS_SIM_FLOW_NETWORK_H_
@@ -17,8 +17,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <queue>
 #include <vector>
+
+#include "finish_heap.h"
 
 namespace shoal::sim {
 
@@ -55,19 +56,11 @@ class FlowNetwork {
   struct Slot {
     Flow f;
     bool live = false;
-    double left = 0;     // bytes still to move, as of `updated`
-    double rate = 0;     // bytes per second
-    double updated = 0;  // virtual seconds
-    uint32_t version = 0;
+    double left = 0;                  // bytes still to move, as of `updated`
+    double rate = 0;                  // bytes per second
+    double updated = 0;               // virtual seconds
     size_t up_pos = 0, down_pos = 0;  // places in the two link lists
   };
-  struct Finish {
-    double t;
-    int id;
-    uint32_t version;
-    bool operator>(const Finish& o) const { return t != o.t ? t > o.t : id > o.id; }
-  };
-
   std::vector<int>& UpList(int src);
   void Remove(int id);
   // New rates for every flow on `src`'s uplink and `dst`'s downlink.
@@ -79,7 +72,7 @@ class FlowNetwork {
   std::vector<int> free_;
   std::vector<std::vector<int>> up_, down_;
   std::vector<int> origin_;
-  std::priority_queue<Finish, std::vector<Finish>, std::greater<Finish>> finishes_;
+  FinishHeap finishes_;
 };
 
 }  // namespace shoal::sim
