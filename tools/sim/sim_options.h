@@ -46,7 +46,7 @@ struct SimOptions {
   uint32_t peers_wanted = 50;    // peers a node connects to when it joins (announce numwant)
   uint32_t max_peers = 500;      // connections one node accepts in all
   uint32_t upload_slots = 5;     // unchoked peers per node (4 + 1 optimistic)
-  uint32_t download_slots = 8;   // pieces one node receives from peers at once
+  uint32_t download_slots = 5;   // pieces one node receives from peers at once (docs/scale.md)
   double pull_poll_ms = 500;     // how often a pull looks for chunks no peer offers
   double tracker_tick_ms = 250;  // FetchScheduler::Tick period, as in the tracker
   // Tracker (FetchPolicy).
