@@ -64,27 +64,46 @@ double FlowNetwork::Cancel(int id, double now) {
   return moved;
 }
 
-void FlowNetwork::Update(int id, double now) {
+void FlowNetwork::SetRate(int id, double rate, double now) {
   Slot& s = slots_[static_cast<size_t>(id)];
   s.left = std::max(0.0, s.left - s.rate * (now - s.updated));
   s.updated = now;
-  const double up_share =
-      s.f.src == kOrigin
-          ? origin_bps_ / static_cast<double>(origin_.size())
-          : node_bps_ / static_cast<double>(up_[static_cast<size_t>(s.f.src)].size());
-  const double down_share =
-      node_bps_ / static_cast<double>(down_[static_cast<size_t>(s.f.dst)].size());
-  const double rate = std::min(up_share, down_share);
   if (rate == s.rate) return;  // the same finish time
   s.rate = rate;
   finishes_.Set(id, now + s.left / s.rate);
 }
 
-void FlowNetwork::Reshare(int src, int dst, double now) {
-  for (int id : UpList(src)) Update(id, now);
-  for (int id : down_[static_cast<size_t>(dst)]) {
-    if (slots_[static_cast<size_t>(id)].f.src != src) Update(id, now);
+void FlowNetwork::Refill(int src, double now) {
+  // Water-filling of the sender's capacity: the flows that want less than
+  // an equal share get what they want, the rest split what is left.
+  std::vector<std::pair<double, int>>& want = scratch_;
+  want.clear();
+  for (int id : UpList(src)) {
+    const int dst = slots_[static_cast<size_t>(id)].f.dst;
+    want.push_back({node_bps_ / static_cast<double>(down_[static_cast<size_t>(dst)].size()), id});
   }
+  std::sort(want.begin(), want.end());
+  double left = src == kOrigin ? origin_bps_ : node_bps_;
+  for (size_t k = 0; k < want.size(); ++k) {
+    const double share = left / static_cast<double>(want.size() - k);
+    const double rate = std::min(share, want[k].first);
+    left -= rate;
+    SetRate(want[k].second, rate, now);
+  }
+}
+
+void FlowNetwork::Reshare(int src, int dst, double now) {
+  // A flow's rate depends on its sender's flows and on how many flows each
+  // of their receivers has: the senders to refill are `src` and every
+  // sender to `dst`.
+  std::vector<int>& senders = senders_;
+  senders.clear();
+  senders.push_back(src);
+  for (int id : down_[static_cast<size_t>(dst)]) {
+    const int from = slots_[static_cast<size_t>(id)].f.src;
+    if (std::find(senders.begin(), senders.end(), from) == senders.end()) senders.push_back(from);
+  }
+  for (int from : senders) Refill(from, now);
 }
 
 double FlowNetwork::NextFinish() {

@@ -1,15 +1,16 @@
 // FlowNetwork: transfers between nodes, and from the origin, at flow level.
 //
 // Every node has an upload and a download link; the origin has one egress
-// link. A flow's rate is the smaller of its two links' equal shares:
-// min(up / flows on the sender's uplink, down / flows on the receiver's
-// downlink), where the origin's share is its bandwidth over all origin
-// flows. Capacity a flow cannot use at one end is not handed to the others
-// (no max-min water-filling), so the rates are a lower bound where links of
-// different speeds meet.
+// link. A receiver's link is split equally among its flows: that share is
+// what each of them can take. A sender's link is water-filled over its
+// flows: a flow whose receiver's share is smaller than an equal split gets
+// that share, and the others split what it leaves. So no link carries more
+// than its capacity, and a sender's capacity is used while any receiver can
+// take more. Not max-min fair: a receiver does not hand on what a slow
+// sender leaves of its own link.
 //
-// When a flow starts or ends, only the flows on its two links get new rates
-// and finish times (FinishHeap).
+// When a flow starts or ends, only the flows of its sender and of each
+// sender to its receiver get new rates and finish times (FinishHeap).
 //
 // Thread-safety: none; the simulation is single-threaded.
 #ifndef SHOAL_TOOLS_SIM_FLOW_NETWORK_H_
@@ -17,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "finish_heap.h"
@@ -65,7 +67,9 @@ class FlowNetwork {
   void Remove(int id);
   // New rates for every flow on `src`'s uplink and `dst`'s downlink.
   void Reshare(int src, int dst, double now);
-  void Update(int id, double now);
+  // New rates for the flows on `src`'s uplink.
+  void Refill(int src, double now);
+  void SetRate(int id, double rate, double now);
 
   const double node_bps_, origin_bps_;
   std::vector<Slot> slots_;
@@ -73,6 +77,8 @@ class FlowNetwork {
   std::vector<std::vector<int>> up_, down_;
   std::vector<int> origin_;
   FinishHeap finishes_;
+  std::vector<std::pair<double, int>> scratch_;  // Refill's (demand, flow)
+  std::vector<int> senders_;                     // Reshare's senders to refill
 };
 
 }  // namespace shoal::sim
