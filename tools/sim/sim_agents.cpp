@@ -25,6 +25,11 @@ bool SimAgents::Connected(const std::string& agent) const {
   return n >= 0 && connected_[static_cast<size_t>(n)];
 }
 
+void SimAgents::Connect(int node) {
+  if (!connected_[static_cast<size_t>(node)]) ++count_;
+  connected_[static_cast<size_t>(node)] = true;
+}
+
 void SimAgents::Drop(int node) {
   if (connected_[static_cast<size_t>(node)]) --count_;
   connected_[static_cast<size_t>(node)] = false;

@@ -34,7 +34,8 @@ class SimAgents final : public tracker::AgentOrders {
 
   SimAgents(std::vector<std::string> ids, const std::vector<ChunkId>& chunks, Hooks hooks);
 
-  void Connect(int node) { connected_[static_cast<size_t>(node)] = true, ++count_; }
+  // The agent registered: orders may go to it.
+  void Connect(int node);
   // The agent died: it gets no more orders and its held ones fail.
   void Drop(int node);
   // `node` fetched `chunk` from the origin (`bytes`): answers its orders for it.
