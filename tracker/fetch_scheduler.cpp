@@ -20,13 +20,15 @@ constexpr int64_t kFailedMemoryMs = 10000;
 }  // namespace
 
 FetchScheduler::FetchScheduler(FetchPolicy policy, AgentDirectory& agents, AgentOrders& orders,
-                               VersionChunkSource& chunk_source, TrackerMetrics& metrics)
+                               VersionChunkSource& chunk_source, TrackerMetrics& metrics,
+                               NowMsFn now_ms)
     : policy_(policy),
       origin_budget_(policy.origin_budget),
       agents_(agents),
       orders_(orders),
       chunk_source_(chunk_source),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      now_ms_(now_ms ? std::move(now_ms) : NowMsFn(&NowMs)) {}
 
 FetchScheduler::~FetchScheduler() { *alive_ = false; }
 
@@ -69,12 +71,12 @@ std::shared_ptr<const HashRing> FetchScheduler::Ring() {
   // The changes since, from the directory's log; the whole membership when
   // the log no longer holds them.
   RingChangeList log;
-  if (ring_ != nullptr && agents_.RingChanges(ring_->epoch(), NowMs(), log)) {
+  if (ring_ != nullptr && agents_.RingChanges(ring_->epoch(), now_ms_(), log)) {
     for (RingChange& c : log.changes) c.weight = std::max<uint64_t>(1, c.weight);
     ring_ = std::make_shared<const HashRing>(ring_->Apply(log.changes, log.epoch));
   } else {
     uint64_t epoch = 0;
-    std::shared_ptr<const std::vector<RingMember>> all = agents_.RingMembers(NowMs(), &epoch);
+    std::shared_ptr<const std::vector<RingMember>> all = agents_.RingMembers(now_ms_(), &epoch);
     std::vector<RingMember> members;
     members.reserve(all->size());
     for (const RingMember& a : *all) members.push_back({a.id, std::max<uint64_t>(1, a.weight)});
@@ -87,7 +89,7 @@ std::shared_ptr<const HashRing> FetchScheduler::Ring() {
 
 NeedReply FetchScheduler::Need(const FetchTarget& target, const std::vector<ChunkId>& chunks) {
   NeedReply reply;
-  int64_t now = NowMs();
+  int64_t now = now_ms_();
   for (const ChunkId& c : chunks) {
     auto it = entries_.find(c);
     if (it != entries_.end()) {
@@ -194,7 +196,7 @@ bool FetchScheduler::Send(Entry& e, const std::string& agent) {
   e.in_flight = true;
   e.order = next_order_++;
   e.agent = agent;
-  e.sent_ms = NowMs();
+  e.sent_ms = now_ms_();
   ++in_flight_;
   ++per_agent_[agent];
   metrics_.fetch_orders++;
@@ -206,12 +208,12 @@ bool FetchScheduler::Send(Entry& e, const std::string& agent) {
   tasks_.add(orders_.Fetch(agent, e.target, chunk, e.attempt > 0)
                  .then(
                      [this, alive, chunk, order, agent, sent](FetchOutcome r) {
-                       if (*alive) OnDone(chunk, order, agent, Status::OK(), r, NowMs() - sent);
+                       if (*alive) OnDone(chunk, order, agent, Status::OK(), r, now_ms_() - sent);
                      },
                      [this, alive, chunk, order, agent, sent](kj::Exception&& ex) {
                        if (*alive) {
                          OnDone(chunk, order, agent, StatusFromException(ex, "agent " + agent),
-                                FetchOutcome{}, NowMs() - sent);
+                                FetchOutcome{}, now_ms_() - sent);
                        }
                      }));
   return true;
@@ -265,7 +267,7 @@ void FetchScheduler::Requeue(Entry& e, const std::string& why) {
   if (e.attempt >= kMaxAttempts) {
     Log(LogLevel::kWarn, "fetch.gave_up",
         {{"chunk", e.chunk.ShortHex()}, {"attempts", e.attempt}, {"error", why}});
-    failed_[e.chunk] = {NowMs(), e.last_error.empty() ? why : e.last_error};
+    failed_[e.chunk] = {now_ms_(), e.last_error.empty() ? why : e.last_error};
     Finish(e, false, 0, 0);
     return;
   }
@@ -280,7 +282,7 @@ void FetchScheduler::Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes)
   std::vector<std::shared_ptr<WarmWatch>> watches = std::move(e.watches);
   ChunkId chunk = e.chunk;
   entries_.erase(chunk);  // `e` is gone from here on
-  if (ok) delivered_[chunk] = NowMs();
+  if (ok) delivered_[chunk] = now_ms_();
   for (const auto& w : watches) {
     ++w->done;
     if (!ok) ++w->failed;
@@ -343,7 +345,7 @@ void FetchScheduler::SendReplica(const std::string& agent, const FetchTarget& ta
 }
 
 void FetchScheduler::Tick() {
-  int64_t now = NowMs();
+  int64_t now = now_ms_();
   int64_t timeout = takeover_ms();
   std::vector<ChunkId> late;
   for (auto& [chunk, e] : entries_) {

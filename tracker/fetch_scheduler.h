@@ -36,9 +36,10 @@
 // fetches the chunk again, since its holders may have evicted it.
 //
 // Dependencies: the agent directory (who is on the ring), AgentOrders (how
-// orders reach agents), a VersionChunkSource (what a version is made of)
-// and the metrics it counts in; nothing of the registry, tokens, keys or
-// origin, so a test or simulator can run it with agents in memory.
+// orders reach agents), a VersionChunkSource (what a version is made of),
+// the metrics it counts in and a clock; nothing of the registry, tokens,
+// keys or origin, so a test or simulator (tools/sim) can run it with agents
+// in memory, on virtual time.
 //
 // Thread-safety: lives on the RPC event loop; call only from that thread.
 #ifndef SHOAL_TRACKER_FETCH_SCHEDULER_H_
@@ -96,9 +97,17 @@ class FetchScheduler final {
   static constexpr int kReplicasPerAgent = 4;
   static constexpr size_t kMaxReplicaQueue = 1 << 16;  // further replica orders are dropped
 
-  // Every argument must outlive the scheduler.
+  // Milliseconds since the epoch; every timestamp the scheduler keeps
+  // (orders sent, chunks delivered or failed) and hands the directory.
+  using NowMsFn = std::function<int64_t()>;
+
+  // Every reference must outlive the scheduler. `now_ms` is the wall clock
+  // (NowMs) in the tracker; a simulator passes its virtual time. The ring's
+  // rebuild pacing (Ring) still measures its own build on steady_clock: it
+  // paces CPU work, not a point in the cluster's time.
   FetchScheduler(FetchPolicy policy, AgentDirectory& agents, AgentOrders& orders,
-                 VersionChunkSource& chunk_source, TrackerMetrics& metrics);
+                 VersionChunkSource& chunk_source, TrackerMetrics& metrics,
+                 NowMsFn now_ms = nullptr);
   ~FetchScheduler();
   FetchScheduler(const FetchScheduler&) = delete;
   FetchScheduler& operator=(const FetchScheduler&) = delete;
@@ -179,8 +188,9 @@ class FetchScheduler final {
   AgentOrders& orders_;
   VersionChunkSource& chunk_source_;
   TrackerMetrics& metrics_;
-  std::unordered_map<ChunkId, Entry> entries_;      // queued or in flight
-  std::set<std::pair<Key, ChunkId>> queue_;         // waiting entries, neediest first
+  const NowMsFn now_ms_;                        // NowMs unless the constructor was given another
+  std::unordered_map<ChunkId, Entry> entries_;  // queued or in flight
+  std::set<std::pair<Key, ChunkId>> queue_;     // waiting entries, neediest first
   std::unordered_map<ChunkId, int64_t> delivered_;  // chunk -> when, within the grace period
   std::unordered_map<ChunkId, std::pair<int64_t, std::string>> failed_;  // chunk -> when, error
   std::map<std::string, int> per_agent_;  // orders in flight per agent

@@ -12,6 +12,7 @@
 #include "agent_directory.h"
 #include "fake_agents.h"
 #include "fetch_scheduler.h"
+#include "shoal/missing_chunk_policy.h"
 #include "shoal/utc_time.h"
 #include "tracker_metrics.h"
 
@@ -228,4 +229,39 @@ TEST_CASE("fake agents: with two replicas the second owner copies each delivered
   CHECK(c.metrics.replica_orders == 12);
   CHECK(c.fetches.replicas_queued() == 0);
   CHECK(c.fakes.sent.size() == 12);  // nothing read from the origin twice
+}
+
+TEST_CASE("fake agents: orders are timed on the clock the scheduler was given", "[fetch][fake]") {
+  int64_t now = NowMs();
+  kj::EventLoop loop;
+  kj::WaitScope ws(loop);
+  AgentDirectory directory{int64_t{1} << 40};  // nobody misses a heartbeat
+  FakeAgents fakes;
+  InMemoryVersionChunks chunk_sets;
+  TrackerMetrics metrics;
+  for (int i = 0; i < 3; ++i) {
+    AgentRecord r;
+    r.id = "agent-" + std::to_string(i);
+    r.name = r.id;
+    r.cache_bytes = 1 << 30;
+    directory.Join(r, now);
+    fakes.Connect(r.id);
+  }
+  FetchScheduler fetches(FetchPolicy{}, directory, fakes, chunk_sets, metrics,
+                         [&now] { return now; });
+  fetches.Need({"team-a", "m", VersionId{}}, {Chunk(1)});
+  loop.run();
+  REQUIRE(fakes.held.size() == 1);
+  fetches.Tick();  // no time has passed on its clock
+  loop.run();
+  REQUIRE(fakes.held.size() == 1);
+  // No fetch has been timed yet, so the wait is the longest; on this clock
+  // it passes at once.
+  now += MissingChunkPolicy::kMaxOrderTakeoverMs + 1;
+  fetches.Tick();
+  loop.run();
+  REQUIRE(fakes.held.size() == 2);
+  CHECK(fakes.held.back().takeover);
+  CHECK(fakes.held.back().agent != fakes.held.front().agent);
+  CHECK(metrics.takeovers == 1);
 }

@@ -1,0 +1,127 @@
+// The simulator on clusters small enough to reason about: what a user of
+// its numbers would check first.
+#include "simulation.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "shoal/log.h"
+#include "sim_report.h"
+
+using namespace shoal;
+using namespace shoal::sim;
+
+namespace {
+
+SimOptions Cluster(uint32_t nodes, Scenario scenario = Scenario::kCold) {
+  SetLogLevel(LogLevel::kError);
+  SimOptions o;
+  o.nodes = nodes;
+  o.chunks = 64;
+  o.piece_bytes = 16 << 20;
+  o.node_bytes_per_s = 100e6 / 8;
+  o.origin_bytes_per_s = 400e6 / 8;
+  o.scenario = scenario;
+  return o;
+}
+
+SimResult Run(const SimOptions& o) {
+  Result<SimResult> r = Simulate(o);
+  REQUIRE(r.ok());
+  REQUIRE_FALSE(r->timed_out);
+  return *r;
+}
+
+}  // namespace
+
+TEST_CASE("one node takes the model's size over the slower of its link and the origin's", "[sim]") {
+  SimOptions o = Cluster(1);
+  o.origin_latency_ms = 0;
+  const double size = static_cast<double>(o.model_bytes());
+  SECTION("the node's link is slower") {
+    o.node_bytes_per_s = 1e9 / 8;
+    o.origin_bytes_per_s = 10e9 / 8;
+    SimResult r = Run(o);
+    REQUIRE(r.nodes[0].done_s == Approx(size / o.node_bytes_per_s).epsilon(0.03));
+  }
+  SECTION("the origin is slower") {
+    o.node_bytes_per_s = 10e9 / 8;
+    o.origin_bytes_per_s = 1e9 / 8;
+    SimResult r = Run(o);
+    REQUIRE(r.nodes[0].done_s == Approx(size / o.origin_bytes_per_s).epsilon(0.03));
+  }
+  SimResult r = Run(o);
+  REQUIRE(r.origin_bytes == o.model_bytes());
+}
+
+TEST_CASE("a cold cluster completes everywhere and reads the model from the origin about once",
+          "[sim]") {
+  SimOptions o = Cluster(32);
+  SimResult r = Run(o);
+  SimSummary s = Summarize(r);
+  REQUIRE(s.done == 32);
+  REQUIRE(s.origin_ratio >= 1.0);
+  REQUIRE(s.origin_ratio <= 1.1);
+  REQUIRE(r.peer_bytes >= 31 * o.model_bytes() * 9 / 10);  // most bytes came from peers
+  // No node beats its own link.
+  REQUIRE(s.p50_tlb >= 1.0);
+  REQUIRE(s.p99_tlb >= s.p50_tlb);
+}
+
+TEST_CASE("without peers every node reads the whole model from the origin", "[sim]") {
+  SimOptions o = Cluster(8);
+  o.peers = false;
+  SimResult r = Run(o);
+  SimSummary s = Summarize(r);
+  REQUIRE(s.done == 8);
+  REQUIRE(s.origin_ratio == Approx(8.0).epsilon(0.001));
+  REQUIRE(r.peer_bytes == 0);
+  // The origin is the bottleneck: N copies at its bandwidth.
+  REQUIRE(s.max_tlb * s.t_lb_s >= 8 * o.model_bytes() / o.origin_bytes_per_s);
+}
+
+TEST_CASE("when a fifth of the nodes die mid-pull, every survivor completes", "[sim]") {
+  SimOptions o = Cluster(20, Scenario::kKills);
+  SimResult r = Run(o);
+  SimSummary s = Summarize(r);
+  size_t killed = 0;
+  for (const NodeResult& n : r.nodes) killed += n.killed ? 1 : 0;
+  REQUIRE(killed == 4);
+  REQUIRE(s.expected == 16);
+  REQUIRE(s.done == 16);
+  REQUIRE(s.origin_ratio >= 1.0);
+}
+
+TEST_CASE("after a warm, the pulls read nothing from the origin", "[sim]") {
+  SimOptions o = Cluster(16, Scenario::kWarm);
+  SimResult r = Run(o);
+  SimSummary s = Summarize(r);
+  REQUIRE(s.done == 16);
+  REQUIRE(r.origin_bytes == 0);
+  REQUIRE(s.warm_origin_ratio == Approx(1.0).epsilon(0.01));
+  REQUIRE(r.warm_s > 0);
+}
+
+TEST_CASE("staggered arrivals all complete, each timed from its own start", "[sim]") {
+  SimOptions o = Cluster(12, Scenario::kStaggered);
+  SimResult r = Run(o);
+  SimSummary s = Summarize(r);
+  REQUIRE(s.done == 12);
+  REQUIRE(r.nodes[11].start_s == Approx(o.t_lb_s() / 2));
+  REQUIRE(s.p50_tlb >= 1.0);
+}
+
+TEST_CASE("a run is the same for the same seed, and its JSON lists every node", "[sim]") {
+  SimOptions o = Cluster(10);
+  SimResult a = Run(o), b = Run(o);
+  for (size_t i = 0; i < a.nodes.size(); ++i) REQUIRE(a.nodes[i].done_s == b.nodes[i].done_s);
+  const std::string json = ToJson(a, Summarize(a));
+  REQUIRE(json.find("\"p99_tlb\"") != std::string::npos);
+  REQUIRE(json.find("{\"node\": 9,") != std::string::npos);
+}
+
+TEST_CASE("options a run cannot use are refused", "[sim]") {
+  SimOptions o = Cluster(0);
+  REQUIRE(Simulate(o).status().code() == Status::Code::kInvalidArgument);
+  REQUIRE_FALSE(ParseScenario("tepid").ok());
+}

@@ -1,0 +1,91 @@
+// shoal-sim: simulates N nodes pulling one model through Shoal (see
+// simulation.h and docs/scale.md). Prints one summary line; --out writes
+// the run as JSON.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "shoal/log.h"
+#include "sim_options.h"
+#include "sim_report.h"
+#include "simulation.h"
+
+int main(int argc, char** argv) {
+  using namespace shoal::sim;
+  SimOptions o;
+  CLI::App app{"Simulates N nodes pulling one model through Shoal, on virtual time"};
+  double size_mib = 0, piece_mib = 16, node_gbit = 0.1, origin_gbit = 0.4;  // cluster bench
+  std::string scenario = "cold", out;
+  bool no_peers = false;
+  app.add_option("--nodes", o.nodes, "Nodes that pull the model")->capture_default_str();
+  app.add_option("--chunks", o.chunks, "Pieces of the model (or --size-mib)")
+      ->capture_default_str();
+  app.add_option("--size-mib", size_mib, "Model size in MiB; sets --chunks from --piece-mib");
+  app.add_option("--piece-mib", piece_mib, "Piece size in MiB")->capture_default_str();
+  app.add_option("--node-gbit", node_gbit, "Each node's upload and download link, Gbit/s")
+      ->capture_default_str();
+  app.add_option("--origin-gbit", origin_gbit, "The origin's egress, Gbit/s")
+      ->capture_default_str();
+  app.add_option("--origin-latency-ms", o.origin_latency_ms, "Per origin request, before data")
+      ->capture_default_str();
+  app.add_option("--scenario", scenario, "cold, staggered, kills or warm")->capture_default_str();
+  app.add_option("--stagger-window-s", o.stagger_window_s,
+                 "staggered: arrivals spread over this many seconds (0: T_LB / 2)");
+  app.add_option("--kill-fraction", o.kill_fraction, "kills: share of nodes killed at 0.4 T_LB")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of every random choice")->capture_default_str();
+  app.add_flag("--no-peers", no_peers,
+               "No piece exchange nor tracker: every node reads the origin");
+  app.add_option("--peers-wanted", o.peers_wanted, "Peers a node connects to when it joins")
+      ->capture_default_str();
+  app.add_option("--upload-slots", o.upload_slots, "Unchoked peers per node")
+      ->capture_default_str();
+  app.add_option("--download-slots", o.download_slots, "Pieces received from peers at once")
+      ->capture_default_str();
+  app.add_option("--origin-budget", o.origin_budget, "Tracker: origin orders in flight")
+      ->capture_default_str();
+  app.add_option("--fetches-per-agent", o.fetches_per_agent, "Tracker: origin orders per agent")
+      ->capture_default_str();
+  app.add_option("--out", out, "Write the run as JSON to this file");
+  std::string log_level = "error";
+  app.add_option("--log-level", log_level,
+                 "The tracker's log lines shown (debug, info, warn, error)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  shoal::Result<shoal::LogLevel> level = shoal::ParseLogLevel(log_level);
+  if (!level.ok()) {
+    std::fprintf(stderr, "shoal-sim: %s\n", level.status().ToString().c_str());
+    return 2;
+  }
+  shoal::SetLogLevel(*level);
+
+  o.piece_bytes = static_cast<uint64_t>(std::llround(piece_mib * 1024 * 1024));
+  if (size_mib > 0 && o.piece_bytes > 0)
+    o.chunks = static_cast<uint32_t>(
+        std::ceil(size_mib * 1024 * 1024 / static_cast<double>(o.piece_bytes)));
+  o.node_bytes_per_s = node_gbit * 1e9 / 8;
+  o.origin_bytes_per_s = origin_gbit * 1e9 / 8;
+  o.peers = !no_peers;
+  shoal::Result<Scenario> s = ParseScenario(scenario);
+  if (!s.ok()) {
+    std::fprintf(stderr, "shoal-sim: %s\n", s.status().ToString().c_str());
+    return 2;
+  }
+  o.scenario = *s;
+  shoal::Result<SimResult> r = Simulate(o);
+  if (!r.ok()) {
+    std::fprintf(stderr, "shoal-sim: %s\n", r.status().ToString().c_str());
+    return 2;
+  }
+  const SimSummary summary = Summarize(*r);
+  std::printf("%s\n", SummaryLine(*r, summary).c_str());
+  if (!out.empty()) {
+    shoal::Status w = WriteJson(*r, summary, out);
+    if (!w.ok()) {
+      std::fprintf(stderr, "shoal-sim: %s\n", w.ToString().c_str());
+      return 1;
+    }
+  }
+  return r->timed_out ? 1 : 0;
+}

@@ -1,0 +1,47 @@
+#include "sim_options.h"
+
+namespace shoal::sim {
+
+Result<Scenario> ParseScenario(const std::string& name) {
+  if (name == "cold") return Scenario::kCold;
+  if (name == "staggered") return Scenario::kStaggered;
+  if (name == "kills") return Scenario::kKills;
+  if (name == "warm") return Scenario::kWarm;
+  return Status::InvalidArgument("unknown scenario '" + name +
+                                 "': use cold, staggered, kills or warm");
+}
+
+const char* ScenarioName(Scenario s) {
+  switch (s) {
+    case Scenario::kCold:
+      return "cold";
+    case Scenario::kStaggered:
+      return "staggered";
+    case Scenario::kKills:
+      return "kills";
+    case Scenario::kWarm:
+      return "warm";
+  }
+  return "?";
+}
+
+Status SimOptions::Validate() const {
+  if (nodes < 1) return Status::InvalidArgument("--nodes must be at least 1");
+  if (nodes > 1000000) return Status::InvalidArgument("--nodes must be at most 1,000,000");
+  if (chunks < 1) return Status::InvalidArgument("the model needs at least one piece");
+  if (piece_bytes < 1) return Status::InvalidArgument("--piece-mib must be positive");
+  if (!(node_bytes_per_s > 0) || !(origin_bytes_per_s > 0))
+    return Status::InvalidArgument("--node-gbit and --origin-gbit must be positive");
+  if (origin_latency_ms < 0) return Status::InvalidArgument("--origin-latency-ms must be >= 0");
+  if (kill_fraction < 0 || kill_fraction >= 1)
+    return Status::InvalidArgument("--kill-fraction must be in [0, 1)");
+  if (upload_slots < 1 || download_slots < 1)
+    return Status::InvalidArgument("--upload-slots and --download-slots must be at least 1");
+  if (!(pull_poll_ms > 0) || !(tracker_tick_ms > 0))
+    return Status::InvalidArgument("--pull-poll-ms and --tracker-tick-ms must be positive");
+  if (origin_budget < 1 || fetches_per_agent < 1)
+    return Status::InvalidArgument("--origin-budget and --fetches-per-agent must be at least 1");
+  return Status::OK();
+}
+
+}  // namespace shoal::sim

@@ -1,0 +1,67 @@
+// SimOptions: what one simulated run of Shoal is made of (cluster, model,
+// links, scenario) and how the simulator models what it cannot link.
+//
+// Units are in the field names: bytes, bytes per second, milliseconds,
+// seconds of virtual time. The CLI (sim_main.cpp) sets them from flags of
+// the same names (in Gbit/s and MiB where a user thinks in those).
+#ifndef SHOAL_TOOLS_SIM_SIM_OPTIONS_H_
+#define SHOAL_TOOLS_SIM_SIM_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "shoal/status.h"
+
+namespace shoal::sim {
+
+enum class Scenario {
+  kCold,       // all nodes register and pull at t = 0
+  kStaggered,  // node i registers and pulls at i * stagger_window_s / (N - 1)
+  kKills,      // as cold; round(kill_fraction * N) nodes die at kill_at_tlb * T_LB
+  kWarm,       // the tracker warms every chunk on its owner, then all pull at once
+};
+
+// "cold", "staggered", "kills" or "warm"; InvalidArgument otherwise.
+Result<Scenario> ParseScenario(const std::string& name);
+const char* ScenarioName(Scenario s);
+
+struct SimOptions {
+  // The cluster and the model.
+  uint32_t nodes = 8;                  // agents, each pulling the whole model
+  uint32_t chunks = 64;                // pieces of the model
+  uint64_t piece_bytes = 16ull << 20;  // bytes per piece (Shoal's default 16 MiB)
+  // Links.
+  // The defaults are the cluster benchmark's (docs/cluster-bench.md).
+  double node_bytes_per_s = 100e6 / 8;    // each node's upload and download link
+  double origin_bytes_per_s = 400e6 / 8;  // the origin's total egress
+  double origin_latency_ms = 20;          // per request, before the first byte
+  // Scenario.
+  Scenario scenario = Scenario::kCold;
+  double stagger_window_s = 0;  // kStaggered: 0 means T_LB / 2, as the cluster benchmark
+  double kill_fraction = 0.2;   // kKills: share of nodes killed
+  double kill_at_tlb = 0.4;     // kKills: when, in units of T_LB
+  uint64_t seed = 1;            // node choice for kills, peer choice, piece ties
+  // Modelled agent behaviour.
+  bool peers = true;  // false: no piece exchange and no tracker; every node reads the origin
+  uint32_t peers_wanted = 50;    // peers a node connects to when it joins (announce numwant)
+  uint32_t max_peers = 500;      // connections one node accepts in all
+  uint32_t upload_slots = 5;     // unchoked peers per node (4 + 1 optimistic)
+  uint32_t download_slots = 5;   // pieces one node receives from peers at once (docs/scale.md)
+  double pull_poll_ms = 500;     // how often a pull looks for chunks no peer offers
+  double tracker_tick_ms = 250;  // FetchScheduler::Tick period, as in the tracker
+  // Tracker (FetchPolicy).
+  uint32_t origin_budget = 64;     // origin fetch orders in flight across the cluster
+  uint32_t fetches_per_agent = 2;  // of those, per agent
+  // Safety stop, in units of T_LB of virtual time.
+  double max_tlb = 200;
+
+  uint64_t model_bytes() const { return static_cast<uint64_t>(chunks) * piece_bytes; }
+  // T_LB = model size / node bandwidth: the time one node needs at best.
+  double t_lb_s() const { return static_cast<double>(model_bytes()) / node_bytes_per_s; }
+
+  Status Validate() const;
+};
+
+}  // namespace shoal::sim
+
+#endif  // SHOAL_TOOLS_SIM_SIM_OPTIONS_H_

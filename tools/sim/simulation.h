@@ -1,0 +1,53 @@
+// Simulate: one discrete-event run of Shoal's pull of one model by N nodes.
+//
+// Linked, not copied: the tracker's FetchScheduler (orders of origin
+// fetches to chunk owners, budgets, takeovers), the HashRing it places
+// chunks with, the AgentDirectory it follows, and MissingChunkPolicy for
+// each node's decision about a chunk no peer offers (wait, ask the tracker,
+// or fetch it itself). They run on a kj event loop, on virtual time.
+//
+// Modelled (see flow_network.h and piece_swarm.h): links and their fair
+// shares, the origin's bandwidth and request latency, piece exchange with
+// rarest-first and bounded unchoke slots, arrivals and kills.
+//
+// Thread-safety: each call runs its own simulation; calls on different
+// threads do not share state.
+#ifndef SHOAL_TOOLS_SIM_SIMULATION_H_
+#define SHOAL_TOOLS_SIM_SIMULATION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "shoal/status.h"
+#include "sim_options.h"
+
+namespace shoal::sim {
+
+struct NodeResult {
+  double start_s = 0;         // when its pull started (virtual seconds)
+  double done_s = -1;         // pull time from its start; -1 if it never completed
+  bool killed = false;        // died during the run (kKills)
+  uint64_t origin_bytes = 0;  // read from the origin, during the pulls
+};
+
+struct SimResult {
+  SimOptions options;
+  std::vector<NodeResult> nodes;
+  uint64_t origin_bytes = 0;       // origin egress during the pulls (partial reads included)
+  uint64_t warm_origin_bytes = 0;  // kWarm: origin egress of the warm itself
+  double warm_s = 0;               // kWarm: how long the warm took
+  uint64_t peer_bytes = 0;         // pieces moved between peers
+  uint64_t fetch_orders = 0;       // the tracker's fetch orders
+  uint64_t takeovers = 0;          // orders handed to a chunk's next owner
+  double end_s = 0;                // virtual time at the end
+  bool timed_out = false;          // stopped at max_tlb before every live node completed
+  uint64_t events = 0;             // events handled, flow completions included
+  double wall_s = 0;               // real seconds the run took
+};
+
+// Runs the scenario of `options`. InvalidArgument if the options are.
+Result<SimResult> Simulate(const SimOptions& options);
+
+}  // namespace shoal::sim
+
+#endif  // SHOAL_TOOLS_SIM_SIMULATION_H_
