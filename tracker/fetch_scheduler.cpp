@@ -148,6 +148,8 @@ void FetchScheduler::Warm(const FetchTarget& target, const std::vector<ChunkId>&
 
 void FetchScheduler::Enqueue(Entry e) {
   e.seq = next_seq_++;
+  auto held = holders_.find(e.chunk);
+  if (held != holders_.end()) e.holder = held->second;
   failed_.erase(e.chunk);
   queue_.insert({{e.klass, e.seq}, e.chunk});
   ChunkId c = e.chunk;
@@ -178,10 +180,15 @@ void FetchScheduler::Dispatch() {
   for (auto it = queue_.begin(); it != queue_.end() && in_flight_ < budget && scanned < kScanLimit;
        ++scanned) {
     Entry& e = entries_.at(it->second);
-    std::vector<std::string> ranked = ring->Owners(
-        e.chunk, std::min<int>(e.attempt + 1, static_cast<int>(ring->size())), connected);
-    if (ranked.empty()) return;  // no agent on the ring has a control connection
-    const std::string& agent = ranked[static_cast<size_t>(e.attempt) % ranked.size()];
+    std::string agent;
+    if (e.attempt == 0 && !e.holder.empty() && connected(e.holder)) {
+      agent = e.holder;  // it answers from its cache; a takeover goes by the ring
+    } else {
+      std::vector<std::string> ranked = ring->Owners(
+          e.chunk, std::min<int>(e.attempt + 1, static_cast<int>(ring->size())), connected);
+      if (ranked.empty()) return;  // no agent on the ring has a control connection
+      agent = ranked[static_cast<size_t>(e.attempt) % ranked.size()];
+    }
     if (per_agent_[agent] >= per_agent) {
       ++it;
       continue;
@@ -245,6 +252,7 @@ void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::str
            {"ms", ms},
            {"bytes", bytes}});
       QueueReplicas(it->second, agent);
+      RememberHolder(chunk, agent);
       Finish(it->second, true, fetched, bytes);
     }
   } else {
@@ -275,6 +283,16 @@ void FetchScheduler::Requeue(Entry& e, const std::string& why) {
   Log(LogLevel::kInfo, "fetch.takeover",
       {{"chunk", e.chunk.ShortHex()}, {"attempt", e.attempt}, {"why", why}});
   queue_.insert({{e.klass, e.seq}, e.chunk});  // keeps its place in line
+}
+
+void FetchScheduler::RememberHolder(const ChunkId& chunk, const std::string& agent) {
+  auto [it, added] = holders_.insert_or_assign(chunk, agent);
+  if (!added) return;
+  holder_order_.push_back(chunk);
+  while (holders_.size() > kMaxHolders) {
+    holders_.erase(holder_order_.front());
+    holder_order_.pop_front();
+  }
 }
 
 void FetchScheduler::Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes) {

@@ -33,7 +33,11 @@
 //
 // A delivered chunk is remembered for `done_grace_ms`: asks in that window
 // are answered "recent" (its seeders are being found). An ask after it
-// fetches the chunk again, since its holders may have evicted it.
+// orders the chunk again, since its holders may have evicted it: first to
+// the agent that last delivered it, while it is connected, and only then by
+// the ring. As agents join, a chunk's owner on the ring changes; the new
+// owner would read from the origin what the old one holds, while the old
+// one answers at once, from its cache, and seeds it again.
 //
 // Dependencies: the agent directory (who is on the ring), AgentOrders (how
 // orders reach agents), a VersionChunkSource (what a version is made of),
@@ -96,6 +100,7 @@ class FetchScheduler final {
   static constexpr uint64_t kTimedFetchMinBytes = 1 << 20;  // smaller fetches are not timed
   static constexpr int kReplicasPerAgent = 4;
   static constexpr size_t kMaxReplicaQueue = 1 << 16;  // further replica orders are dropped
+  static constexpr size_t kMaxHolders = 1 << 18;       // delivered chunks whose holder is kept
 
   // Milliseconds since the epoch; every timestamp the scheduler keeps
   // (orders sent, chunks delivered or failed) and hands the directory.
@@ -164,6 +169,7 @@ class FetchScheduler final {
     bool in_flight = false;
     uint64_t order = 0;  // id of the current order, if in flight
     std::string agent;   // the agent holding the current order
+    std::string holder;  // who delivered it last, if remembered: ordered first
     int64_t sent_ms = 0;
     std::string last_error;
     std::vector<std::shared_ptr<WarmWatch>> watches;
@@ -178,6 +184,7 @@ class FetchScheduler final {
               FetchOutcome outcome, int64_t ms);
   void PublishGauges();
   void Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes);
+  void RememberHolder(const ChunkId& chunk, const std::string& agent);
   void QueueReplicas(const Entry& e, const std::string& deliverer);
   void DispatchReplicas();
   void SendReplica(const std::string& agent, const FetchTarget& target, const ChunkId& chunk);
@@ -192,6 +199,9 @@ class FetchScheduler final {
   std::unordered_map<ChunkId, Entry> entries_;  // queued or in flight
   std::set<std::pair<Key, ChunkId>> queue_;     // waiting entries, neediest first
   std::unordered_map<ChunkId, int64_t> delivered_;  // chunk -> when, within the grace period
+  // chunk -> the agent that delivered it last; the oldest kMaxHolders are kept
+  std::unordered_map<ChunkId, std::string> holders_;
+  std::deque<ChunkId> holder_order_;  // holders_'s keys, oldest first (a key may repeat)
   std::unordered_map<ChunkId, std::pair<int64_t, std::string>> failed_;  // chunk -> when, error
   std::map<std::string, int> per_agent_;  // orders in flight per agent
   struct Replica {

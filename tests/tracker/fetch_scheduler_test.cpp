@@ -395,3 +395,36 @@ TEST_CASE("a late order on a ring of one stays with its agent: a second order wo
     h.AnswerAll();
   }
 }
+
+TEST_CASE(
+    "a chunk asked for again after its grace period goes to the agent that delivered it, "
+    "not to a new owner the ring moved it to",
+    "[fetch]") {
+  Harness h(/*budget=*/64, /*per_agent=*/64, /*agents=*/1, /*grace_ms=*/1);
+  std::vector<ChunkId> chunks;
+  for (int i = 0; i < 20; ++i) chunks.push_back(Chunk(100 + i));
+  h.fetches.Need(h.target, chunks);
+  h.Settle();
+  REQUIRE(h.AnswerAll() == 20);  // agent-0 owned them all, alone on the ring
+  // Three agents join: the ring now gives most of the chunks to them.
+  for (int i = 1; i <= 3; ++i) h.AddAgent("agent-" + std::to_string(i));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  h.fetches.Tick();  // the deliveries' grace is over
+  NeedReply again = h.fetches.Need(h.target, chunks);
+  CHECK(again.queued == 20);
+  h.Settle();
+  CHECK(h.orders["agent-0"].pending.size() == 20);
+  for (int i = 1; i <= 3; ++i) CHECK(h.orders["agent-" + std::to_string(i)].seen.empty());
+  h.AnswerAll();
+  // Had the holder gone, the ring's owners would get them.
+  h.controls.Detach("agent-0", 0);
+  h.Settle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  h.fetches.Tick();
+  h.fetches.Need(h.target, chunks);
+  h.Settle();
+  size_t others = 0;
+  for (int i = 1; i <= 3; ++i) others += h.orders["agent-" + std::to_string(i)].seen.size();
+  CHECK(others == 20);
+  h.AnswerAll();
+}
