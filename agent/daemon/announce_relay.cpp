@@ -49,9 +49,9 @@ int RankFirst(const std::string& info_hash, const std::vector<SwarmRoute>& route
   return best;
 }
 
-AnnounceRelay::AnnounceRelay(kj::AsyncIoContext& io, std::string zone,
+AnnounceRelay::AnnounceRelay(kj::AsyncIoContext& io, std::string zone, std::string host,
                              std::function<std::vector<SwarmRoute>()> routes)
-    : io_(io), zone_(std::move(zone)), routes_(std::move(routes)) {}
+    : io_(io), zone_(std::move(zone)), host_(std::move(host)), routes_(std::move(routes)) {}
 
 std::string AnnounceRelay::url() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -63,7 +63,7 @@ Status AnnounceRelay::Start() {
   if (RAND_bytes(key, sizeof(key)) != 1) return Status::IOError("cannot draw a relay key");
   const std::string path = "/announce/" + hex::Encode(key, sizeof(key));
   HttpServerOptions o;
-  o.address = "127.0.0.1";
+  o.address = host_;
   o.threads = 1;
   server_ = std::make_unique<HttpServer>(o);
   server_->HandleAsync(
@@ -86,8 +86,9 @@ Status AnnounceRelay::Start() {
   SHOAL_RETURN_IF_ERROR(server_->Start().WithContext("announce relay"));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    url_ = "http://127.0.0.1:" + std::to_string(server_->port()) + path +
-           (zone_.empty() ? "" : "?zone=" + zone_);
+    const bool v6 = host_.find(':') != std::string::npos;
+    url_ = "http://" + (v6 ? "[" + host_ + "]" : host_) + ":" + std::to_string(server_->port()) +
+           path + (zone_.empty() ? "" : "?zone=" + zone_);
   }
   loop_ = Loop().eagerlyEvaluate([](kj::Exception&& e) {
     Log(LogLevel::kError, "tracker.announce_relay_stopped",

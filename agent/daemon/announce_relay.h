@@ -53,11 +53,13 @@ int RankFirst(const std::string& info_hash, const std::vector<SwarmRoute>& route
 
 class AnnounceRelay {
  public:
-  // `routes` is asked, on the event loop, where batches may go now.
-  AnnounceRelay(kj::AsyncIoContext& io, std::string zone,
+  // `routes` is asked, on the event loop, where batches may go now. The
+  // relay listens on `host` (see relay_host.h); its path holds a random key,
+  // so only the engine it was given to can announce to it.
+  AnnounceRelay(kj::AsyncIoContext& io, std::string zone, std::string host,
                 std::function<std::vector<SwarmRoute>()> routes);
 
-  // Listens on 127.0.0.1 (a free port). On the event loop's thread.
+  // Listens on the host (a free port). On the event loop's thread.
   Status Start();
   // Answers every pending announce with a failure and stops listening; on
   // the event loop's thread, before the loop goes.
@@ -81,6 +83,7 @@ class AnnounceRelay {
 
   kj::AsyncIoContext& io_;
   const std::string zone_;
+  const std::string host_;
   const std::function<std::vector<SwarmRoute>()> routes_;
   // Declared before the batches in flight, which refer to it.
   SwarmReports reports_;

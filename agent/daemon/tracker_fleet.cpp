@@ -1,12 +1,13 @@
 #include "daemon/tracker_fleet.h"
 
+#include "daemon/relay_host.h"
 #include "daemon/tracker_rank.h"
 
 namespace shoal {
 
 TrackerFleet::TrackerFleet(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
                            ControlHandlers handlers, RevocationList& revocations)
-    : relay_(io, options.zone, [this] {
+    : relay_(io, options.zone, RelayHost(options.peer_listen), [this] {
         std::vector<SwarmRoute> routes;
         for (const auto& link : links_) {
           routes.push_back({link->address(), link->session()});
