@@ -164,6 +164,10 @@ void FetchScheduler::PublishGauges() {
   if (ring_ != nullptr) metrics_.ring_members = ring_->size();
 }
 
+std::function<bool(const std::string&)> FetchScheduler::ConnectedFilter() const {
+  return [this](const std::string& agent) { return orders_.Connected(agent); };
+}
+
 void FetchScheduler::Dispatch() {
   struct Publish {  // the gauges, however this returns
     FetchScheduler* s;
@@ -175,7 +179,7 @@ void FetchScheduler::Dispatch() {
   if (in_flight_ >= budget || queue_.empty()) return;
   std::shared_ptr<const HashRing> ring = Ring();
   if (ring->size() == 0) return;
-  auto connected = [this](const std::string& agent) { return orders_.Connected(agent); };
+  const std::function<bool(const std::string&)> connected = ConnectedFilter();
   size_t scanned = 0;
   for (auto it = queue_.begin(); it != queue_.end() && in_flight_ < budget && scanned < kScanLimit;
        ++scanned) {
@@ -313,7 +317,7 @@ void FetchScheduler::Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes)
 
 void FetchScheduler::QueueReplicas(const Entry& e, const std::string& deliverer) {
   if (policy_.replicas <= 1) return;
-  auto connected = [this](const std::string& agent) { return orders_.Connected(agent); };
+  const std::function<bool(const std::string&)> connected = ConnectedFilter();
   for (const std::string& owner :
        Ring()->Owners(e.chunk, static_cast<int>(policy_.replicas), connected)) {
     if (owner == deliverer || replica_keys_.size() >= kMaxReplicaQueue) continue;
@@ -370,7 +374,7 @@ void FetchScheduler::Tick() {
     if (e.in_flight && now - e.sent_ms > timeout) late.push_back(chunk);
   }
   std::shared_ptr<const HashRing> ring = Ring();
-  auto connected = [this](const std::string& agent) { return orders_.Connected(agent); };
+  const std::function<bool(const std::string&)> connected = ConnectedFilter();
   for (const ChunkId& c : late) {
     Entry& e = entries_.at(c);
     // The late order stays in flight (and counted) until it answers; the

@@ -179,6 +179,8 @@ class FetchScheduler final {
   void Enqueue(Entry e);
   void Requeue(Entry& e, const std::string& why);
   void Dispatch();
+  // Which agents orders can go to now, for HashRing::Owners.
+  std::function<bool(const std::string&)> ConnectedFilter() const;
   bool Send(Entry& e, const std::string& agent);
   void OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent, Status status,
               FetchOutcome outcome, int64_t ms);
