@@ -290,8 +290,7 @@ void FetchScheduler::Requeue(Entry& e, const std::string& why) {
 }
 
 void FetchScheduler::RememberHolder(const ChunkId& chunk, const std::string& agent) {
-  auto [it, added] = holders_.insert_or_assign(chunk, agent);
-  if (!added) return;
+  if (!holders_.insert_or_assign(chunk, agent).second) return;  // known: keeps its place
   holder_order_.push_back(chunk);
   while (holders_.size() > kMaxHolders) {
     holders_.erase(holder_order_.front());

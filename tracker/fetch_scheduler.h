@@ -203,7 +203,7 @@ class FetchScheduler final {
   std::unordered_map<ChunkId, int64_t> delivered_;  // chunk -> when, within the grace period
   // chunk -> the agent that delivered it last; the oldest kMaxHolders are kept
   std::unordered_map<ChunkId, std::string> holders_;
-  std::deque<ChunkId> holder_order_;  // holders_'s keys, oldest first (a key may repeat)
+  std::deque<ChunkId> holder_order_;  // holders_'s keys, oldest first
   std::unordered_map<ChunkId, std::pair<int64_t, std::string>> failed_;  // chunk -> when, error
   std::map<std::string, int> per_agent_;  // orders in flight per agent
   struct Replica {

@@ -164,6 +164,9 @@ class PullJob {
 
   // Parts of Poll().
   Status Interrupted() const;  // Unavailable if the caller or the agent stops it
+  // Connects to the tracker (any of a fleet) in place of the current
+  // connection; on failure notes the time in tracker_lost_.
+  bool ConnectTracker();
   void ReconnectTracker();
   // After a call to the tracker failed with `why`: connects to another
   // tracker of the fleet now. False with one tracker, or none answering.

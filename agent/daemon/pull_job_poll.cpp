@@ -71,26 +71,24 @@ Status PullJob::Interrupted() const {
   return Status::OK();
 }
 
-void PullJob::ReconnectTracker() {
-  if (tracker_ != nullptr || !policy_.MayReconnect(tracker_lost_, Clock::now())) return;
-  auto again = TrackerClient::Connect(ctx_.options.tracker, req_.token);
-  if (!again.ok()) {
-    tracker_lost_ = Clock::now();
-    return;
-  }
-  tracker_ = std::move(again).value();
-  Log(LogLevel::kInfo, "pull.tracker_back", {{"ref", ref_->ToString()}});
-}
-
-bool PullJob::FailOver(const Status& why) {
-  if (ctx_.options.tracker.Addresses().size() < 2) return false;
+bool PullJob::ConnectTracker() {
   tracker_.reset();  // its event loop first: one kj loop per thread
-  auto other = TrackerClient::Connect(ctx_.options.tracker, req_.token);
-  if (!other.ok()) {
+  auto client = TrackerClient::Connect(ctx_.options.tracker, req_.token);
+  if (!client.ok()) {
     tracker_lost_ = Clock::now();
     return false;
   }
-  tracker_ = std::move(other).value();
+  tracker_ = std::move(client).value();
+  return true;
+}
+
+void PullJob::ReconnectTracker() {
+  if (tracker_ != nullptr || !policy_.MayReconnect(tracker_lost_, Clock::now())) return;
+  if (ConnectTracker()) Log(LogLevel::kInfo, "pull.tracker_back", {{"ref", ref_->ToString()}});
+}
+
+bool PullJob::FailOver(const Status& why) {
+  if (ctx_.options.tracker.Addresses().size() < 2 || !ConnectTracker()) return false;
   Log(LogLevel::kInfo, "pull.tracker_failover",
       {{"ref", ref_->ToString()}, {"error", why.ToString()}});
   return true;
