@@ -3,8 +3,8 @@
 // through it; AgentControls (agent_controls.h) sends them over Cap'n Proto,
 // and a test or simulator may answer them in memory.
 //
-// Thread-safety: the RPC event loop's thread only. The promises resolve on
-// that loop.
+// Thread-safety: as the implementation says; the fetch scheduler calls it
+// from its own loop, and the promises resolve on the loop that called.
 #ifndef SHOAL_TRACKER_AGENT_ORDERS_H_
 #define SHOAL_TRACKER_AGENT_ORDERS_H_
 

@@ -1,8 +1,8 @@
 // BlockingPool: runs blocking work (origin requests, LevelDB scans) off the
-// RPC event loop on a WorkQueue and hands the result back as a kj::Promise.
+// event loops on a WorkQueue and hands the result back as a kj::Promise.
 //
-// Thread-safety: Run() is called on the event-loop thread; the work runs on
-// one of the pool's threads; the promise resolves on the calling loop.
+// Thread-safety: Run() may be called on any event-loop thread; the work runs
+// on one of the pool's threads; the promise resolves on the calling loop.
 #ifndef SHOAL_TRACKER_BLOCKING_POOL_H_
 #define SHOAL_TRACKER_BLOCKING_POOL_H_
 

@@ -1,6 +1,9 @@
 #include "fetch_requests.h"
 
 #include <algorithm>
+#include <functional>
+#include <memory>
+#include <set>
 #include <unordered_set>
 
 #include "capnp_views.h"
@@ -17,33 +20,139 @@ constexpr size_t kMaxNeedChunks = 1 << 16;
 // Warm progress goes to the listener at most this often.
 constexpr int64_t kProgressEveryMs = 250;
 
-// Warm progress, shared by the chunk watch and the node orders.
-struct WarmState {
-  std::shared_ptr<WarmWatch> watch = std::make_shared<WarmWatch>();
-  kj::Maybe<proto::WarmListener::Client> listener;
-  uint32_t nodes = 0, nodes_done = 0, nodes_failed = 0;
-  int64_t last_progress_ms = 0;
+// A warm's figures so far, as its listener hears them.
+struct WarmProgress {
+  uint32_t chunks_done = 0, chunks = 0, nodes_done = 0, nodes = 0;
+};
 
-  void Report(bool force) {
-    KJ_IF_MAYBE (l, listener) {
-      int64_t now = NowMs();
-      if (!force && now - last_progress_ms < kProgressEveryMs) return;
-      last_progress_ms = now;
+// The warm's call and its listener, on the caller's loop. The scheduler's
+// loop reaches it only through Post, so the listener is used, and dropped,
+// on its own loop.
+class WarmListenerBox {
+ public:
+  explicit WarmListenerBox(kj::Maybe<proto::WarmListener::Client> listener)
+      : listener_(kj::mv(listener)) {}
+
+  void Send(const WarmProgress& n) {
+    KJ_IF_MAYBE (l, listener_) {
       auto req = l->progressRequest();
-      req.setChunksDone(watch->done);
-      req.setChunks(watch->total);
-      req.setNodesDone(nodes_done);
-      req.setNodes(nodes);
+      req.setChunksDone(n.chunks_done);
+      req.setChunks(n.chunks);
+      req.setNodesDone(n.nodes_done);
+      req.setNodes(n.nodes);
       // Progress is advisory: a listener that went away does not fail the warm.
       req.send().detach([](kj::Exception&&) {});
     }
   }
+
+  // A function, callable on any loop, that sends progress to `box`'s
+  // listener on this loop while the box lives.
+  static std::function<void(const WarmProgress&)> Post(
+      const std::shared_ptr<WarmListenerBox>& box) {
+    auto loop =
+        std::make_shared<kj::Own<const kj::Executor>>(kj::getCurrentThreadExecutor().addRef());
+    std::weak_ptr<WarmListenerBox> weak = box;
+    return [loop, weak](const WarmProgress& n) {
+      (*loop)
+          ->executeAsync([weak, n] {
+            if (auto b = weak.lock()) b->Send(n);
+          })
+          .detach([](kj::Exception&&) {});
+    };
+  }
+
+ private:
+  kj::Maybe<proto::WarmListener::Client> listener_;
 };
+
+// What the scheduler's loop answers for a warm.
+struct WarmTotals {
+  uint32_t owners = 0, chunks = 0, nodes = 0, nodes_failed = 0;
+  uint32_t fetched = 0, failed = 0;
+  uint64_t bytes = 0;
+  WarmProgress last;  // the listener's last word, sent before the answer
+};
+
+// Warm progress on the scheduler's loop, shared by the chunk watch and the
+// node orders.
+struct WarmState {
+  std::shared_ptr<WarmWatch> watch = std::make_shared<WarmWatch>();
+  std::function<void(const WarmProgress&)> post;
+  uint32_t nodes = 0, nodes_done = 0, nodes_failed = 0;
+  int64_t last_progress_ms = 0;
+
+  WarmProgress Now() const { return WarmProgress{watch->done, watch->total, nodes_done, nodes}; }
+  void Report() {
+    int64_t now = NowMs();
+    if (now - last_progress_ms < kProgressEveryMs) return;
+    last_progress_ms = now;
+    post(Now());
+  }
+};
+
+// The warm's work, on the scheduler's loop.
+kj::Promise<WarmTotals> WarmOnSchedulerLoop(const WarmDeps& d, const FetchTarget& target,
+                                            const std::string& node_names,
+                                            const std::vector<ChunkId>& chunks,
+                                            std::function<void(const WarmProgress&)> post) {
+  Result<std::vector<std::string>> nodes = SelectNodes(d.agents, d.orders, node_names);
+  ThrowIfError(nodes.status());
+  if (d.fetches.Ring()->size() == 0) ThrowIfError(Status::Unavailable("no live agents to warm"));
+  std::set<std::string> owners;
+  {
+    auto ring = d.fetches.Ring();
+    for (const ChunkId& chunk : chunks) owners.insert(ring->Owners(chunk, 1)[0]);
+  }
+  d.metrics.warms++;
+
+  auto state = std::make_shared<WarmState>();
+  state->post = kj::mv(post);
+  state->nodes = static_cast<uint32_t>(nodes->size());
+  auto paf = kj::newPromiseAndFulfiller<void>();
+  state->watch->finished = kj::mv(paf.fulfiller);
+  std::weak_ptr<WarmState> weak = state;
+  state->watch->on_change = [weak] {
+    if (auto s = weak.lock()) s->Report();
+  };
+
+  kj::Vector<kj::Promise<void>> waits;
+  waits.add(kj::mv(paf.promise));
+  for (const std::string& node : *nodes) {
+    kj::Promise<void> sent = d.orders.Prefetch(node, target);
+    d.metrics.prefetch_orders++;
+    waits.add(sent.then(
+        [state]() {
+          ++state->nodes_done;
+          state->Report();
+        },
+        [state, node](kj::Exception&& e) {
+          ++state->nodes_done;
+          ++state->nodes_failed;
+          Log(LogLevel::kWarn, "warm.prefetch_failed",
+              {{"agent", node}, {"error", std::string(e.getDescription().cStr())}});
+          state->Report();
+        }));
+  }
+  d.fetches.Warm(target, chunks, state->watch);
+  WarmTotals totals;
+  totals.owners = static_cast<uint32_t>(owners.size());
+  totals.chunks = static_cast<uint32_t>(chunks.size());
+  totals.nodes = state->nodes;
+  return kj::joinPromises(waits.releaseAsArray()).then([state, totals]() mutable {
+    totals.last = state->Now();
+    totals.fetched = state->watch->fetched;
+    totals.bytes = state->watch->bytes;
+    totals.failed = state->watch->failed;
+    totals.nodes_failed = state->nodes_failed;
+    return totals;
+  });
+}
 
 }  // namespace
 
-void AnswerNeed(FetchScheduler& fetches, const std::string& ns, const std::string& name,
-                capnp::CallContext<proto::Registry::NeedParams, proto::Registry::NeedResults> c) {
+kj::Promise<void> AnswerNeed(
+    const WarmDeps& d, const std::string& ns, const std::string& name,
+    capnp::CallContext<proto::Registry::NeedParams, proto::Registry::NeedResults> c) {
   auto p = c.getParams();
   FetchTarget target{ns, name, ValueOrThrow(ParseVersionId(p.getVersionId()))};
   if (p.getChunks().size() > kMaxNeedChunks) {
@@ -51,16 +160,22 @@ void AnswerNeed(FetchScheduler& fetches, const std::string& ns, const std::strin
                                          " chunks; ask for at most " +
                                          std::to_string(kMaxNeedChunks) + " at a time"));
   }
-  auto known = fetches.VersionChunks(target);
-  ThrowIfError(known.status().WithContext(ns + "/" + name));
   std::vector<ChunkId> chunks = ValueOrThrow(ParseChunkIds(p.getChunks()));
-  for (const ChunkId& id : chunks) {
-    if ((*known)->count(id) == 0) {
-      ThrowIfError(Status::InvalidArgument("chunk " + id.ShortHex() + " is not part of " + ns +
-                                           "/" + name + ":" + target.version.ShortHex()));
-    }
-  }
-  FillNeedReply(fetches.Need(target, chunks), c.getResults());
+  FetchScheduler& fetches = d.fetches;
+  return d.scheduler_loop
+      .executeAsync([&fetches, target, chunks = std::move(chunks)]() {
+        auto known = fetches.VersionChunks(target);
+        ThrowIfError(known.status().WithContext(target.ns + "/" + target.name));
+        for (const ChunkId& id : chunks) {
+          if ((*known)->count(id) == 0) {
+            ThrowIfError(Status::InvalidArgument("chunk " + id.ShortHex() + " is not part of " +
+                                                 target.ns + "/" + target.name + ":" +
+                                                 target.version.ShortHex()));
+          }
+        }
+        return fetches.Need(target, chunks);
+      })
+      .then([c](NeedReply r) mutable { FillNeedReply(r, c.getResults()); });
 }
 
 Result<std::vector<std::string>> SelectNodes(AgentDirectory& agents, const AgentOrders& orders,
@@ -106,9 +221,6 @@ kj::Promise<void> RunWarm(
     const Manifest& m,
     capnp::CallContext<proto::Registry::WarmParams, proto::Registry::WarmResults> c) {
   auto p = c.getParams();
-  Result<std::vector<std::string>> nodes = SelectNodes(d.agents, d.orders, Text(p.getNodes()));
-  ThrowIfError(nodes.status());
-  if (d.fetches.Ring()->size() == 0) ThrowIfError(Status::Unavailable("no live agents to warm"));
   std::vector<ChunkId> chunks;
   std::unordered_set<ChunkId> seen;
   for (const FileEntry& f : m.files) {
@@ -116,54 +228,25 @@ kj::Promise<void> RunWarm(
       if (seen.insert(chunk).second) chunks.push_back(chunk);
     }
   }
-  std::set<std::string> owners;
-  {
-    auto ring = d.fetches.Ring();
-    for (const ChunkId& chunk : chunks) owners.insert(ring->Owners(chunk, 1)[0]);
-  }
-  d.metrics.warms++;
-
-  auto state = std::make_shared<WarmState>();
-  if (p.hasListener()) state->listener = p.getListener();
-  state->nodes = static_cast<uint32_t>(nodes->size());
-  auto paf = kj::newPromiseAndFulfiller<void>();
-  state->watch->finished = kj::mv(paf.fulfiller);
-  std::weak_ptr<WarmState> weak = state;
-  state->watch->on_change = [weak] {
-    if (auto s = weak.lock()) s->Report(false);
-  };
-
-  kj::Vector<kj::Promise<void>> waits;
-  waits.add(kj::mv(paf.promise));
-  for (const std::string& node : *nodes) {
-    kj::Promise<void> sent = d.orders.Prefetch(node, FetchTarget{ns, name, id});
-    d.metrics.prefetch_orders++;
-    waits.add(sent.then(
-        [state]() {
-          ++state->nodes_done;
-          state->Report(false);
-        },
-        [state, node](kj::Exception&& e) {
-          ++state->nodes_done;
-          ++state->nodes_failed;
-          Log(LogLevel::kWarn, "warm.prefetch_failed",
-              {{"agent", node}, {"error", std::string(e.getDescription().cStr())}});
-          state->Report(false);
-        }));
-  }
-  d.fetches.Warm(FetchTarget{ns, name, id}, chunks, state->watch);
-  auto results = c.getResults();
-  results.setOwners(static_cast<uint32_t>(owners.size()));
-  results.setChunks(static_cast<uint32_t>(chunks.size()));
-  results.setNodes(state->nodes);
-  return kj::joinPromises(waits.releaseAsArray()).then([c, state]() mutable {
-    state->Report(true);
-    auto r = c.getResults();
-    r.setFetched(state->watch->fetched);
-    r.setBytes(state->watch->bytes);
-    r.setFailed(state->watch->failed);
-    r.setNodesFailed(state->nodes_failed);
-  });
+  kj::Maybe<proto::WarmListener::Client> listener;
+  if (p.hasListener()) listener = p.getListener();
+  auto box = std::make_shared<WarmListenerBox>(kj::mv(listener));
+  return d.scheduler_loop
+      .executeAsync([d, target = FetchTarget{ns, name, id}, nodes = std::string(Text(p.getNodes())),
+                     chunks = std::move(chunks), post = WarmListenerBox::Post(box)]() {
+        return WarmOnSchedulerLoop(d, target, nodes, chunks, post);
+      })
+      .then([c, box](WarmTotals t) mutable {
+        box->Send(t.last);
+        auto r = c.getResults();
+        r.setOwners(t.owners);
+        r.setChunks(t.chunks);
+        r.setNodes(t.nodes);
+        r.setFetched(t.fetched);
+        r.setBytes(t.bytes);
+        r.setFailed(t.failed);
+        r.setNodesFailed(t.nodes_failed);
+      });
 }
 
 }  // namespace shoal::tracker

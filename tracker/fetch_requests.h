@@ -1,7 +1,8 @@
 // The Registry calls that become origin fetch orders: need (an agent asks
 // for chunks no peer offered it) and warm (fetch a version ahead of a
-// scale-out, optionally onto named nodes). Both run on the RPC thread, after
-// the caller's token has been checked.
+// scale-out, optionally onto named nodes). Both are called on the caller's
+// connection loop, after its token has been checked; what touches the fetch
+// scheduler runs on the scheduler's loop, and the answer comes back.
 #ifndef SHOAL_TRACKER_FETCH_REQUESTS_H_
 #define SHOAL_TRACKER_FETCH_REQUESTS_H_
 
@@ -21,8 +22,9 @@
 
 namespace shoal::tracker {
 
-// What warm touches. Every reference must outlive the warm.
+// What need and warm touch. Every reference must outlive the call.
 struct WarmDeps {
+  const kj::Executor& scheduler_loop;  // the loop `fetches` and `orders`' callers run on
   FetchScheduler& fetches;
   AgentDirectory& agents;
   AgentOrders& orders;
@@ -31,8 +33,9 @@ struct WarmDeps {
 
 // Checks that every chunk asked for belongs to ns/name's version and
 // queues the ones not already queued or recently delivered.
-void AnswerNeed(FetchScheduler& fetches, const std::string& ns, const std::string& name,
-                capnp::CallContext<proto::Registry::NeedParams, proto::Registry::NeedResults> c);
+kj::Promise<void> AnswerNeed(
+    const WarmDeps& d, const std::string& ns, const std::string& name,
+    capnp::CallContext<proto::Registry::NeedParams, proto::Registry::NeedResults> c);
 
 // Which live agents `nodes` names: "" none, "all", a count N (the N with the
 // most free cache), or "key=value" ("zone=..." or one of an agent's labels).
@@ -41,7 +44,8 @@ Result<std::vector<std::string>> SelectNodes(AgentDirectory& agents, const Agent
                                              const std::string& nodes);
 
 // Queues every chunk of the version for its owner and sends each named node
-// a prefetch order; resolves when all have answered.
+// a prefetch order; resolves when all have answered. Progress goes to the
+// call's listener, on the caller's loop.
 kj::Promise<void> RunWarm(
     const WarmDeps& d, const std::string& ns, const std::string& name, const VersionId& id,
     const Manifest& m,

@@ -45,7 +45,8 @@
 // keys or origin, so a test or simulator (tools/sim) can run it with agents
 // in memory, on virtual time.
 //
-// Thread-safety: lives on the RPC event loop; call only from that thread.
+// Thread-safety: lives on one event loop (the tracker's main one); call only
+// from that thread. Connections on other loops reach it through WarmDeps.
 #ifndef SHOAL_TRACKER_FETCH_SCHEDULER_H_
 #define SHOAL_TRACKER_FETCH_SCHEDULER_H_
 

@@ -47,7 +47,7 @@ struct GatewayDeps {
 
 // The capability a new RPC connection from `peer_address` (its IP)
 // receives. `on_authenticated` runs each time authenticate or registerAgent
-// accepts a token, on the RPC thread; the listener raises the connection's
+// accepts a token, on the connection's loop; the listener raises the connection's
 // limits then.
 kj::Own<proto::Gateway::Server> NewGateway(const GatewayDeps& deps, const std::string& peer_address,
                                            kj::Function<void()> on_authenticated);

@@ -293,8 +293,7 @@ class RegistryImpl final : public proto::Registry::Server {
   kj::Promise<void> need(NeedContext c) override {
     std::string ns = Text(c.getParams().getNamespace()), name = Text(c.getParams().getName());
     RequireModel(ns, name, Role::kRead);
-    AnswerNeed(d_.warm.fetches, ns, name, c);
-    return kj::READY_NOW;
+    return AnswerNeed(d_.warm, ns, name, c);
   }
 
   kj::Promise<void> whoami(WhoamiContext c) override {

@@ -2,15 +2,30 @@
 
 #include <arpa/inet.h>
 #include <capnp/rpc-twoparty.h>
+#include <fcntl.h>
 #include <kj/debug.h>
+#include <kj/one-of.h>
+#include <netdb.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "gateway_service.h"
 #include "rpc_frame_guard.h"
 #include "rpc_tls.h"
+#include "shoal/host_port.h"
 #include "shoal/log.h"
+#include "shoal/server/metrics.h"
+#include "shoal/tls_files.h"
 #include "task_error_log.h"
 #include "tracker_metrics.h"
 
@@ -37,20 +52,28 @@ constexpr uint64_t kUnauthenticatedMessageBytes = 64 << 10;
 // manifest may approach.
 constexpr uint64_t kAuthenticatedMessageBytes = uint64_t{8} << 20 << 3;
 
-// What every connection shares; lives as long as the listener.
-struct Shared {
-  RpcLimits limits;
+}  // namespace
+
+// What every connection of every loop shares; lives as long as the server.
+struct RpcServer::Shared {
+  Shared(const RpcServeOptions& o) : limits(o.limits), metrics(*o.metrics), gateway(*o.gateway) {}
+  const RpcLimits limits;
   TrackerMetrics& metrics;
-  GatewayDeps gateway;
-  RpcTlsServer* tls;                           // null: plain
-  std::map<std::string, uint32_t> per_client;  // open connections by IP; none: absent
+  const GatewayDeps gateway;
+  std::mutex mu;                               // makes each admission's check and count one step
+  std::map<std::string, uint32_t> per_client;  // open connections by IP, protected by mu
 };
+
+namespace {
+
+using Shared = RpcServer::Shared;
 
 // A connection's place in the counts, from accept (TLS handshake included)
 // until it closes: among all connections, its IP's, and the
 // unauthenticated ones until it presents a token (Authenticated).
 class ConnectionSlot {
  public:
+  // Call with shared.mu held.
   ConnectionSlot(Shared& shared, std::string peer) : shared_(shared), peer_(std::move(peer)) {
     shared_.metrics.rpc_unauthenticated++;
     shared_.metrics.rpc_connections++;
@@ -58,12 +81,14 @@ class ConnectionSlot {
   }
   ~ConnectionSlot() {
     Authenticated();
+    std::lock_guard<std::mutex> l(shared_.mu);
     shared_.metrics.rpc_connections--;
     auto it = shared_.per_client.find(peer_);
     if (--it->second == 0) shared_.per_client.erase(it);
   }
   KJ_DISALLOW_COPY(ConnectionSlot);
   void Authenticated() {
+    std::lock_guard<std::mutex> l(shared_.mu);
     if (!authenticated_) shared_.metrics.rpc_unauthenticated--;
     authenticated_ = true;
   }
@@ -137,20 +162,20 @@ class Connection {
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;  // last: its Gateway calls Authenticated()
 };
 
-// Serves an accepted socket: with TLS, once its handshake completes, which
-// must happen within the authentication deadline.
-kj::Promise<void> ServeConnection(kj::Own<kj::AsyncIoStream> raw, Shared& shared,
-                                  kj::Timer& timer) {
-  std::string peer = PeerIp(*raw);
-  auto slot = kj::heap<ConnectionSlot>(shared, peer);
+// Serves an accepted socket, which `slot` counts: with TLS (`tls`, this
+// loop's), once its handshake completes, which must happen within the
+// authentication deadline.
+kj::Promise<void> ServeConnection(kj::Own<kj::AsyncIoStream> raw, std::string peer,
+                                  kj::Own<ConnectionSlot> slot, Shared& shared, kj::Timer& timer,
+                                  RpcTlsServer* tls) {
   const kj::TimePoint accepted_at = timer.now();
   auto ready = [&]() -> kj::Promise<kj::Own<kj::AsyncIoStream>> {
-    if (shared.tls == nullptr) return kj::mv(raw);
+    if (tls == nullptr) return kj::mv(raw);
     auto deadline = timer.atTime(accepted_at + shared.limits.auth_timeout_ms * kj::MILLISECONDS)
                         .then([]() -> kj::Own<kj::AsyncIoStream> {
                           KJ_FAIL_REQUIRE("TLS handshake not complete in time");
                         });
-    return shared.tls->Accept(kj::mv(raw)).exclusiveJoin(kj::mv(deadline));
+    return tls->Accept(kj::mv(raw)).exclusiveJoin(kj::mv(deadline));
   }();
   return ready.then(
       [&shared, &timer, peer, slot = kj::mv(slot),
@@ -170,69 +195,194 @@ kj::Promise<void> ServeConnection(kj::Own<kj::AsyncIoStream> raw, Shared& shared
       });
 }
 
-// Why a new connection from `peer` must be closed at once, or null.
-const char* Refusal(Shared& shared, const std::string& peer) {
+// Counts a new connection from `peer` in, or says why it must be closed at
+// once.
+kj::OneOf<kj::Own<ConnectionSlot>, const char*> Admit(Shared& shared, const std::string& peer) {
+  std::lock_guard<std::mutex> l(shared.mu);
   TrackerMetrics& m = shared.metrics;
+  kj::OneOf<kj::Own<ConnectionSlot>, const char*> out;
   if (m.rpc_connections >= shared.limits.max_connections) {
     m.rpc_refused_connections++;
-    return "too_many_connections";
+    out.init<const char*>("too_many_connections");
+    return out;
   }
   auto mine = shared.per_client.find(peer);
   if (mine != shared.per_client.end() && mine->second >= shared.limits.max_per_client) {
     m.rpc_refused_per_client++;
-    return "too_many_from_client";
+    out.init<const char*>("too_many_from_client");
+    return out;
   }
   if (m.rpc_unauthenticated >= shared.limits.max_unauthenticated) {
     m.rpc_refused_unauthenticated++;
-    return "too_many_unauthenticated";
+    out.init<const char*>("too_many_unauthenticated");
+    return out;
   }
-  return nullptr;
+  out.init<kj::Own<ConnectionSlot>>(kj::heap<ConnectionSlot>(shared, peer));
+  return out;
 }
 
 kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, kj::Timer& timer,
-                             kj::TaskSet& tasks) {
+                             kj::TaskSet& tasks, RpcTlsServer* tls) {
   // evalNow: kj's accept() tries accept(2) at once and may throw right
   // here, not only through the promise.
   return kj::evalNow([&] { return listener.accept(); })
       .then(
-          [&](kj::Own<kj::AsyncIoStream>&& stream) {
+          [&, tls](kj::Own<kj::AsyncIoStream>&& stream) {
             std::string peer = PeerIp(*stream);
-            if (const char* why = Refusal(shared, peer)) {
+            auto admitted = Admit(shared, peer);
+            if (admitted.is<const char*>()) {
               // Dropping the stream closes it. Logged at debug only: a flood of
               // these would otherwise flood the log.
               Log(LogLevel::kDebug, "rpc.connection_refused",
-                  {{"peer", peer}, {"reason", std::string(why)}});
+                  {{"peer", peer}, {"reason", std::string(admitted.get<const char*>())}});
             } else {
-              tasks.add(ServeConnection(kj::mv(stream), shared, timer));
+              tasks.add(ServeConnection(kj::mv(stream), peer,
+                                        kj::mv(admitted.get<kj::Own<ConnectionSlot>>()), shared,
+                                        timer, tls));
             }
-            return AcceptLoop(listener, shared, timer, tasks);
+            return AcceptLoop(listener, shared, timer, tasks, tls);
           },
-          [&](kj::Exception&& e) {
+          [&, tls](kj::Exception&& e) {
             // Out of descriptors, most likely: back off and try again, instead of
             // spinning or ending the listener (and with it the tracker).
             shared.metrics.rpc_accept_errors++;
             Log(LogLevel::kWarn, "rpc.accept_failed",
                 {{"error", std::string(e.getDescription().cStr())}});
-            return timer.afterDelay(100 * kj::MILLISECONDS).then([&] {
-              return AcceptLoop(listener, shared, timer, tasks);
+            return timer.afterDelay(100 * kj::MILLISECONDS).then([&, tls] {
+              return AcceptLoop(listener, shared, timer, tasks, tls);
             });
           });
 }
 
 }  // namespace
 
-kj::Promise<void> ServeRpc(kj::AsyncIoContext& io, const RpcLimits& limits, TrackerMetrics& metrics,
-                           const GatewayDeps& gateway, const std::string& address,
-                           RpcTlsServer* tls, uint16_t* port) {
-  auto addr = io.provider->getNetwork().parseAddress(address).wait(io.waitScope);
-  kj::Own<kj::ConnectionReceiver> listener = addr->listen();
-  *port = static_cast<uint16_t>(listener->getPort());
-  auto shared = kj::heap<Shared>(Shared{limits, metrics, gateway, tls, {}});
-  auto logger = kj::heap<TaskErrorLog>(LogLevel::kWarn, "rpc.connection_error");
-  auto tasks = kj::heap<kj::TaskSet>(*logger);
-  auto loop = AcceptLoop(*listener, *shared, io.provider->getTimer(), *tasks);
-  // Attached outermost, so it outlives the connections in `tasks`.
-  return loop.attach(kj::mv(tasks), kj::mv(logger), kj::mv(listener)).attach(kj::mv(shared));
+// One serving thread and its event loop.
+struct RpcServer::Loop {
+  std::thread thread;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false;  // stop is set; protected by mu
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> stop;
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> stopped;  // fulfilled on the thread's way out
+
+  // The thread's body: serves until `stop` is fulfilled, then closes its
+  // connections on its own loop.
+  void Run(Shared& shared, int listen_fd, const RpcServeOptions& o) {
+    auto io = kj::setupAsyncIo();
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+    {
+      std::lock_guard<std::mutex> l(mu);
+      stop = kj::mv(paf.fulfiller);
+      started = true;
+    }
+    cv.notify_all();
+    KJ_IF_MAYBE (e,
+                 kj::runCatchingExceptions([&] { Serve(io, shared, listen_fd, o, paf.promise); })) {
+      Log(LogLevel::kError, "rpc.loop_failed",
+          {{"error", std::string(e->getDescription().cStr())}});
+      ::kill(::getpid(), SIGTERM);
+    }
+    stopped->fulfill();
+  }
+
+  static void Serve(kj::AsyncIoContext& io, Shared& shared, int listen_fd, const RpcServeOptions& o,
+                    kj::Promise<void>& stop_promise) {
+    std::unique_ptr<RpcTlsServer> tls;
+    if (o.tls != nullptr) {
+      auto created = RpcTlsServer::Create(*o.tls);
+      KJ_REQUIRE(created.ok(), created.status().ToString());
+      tls = std::move(created).value();
+    }
+    int fd = ::fcntl(listen_fd, F_DUPFD_CLOEXEC, 0);
+    KJ_SYSCALL(fd);
+    auto listener = io.lowLevelProvider->wrapListenSocketFd(
+        fd, kj::LowLevelAsyncIoProvider::TAKE_OWNERSHIP |
+                kj::LowLevelAsyncIoProvider::ALREADY_CLOEXEC |
+                kj::LowLevelAsyncIoProvider::ALREADY_NONBLOCK);
+    TaskErrorLog logger(LogLevel::kWarn, "rpc.connection_error");
+    kj::TaskSet tasks(logger);
+    kj::Promise<void> lag = kj::NEVER_DONE;
+    if (o.loop_lag != nullptr) {
+      lag = SampleLoopLag(io.provider->getTimer(), *o.loop_lag).eagerlyEvaluate(nullptr);
+    }
+    AcceptLoop(*listener, shared, io.provider->getTimer(), tasks, tls.get())
+        .exclusiveJoin(kj::mv(stop_promise))
+        .wait(io.waitScope);
+  }
+};
+
+RpcServer::RpcServer(int fd, uint16_t port) : fd_(fd), port_(port) {}
+
+Result<std::unique_ptr<RpcServer>> RpcServer::Listen(const std::string& address) {
+  std::string host;
+  uint16_t port = 0;
+  SHOAL_RETURN_IF_ERROR(SplitHostPort(address, &host, &port));
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+  if (rc != 0) return Status::InvalidArgument("resolve " + address + ": " + gai_strerror(rc));
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> owned(found, ::freeaddrinfo);
+  int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IOError("socket for " + address + ": " + std::strerror(errno));
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+    Status s = Status::IOError("listen on " + address + ": " + std::strerror(errno));
+    ::close(fd);
+    return s;
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  const uint16_t bound_port =
+      ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                        : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  return std::unique_ptr<RpcServer>(new RpcServer(fd, bound_port));
+}
+
+void RpcServer::Start(const RpcServeOptions& options) {
+  KJ_REQUIRE(loops_.empty(), "RpcServer started twice");
+  shared_ = std::make_unique<Shared>(options);
+  for (int i = 0; i < std::max(1, options.threads); ++i) {
+    auto loop = std::make_unique<Loop>();
+    Loop* l = loop.get();
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+    l->stopped = kj::mv(paf.fulfiller);
+    stopped_.add(kj::mv(paf.promise));
+    l->thread = std::thread([this, l, options] { l->Run(*shared_, fd_, options); });
+    std::unique_lock<std::mutex> lock(l->mu);
+    l->cv.wait(lock, [l] { return l->started; });
+    loops_.push_back(std::move(loop));
+  }
+}
+
+void RpcServer::Stop(kj::WaitScope& wait_scope) {
+  for (auto& l : loops_) l->stop->fulfill();
+  kj::joinPromises(stopped_.releaseAsArray()).wait(wait_scope);
+  for (auto& l : loops_) l->thread.join();
+  loops_.clear();
+}
+
+RpcServer::~RpcServer() {
+  if (!loops_.empty()) {
+    for (auto& l : loops_) l->stop->fulfill();
+    for (auto& l : loops_) l->thread.join();
+  }
+  ::close(fd_);
+}
+
+kj::Promise<void> SampleLoopLag(kj::Timer& timer, Histogram& lag) {
+  constexpr auto kEvery = std::chrono::milliseconds(10);
+  const auto due = std::chrono::steady_clock::now() + kEvery;
+  return timer.afterDelay(kEvery.count() * kj::MILLISECONDS).then([&timer, &lag, due] {
+    lag.Observe(std::max(
+        0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - due).count()));
+    return SampleLoopLag(timer, lag);
+  });
 }
 
 }  // namespace shoal::tracker

@@ -105,6 +105,10 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--rpc-max-connections-per-client", o.rpc_max_connections_per_client,
                   "RPC connections open at once from one IP address; more are closed")
       ->capture_default_str();
+  cmd->add_option("--rpc-threads", o.rpc_threads,
+                  "event loops serving RPC connections, each taking its own (0: one per core, at "
+                  "most 4)")
+      ->capture_default_str();
   AddHttpLimitFlags(cmd, f);
   AddFleetFlags(cmd, o);
   cmd->add_option("--max-swarms", o.max_swarms,

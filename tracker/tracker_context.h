@@ -71,14 +71,17 @@ struct TrackerContext {
   AgentDirectory agents;
   RingSnapshots ring_snapshots{agents};
   uint16_t http_port = 0;  // set once the HTTP server listens
-  // Each live agent's control capability. Touched only on the RPC thread.
+  // Each live agent's control capability, on its connection's loop.
   AgentControls controls;
   StoredVersionChunks version_chunks;
   // Keeps torrents and tokens' revocations in step with the registry,
   // which other trackers may write too.
   RegistryFollower follower{store, torrents, tokens};
-  // Origin fetch orders; on the RPC thread too. Declared last: its orders
-  // hold references to the rest.
+  // The loop the context is built on, where the fetch scheduler runs; RPC
+  // connections on other loops reach the scheduler through it.
+  const kj::Executor& scheduler_loop = kj::getCurrentThreadExecutor();
+  // Origin fetch orders, on scheduler_loop. Declared last: its orders hold
+  // references to the rest.
   FetchScheduler fetches{FetchPolicyOf(options), agents, controls, version_chunks, metrics};
 };
 

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include "etcd_kv.h"
 #include "fleet_members.h"
@@ -83,9 +84,8 @@ struct TrackerState {
   std::unique_ptr<RegistryStore> store;
   std::unique_ptr<TokenAuthority> tokens;
   std::unique_ptr<ManifestSigner> signer;
-  std::unique_ptr<PeerCa> peer_ca;        // null with --peer-tls off
-  std::optional<TlsServerPem> tls;        // the control ports' identity; none: plain
-  std::unique_ptr<RpcTlsServer> rpc_tls;  // null: plain
+  std::unique_ptr<PeerCa> peer_ca;  // null with --peer-tls off
+  std::optional<TlsServerPem> tls;  // the control ports' identity; none: plain
 };
 
 // The trackers sharing this one's registry: with etcd, a lease-held key
@@ -134,29 +134,31 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   if (!o.tls_cert_file.empty()) {
     auto pem = LoadTlsServerPem(o.tls_cert_file, o.tls_key_file);
     if (!pem.ok()) return pem.status();
+    // Each RPC loop makes its own from the PEM; this one only checks it.
     auto rpc_tls = RpcTlsServer::Create(*pem);
     if (!rpc_tls.ok()) return rpc_tls.status().WithContext("--tls-cert");
     state->tls = std::move(pem).value();
-    state->rpc_tls = std::move(rpc_tls).value();
   }
   state->tokens = std::make_unique<TokenAuthority>(std::move(tokens).value());
   state->signer = std::move(signer).value();
   return Status::OK();
 }
 
-// Listens for RPC; *rpc serves until dropped.
-Status StartRpc(kj::AsyncIoContext& io, TrackerContext& ctx, RpcTlsServer* tls,
-                kj::Promise<void>* rpc, uint16_t* port) {
+// What the RPC server serves, from the tracker's options.
+RpcServeOptions RpcServeOptionsOf(TrackerContext& ctx, const GatewayDeps& gateway,
+                                  const TrackerState& state, Histogram& loop_lag) {
   const TrackerOptions& o = ctx.options;
-  RpcLimits limits{o.rpc_auth_timeout_ms, o.rpc_message_timeout_ms, o.rpc_max_unauthenticated,
-                   o.rpc_max_connections, o.rpc_max_connections_per_client};
-  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
-                 *rpc =
-                     ServeRpc(io, limits, ctx.metrics, GatewayDepsOf(ctx), o.rpc_listen, tls, port);
-               })) {
-    return StatusFromException(*e, "rpc listener").WithContext("listen on " + o.rpc_listen);
-  }
-  return Status::OK();
+  RpcServeOptions r;
+  r.threads = o.rpc_threads > 0
+                  ? o.rpc_threads
+                  : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  r.limits = RpcLimits{o.rpc_auth_timeout_ms, o.rpc_message_timeout_ms, o.rpc_max_unauthenticated,
+                       o.rpc_max_connections, o.rpc_max_connections_per_client};
+  r.metrics = &ctx.metrics;
+  r.gateway = &gateway;
+  r.tls = state.tls.has_value() ? &*state.tls : nullptr;
+  r.loop_lag = &loop_lag;
+  return r;
 }
 
 // The HTTP server's bounds, counting into `metrics`.
@@ -216,23 +218,9 @@ kj::Promise<void> ShareOriginBudget(kj::Timer& timer, TrackerContext& ctx,
   });
 }
 
-// Every 10 ms, how late the event loop runs a timer that is due: a call
-// arriving then waits about as long before the loop reads it, so the tail
-// of these is the tail the loop adds to every request.
-kj::Promise<void> SampleLoopLag(kj::Timer& timer, Histogram& lag) {
-  constexpr auto kEvery = std::chrono::milliseconds(10);
-  const auto due = std::chrono::steady_clock::now() + kEvery;
-  return timer.afterDelay(kEvery.count() * kj::MILLISECONDS).then([&timer, &lag, due] {
-    lag.Observe(std::max(
-        0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - due).count()));
-    return SampleLoopLag(timer, lag);
-  });
-}
-
-// Runs the periodic work until the RPC listener fails or SIGTERM or SIGINT
-// arrives.
+// Runs the periodic work until SIGTERM or SIGINT arrives.
 void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, const FleetMembers& fleet,
-                     Histogram& loop_lag, kj::Promise<void> rpc) {
+                     Histogram& loop_lag) {
   auto swarm_sweeps =
       SweepSwarms(io.provider->getTimer(), ctx.swarm, ctx.agents,
                   std::min(ctx.options.announce_interval_ms, ctx.options.heartbeat_ms))
@@ -256,11 +244,9 @@ void RunUntilStopped(kj::AsyncIoContext& io, TrackerContext& ctx, const FleetMem
             {{"error", std::string(e.getDescription().cStr())}});
       });
   auto lag_samples = SampleLoopLag(io.provider->getTimer(), loop_lag).eagerlyEvaluate(nullptr);
-  auto rpc_failed = rpc.then([]() -> int { return 0; });
-  auto signal = io.unixEventPort.onSignal(SIGTERM)
-                    .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
-                    .then([](siginfo_t) { return 0; });
-  rpc_failed.exclusiveJoin(kj::mv(signal)).wait(io.waitScope);
+  io.unixEventPort.onSignal(SIGTERM)
+      .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
+      .wait(io.waitScope);
 }
 
 Status Serve(ServeFlags& f) {
@@ -280,9 +266,9 @@ Status Serve(ServeFlags& f) {
                      *state.origin);
   SHOAL_RETURN_IF_ERROR(ctx.tokens.Load());
   SHOAL_RETURN_IF_ERROR(ctx.follower.Start());
-  uint16_t rpc_port = 0;
-  kj::Promise<void> rpc = nullptr;
-  SHOAL_RETURN_IF_ERROR(StartRpc(io, ctx, state.rpc_tls.get(), &rpc, &rpc_port));
+  auto rpc = RpcServer::Listen(o.rpc_listen);
+  if (!rpc.ok()) return rpc.status();
+  const uint16_t rpc_port = (*rpc)->port();
   auto fleet = JoinFleet(o, rpc_port);
   if (!fleet.ok()) return fleet.status();
   MetricsRegistry metrics;
@@ -295,6 +281,14 @@ Status Serve(ServeFlags& f) {
   SHOAL_RETURN_IF_ERROR(http.Start().WithContext("listen on " + o.http_listen));
   uint16_t http_port = http.port();
   ctx.http_port = http_port;
+  Histogram& loop_lag = metrics.histogram(
+      "shoal_tracker_event_loop_lag_seconds",
+      "How late an event loop (the scheduler's or an RPC one) ran a timer that was due, sampled "
+      "every 10 ms",
+      Histogram::ExponentialBuckets(0.00025, 2, 13));
+  // The connections' Gateway parts; they outlive the RPC server, stopped below.
+  const GatewayDeps gateway = GatewayDepsOf(ctx);
+  (*rpc)->Start(RpcServeOptionsOf(ctx, gateway, state, loop_lag));
   WritePortFile(o.port_file, rpc_port, http_port);
   Result<uint64_t> versions = state.store->VersionCount();
   Log(LogLevel::kInfo, "tracker.start",
@@ -308,11 +302,8 @@ Status Serve(ServeFlags& f) {
        {"versions", versions.ok() ? static_cast<int64_t>(*versions) : -1},
        {"torrents", static_cast<int64_t>(ctx.torrents.size())},
        {"fleet_trackers", static_cast<int64_t>((*fleet)->size())}});
-  Histogram& loop_lag =
-      metrics.histogram("shoal_tracker_event_loop_lag_seconds",
-                        "How late the RPC event loop ran a timer that was due, sampled every 10 ms",
-                        Histogram::ExponentialBuckets(0.00025, 2, 13));
-  RunUntilStopped(io, ctx, **fleet, loop_lag, kj::mv(rpc));
+  RunUntilStopped(io, ctx, **fleet, loop_lag);
+  (*rpc)->Stop(io.waitScope);
   http.Stop();
   Log(LogLevel::kInfo, "tracker.stop", {});
   return Status::OK();

@@ -13,6 +13,9 @@ Status TrackerOptions::Validate() const {
   if (origin_parallelism < 1 || origin_parallelism > 256) {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 256");
   }
+  if (rpc_threads < 0 || rpc_threads > 64) {
+    return Status::InvalidArgument("--rpc-threads must be 0 (one per core) to 64");
+  }
   if (blocking_threads < 1 || blocking_threads > 64) {
     return Status::InvalidArgument("--blocking-threads must be 1 to 64");
   }

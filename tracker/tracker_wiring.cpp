@@ -14,7 +14,7 @@ AnnounceDeps AnnounceDepsOf(TrackerContext& ctx) {
 }
 
 GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
-  WarmDeps warm{ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
+  WarmDeps warm{ctx.scheduler_loop, ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
   RegistryDeps registry{ctx.options, ctx.tokens, ctx.store,    ctx.leases, ctx.metrics,
                         ctx.pool,    ctx.signer, ctx.torrents, ctx.origin, warm};
   return GatewayDeps{ctx.tokens,          ctx.signer,        ctx.peer_certs, ctx.metrics,

@@ -14,6 +14,9 @@
 # keys, and three trackers on it; the version is published through the
 # first, and agent i goes to tracker i % 3 (tracker_load --tracker a,b,c).
 #
+# TRACKER_FLAGS adds flags to each tracker's serve, e.g.
+# TRACKER_FLAGS='--rpc-threads 1' to serve every connection on one loop.
+#
 # PIN=1 gives the tracker(s) core 0 and the generator core 1 (taskset), so
 # the two do not take turns on the same core and the latencies measured are
 # the tracker's, not the scheduler's.
@@ -59,6 +62,7 @@ if ((trackers > 1)); then
   secrets=(--secrets-dir "$work/secrets")
   "$build/bin/shoal-tracker" keys create "${secrets[@]}" >/dev/null
 fi
+read -r -a tracker_flags <<<"${TRACKER_FLAGS:-}"
 pin_tracker=() pin_gen=()
 if [[ ${PIN:-0} == 1 ]]; then
   pin_tracker=(taskset -c 0) pin_gen=(taskset -c 1)
@@ -70,7 +74,7 @@ for t in $(seq 1 "$trackers"); do
     "${registry[@]}" "${secrets[@]}" \
     --peer-tls off --rpc-max-connections $((agents + 1000)) \
     --rpc-max-connections-per-client $((agents + 1000)) \
-    --max-swarm-peers $((agents * 200 + 100000)) >"$work/tracker$t.log" 2>&1 &
+    --max-swarm-peers $((agents * 200 + 100000)) "${tracker_flags[@]}" >"$work/tracker$t.log" 2>&1 &
   tracker_pids+=($!)
   for _ in $(seq 100); do [[ -s $work/ports$t ]] && break; sleep 0.1; done
   [[ -s $work/ports$t ]] || { cat "$work/tracker$t.log" >&2; exit 1; }

@@ -91,7 +91,9 @@ struct Harness {
     directory.Join(r, NowMs());
     controls.Attach(id, 0, kj::heap<RecordingControl>(orders[id]));
   }
-  void Settle() { loop.run(); }
+  // Orders reach the agents through the loop's executor (AgentControls), which
+  // poll() drains and run() does not.
+  void Settle() { ws.poll(); }
   using Queue = std::deque<Orders::Pending> Orders::*;
   // Orders held across all agents, in one of their queues.
   size_t Held(Queue q) {
