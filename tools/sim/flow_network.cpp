@@ -6,7 +6,11 @@
 namespace shoal::sim {
 
 FlowNetwork::FlowNetwork(size_t nodes, double node_bytes_per_s, double origin_bytes_per_s)
-    : node_bps_(node_bytes_per_s), origin_bps_(origin_bytes_per_s), up_(nodes), down_(nodes) {}
+    : node_bps_(node_bytes_per_s),
+      origin_bps_(origin_bytes_per_s),
+      up_(nodes),
+      down_(nodes),
+      down_weight_(nodes, 0) {}
 
 std::vector<int>& FlowNetwork::UpList(int src) {
   return src == kOrigin ? origin_ : up_[static_cast<size_t>(src)];
@@ -33,6 +37,7 @@ int FlowNetwork::Start(const Flow& f, double now) {
   std::vector<int>& down = down_[static_cast<size_t>(f.dst)];
   s.down_pos = down.size();
   down.push_back(id);
+  down_weight_[static_cast<size_t>(f.dst)] += f.weight;
   Reshare(f.src, f.dst, now);
   return id;
 }
@@ -50,6 +55,8 @@ void FlowNetwork::Remove(int id) {
   };
   erase(UpList(s.f.src), s.up_pos, true);
   erase(down_[static_cast<size_t>(s.f.dst)], s.down_pos, false);
+  double& w = down_weight_[static_cast<size_t>(s.f.dst)];
+  w = down_[static_cast<size_t>(s.f.dst)].empty() ? 0 : w - s.f.weight;  // no drift when idle
   s.live = false;
   finishes_.Erase(id);
   free_.push_back(id);
@@ -74,21 +81,26 @@ void FlowNetwork::SetRate(int id, double rate, double now) {
 }
 
 void FlowNetwork::Refill(int src, double now) {
-  // Water-filling of the sender's capacity: the flows that want less than
-  // an equal share get what they want, the rest split what is left.
+  // Weighted water-filling of the sender's capacity: the flows that want
+  // less than their weighted share get what they want, the rest split what
+  // is left by weight. Sorted by want per unit of weight.
   std::vector<std::pair<double, int>>& want = scratch_;
   want.clear();
+  double weights = 0;
   for (int id : UpList(src)) {
-    const int dst = slots_[static_cast<size_t>(id)].f.dst;
-    want.push_back({node_bps_ / static_cast<double>(down_[static_cast<size_t>(dst)].size()), id});
+    const Flow& f = slots_[static_cast<size_t>(id)].f;
+    // What it can take per unit of its weight: its receiver's link by weight.
+    want.push_back({node_bps_ / down_weight_[static_cast<size_t>(f.dst)], id});
+    weights += f.weight;
   }
   std::sort(want.begin(), want.end());
   double left = src == kOrigin ? origin_bps_ : node_bps_;
-  for (size_t k = 0; k < want.size(); ++k) {
-    const double share = left / static_cast<double>(want.size() - k);
-    const double rate = std::min(share, want[k].first);
+  for (const auto& [per_weight, id] : want) {
+    const double w = slots_[static_cast<size_t>(id)].f.weight;
+    const double rate = std::min(left * w / weights, per_weight * w);
     left -= rate;
-    SetRate(want[k].second, rate, now);
+    weights -= w;
+    SetRate(id, rate, now);
   }
 }
 

@@ -1,10 +1,11 @@
 // FlowNetwork: transfers between nodes, and from the origin, at flow level.
 //
 // Every node has an upload and a download link; the origin has one egress
-// link. A receiver's link is split equally among its flows: that share is
-// what each of them can take. A sender's link is water-filled over its
-// flows: a flow whose receiver's share is smaller than an equal split gets
-// that share, and the others split what it leaves. So no link carries more
+// link. A receiver's link is split among its flows in proportion to their
+// weights (1 unless a flow is given more): that share is what each of them
+// can take. A sender's link is water-filled over its flows by weight: a
+// flow whose receiver's share is smaller than its weighted split gets that
+// share, and the others split what it leaves. So no link carries more
 // than its capacity, and a sender's capacity is used while any receiver can
 // take more. Not max-min fair: a receiver does not hand on what a slow
 // sender leaves of its own link.
@@ -33,7 +34,8 @@ class FlowNetwork {
     int src = kOrigin;  // node, or kOrigin
     int dst = 0;
     int chunk = 0;
-    double bytes = 0;  // the flow's size
+    double bytes = 0;   // the flow's size
+    double weight = 1;  // its claim on both links against flows of weight 1
   };
 
   FlowNetwork(size_t nodes, double node_bytes_per_s, double origin_bytes_per_s);
@@ -75,6 +77,7 @@ class FlowNetwork {
   std::vector<Slot> slots_;
   std::vector<int> free_;
   std::vector<std::vector<int>> up_, down_;
+  std::vector<double> down_weight_;  // per node: the weights of its downlink's flows
   std::vector<int> origin_;
   FinishHeap finishes_;
   std::vector<std::pair<double, int>> scratch_;  // Refill's (demand, flow)

@@ -10,7 +10,8 @@ SimAgents::SimAgents(std::vector<std::string> ids, const std::vector<ChunkId>& c
     : ids_(std::move(ids)),
       hooks_(std::move(hooks)),
       connected_(ids_.size(), false),
-      held_(ids_.size()) {
+      held_(ids_.size()),
+      copies_(ids_.size()) {
   for (size_t i = 0; i < ids_.size(); ++i) by_id_[ids_[i]] = static_cast<int>(i);
   for (size_t i = 0; i < chunks.size(); ++i) chunk_index_[chunks[i]] = static_cast<int>(i);
 }
@@ -38,7 +39,25 @@ void SimAgents::Drop(int node) {
         ExceptionFromStatus(Status::Unavailable("agent " + id(node) + " disconnected")));
   }
   held_[static_cast<size_t>(node)].clear();
+  for (HeldCopy& h : copies_[static_cast<size_t>(node)]) {
+    h.answer->reject(
+        ExceptionFromStatus(Status::Unavailable("agent " + id(node) + " disconnected")));
+  }
+  copies_[static_cast<size_t>(node)].clear();
   answered_ = true;
+}
+
+void SimAgents::Copied(int node, int chunk) {
+  std::vector<HeldCopy>& held = copies_[static_cast<size_t>(node)];
+  for (auto it = held.begin(); it != held.end();) {
+    if (it->chunk != chunk) {
+      ++it;
+      continue;
+    }
+    it->answer->fulfill();
+    it = held.erase(it);
+    answered_ = true;
+  }
 }
 
 void SimAgents::Delivered(int node, int chunk, uint64_t bytes) {
@@ -79,9 +98,21 @@ kj::Promise<tracker::FetchOutcome> SimAgents::Fetch(const std::string& agent,
   return kj::mv(paf.promise);
 }
 
-kj::Promise<void> SimAgents::Replicate(const std::string&, const tracker::FetchTarget&,
-                                       const ChunkId&) {
-  return kj::READY_NOW;
+kj::Promise<void> SimAgents::Replicate(const std::string& agent, const tracker::FetchTarget&,
+                                       const ChunkId& chunk) {
+  const int n = node(agent);
+  auto c = chunk_index_.find(chunk);
+  if (n < 0 || c == chunk_index_.end() || !connected_[static_cast<size_t>(n)])
+    throw std::logic_error("SimAgents::Replicate: an order for an unknown agent or chunk");
+  ++hand_on_orders_;
+  if (hooks_.holds(n, c->second)) {
+    answered_ = true;
+    return kj::READY_NOW;
+  }
+  auto paf = kj::newPromiseAndFulfiller<void>();
+  copies_[static_cast<size_t>(n)].push_back({c->second, kj::mv(paf.fulfiller)});
+  hooks_.start_hand_on(n, c->second);
+  return kj::mv(paf.promise);
 }
 
 kj::Promise<void> SimAgents::Prefetch(const std::string&, const tracker::FetchTarget&) {

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   SimOptions o;
   CLI::App app{"Simulates N nodes pulling one model through Shoal, on virtual time"};
   double size_mib = 0, piece_mib = 16, node_gbit = 0.1, origin_gbit = 0.4;  // cluster bench
-  std::string scenario = "cold", out;
+  std::string scenario = "cold", out, hand_on_owner = "only";
   bool no_peers = false;
   app.add_option("--nodes", o.nodes, "Nodes that pull the model")->capture_default_str();
   app.add_option("--chunks", o.chunks, "Pieces of the model (or --size-mib)")
@@ -47,6 +47,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--fetches-per-agent", o.fetches_per_agent, "Tracker: origin orders per agent")
       ->capture_default_str();
+  app.add_option("--hand-on", o.hand_on,
+                 "Next owners the tracker orders to copy a chunk just fetched, at once")
+      ->capture_default_str();
+  app.add_option("--hand-on-owner", hand_on_owner,
+                 "How the owner serves them: none, first (its free slots) or only (the piece "
+                 "to them alone until they hold it)")
+      ->capture_default_str();
+  app.add_option("--hand-on-weight", o.hand_on_weight,
+                 "A hand-on flow's weight on both its links (1: an equal share)")
+      ->capture_default_str();
+  app.add_flag("--hand-on-connect,!--no-hand-on-connect", o.hand_on_connect,
+               "A hand-on receiver not connected to the chunk's owner connects to it (the "
+               "default)");
   app.add_option("--out", out, "Write the run as JSON to this file");
   std::string log_level = "error";
   app.add_option("--log-level", log_level,
@@ -73,6 +86,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.scenario = *s;
+  shoal::Result<HandOnOwner> h = ParseHandOnOwner(hand_on_owner);
+  if (!h.ok()) {
+    std::fprintf(stderr, "shoal-sim: %s\n", h.status().ToString().c_str());
+    return 2;
+  }
+  o.hand_on_owner = *h;
   shoal::Result<SimResult> r = Simulate(o);
   if (!r.ok()) {
     std::fprintf(stderr, "shoal-sim: %s\n", r.status().ToString().c_str());

@@ -25,6 +25,26 @@ const char* ScenarioName(Scenario s) {
   return "?";
 }
 
+Result<HandOnOwner> ParseHandOnOwner(const std::string& name) {
+  if (name == "none") return HandOnOwner::kNone;
+  if (name == "first") return HandOnOwner::kFirst;
+  if (name == "only") return HandOnOwner::kOnly;
+  return Status::InvalidArgument("unknown hand-on owner rule '" + name +
+                                 "': use none, first or only");
+}
+
+const char* HandOnOwnerName(HandOnOwner h) {
+  switch (h) {
+    case HandOnOwner::kNone:
+      return "none";
+    case HandOnOwner::kFirst:
+      return "first";
+    case HandOnOwner::kOnly:
+      return "only";
+  }
+  return "?";
+}
+
 Status SimOptions::Validate() const {
   if (nodes < 1) return Status::InvalidArgument("--nodes must be at least 1");
   if (nodes > 1000000) return Status::InvalidArgument("--nodes must be at most 1,000,000");
@@ -41,6 +61,11 @@ Status SimOptions::Validate() const {
     return Status::InvalidArgument("--pull-poll-ms and --tracker-tick-ms must be positive");
   if (origin_budget < 1 || fetches_per_agent < 1)
     return Status::InvalidArgument("--origin-budget and --fetches-per-agent must be at least 1");
+  if (hand_on > 7)
+    return Status::InvalidArgument(
+        "--hand-on must be at most 7 (the tracker's 8 owners per chunk)");
+  if (!(hand_on_weight >= 1 && hand_on_weight <= 1000))
+    return Status::InvalidArgument("--hand-on-weight must be in [1, 1000]");
   return Status::OK();
 }
 

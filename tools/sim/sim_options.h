@@ -25,6 +25,18 @@ enum class Scenario {
 Result<Scenario> ParseScenario(const std::string& name);
 const char* ScenarioName(Scenario s);
 
+// How the owner of a chunk it just fetched from the origin serves the
+// `hand_on` receivers the tracker named for it (piece_swarm.h).
+enum class HandOnOwner {
+  kNone,   // as any piece: the receivers' deadline alone gets it to them
+  kFirst,  // its free upload slots go to the receivers before other peers
+  kOnly,   // as kFirst, and no other peer gets that piece from it until they hold it
+};
+
+// "none", "first" or "only"; InvalidArgument otherwise.
+Result<HandOnOwner> ParseHandOnOwner(const std::string& name);
+const char* HandOnOwnerName(HandOnOwner h);
+
 struct SimOptions {
   // The cluster and the model.
   uint32_t nodes = 8;                  // agents, each pulling the whole model
@@ -49,6 +61,14 @@ struct SimOptions {
   uint32_t download_slots = 5;   // pieces one node receives from peers at once (docs/scale.md)
   double pull_poll_ms = 500;     // how often a pull looks for chunks no peer offers
   double tracker_tick_ms = 250;  // FetchScheduler::Tick period, as in the tracker
+  // Hand-on of fresh chunks: once an owner delivers a chunk, the tracker
+  // orders its next `hand_on` owners on the ring to copy it from the swarm
+  // (FetchPolicy::replicas = hand_on + 1), and each asks for that piece at
+  // once, before any other (set_piece_deadline). 0: no such orders.
+  uint32_t hand_on = 0;
+  HandOnOwner hand_on_owner = HandOnOwner::kOnly;  // with hand_on > 0
+  double hand_on_weight = 1;    // a hand-on flow's share of both its links against other flows
+  bool hand_on_connect = true;  // a receiver not connected to the owner connects to it
   // Tracker (FetchPolicy).
   uint32_t origin_budget = 64;     // origin fetch orders in flight across the cluster
   uint32_t fetches_per_agent = 2;  // of those, per agent

@@ -53,10 +53,19 @@ std::string SummaryLine(const SimResult& r, const SimSummary& s) {
   const double cells = static_cast<double>(r.options.nodes) * r.options.chunks;
   std::snprintf(
       buf, sizeof buf,
-      "%s N=%u chunks=%u: done %zu/%zu, p50 %.3f p99 %.3f max %.3f x T_LB (%.2f s), "
-      "origin %.3f x model%s; %llu events in %.2f s (%.3g nodes x chunks/s)%s",
-      ScenarioName(r.options.scenario), r.options.nodes, r.options.chunks, s.done, s.expected,
-      s.p50_tlb, s.p99_tlb, s.max_tlb, s.t_lb_s, s.origin_ratio,
+      "%s N=%u chunks=%u%s: done %zu/%zu, p50 %.3f p99 %.3f max %.3f x T_LB (%.2f s), "
+      "origin %.3f x model (%.3f cut short, %u chunks again)%s; %llu events in %.2f s (%.3g nodes "
+      "x chunks/s)%s",
+      ScenarioName(r.options.scenario), r.options.nodes, r.options.chunks,
+      r.options.hand_on > 0
+          ? (" hand-on " + std::to_string(r.options.hand_on) + " (" +
+             HandOnOwnerName(r.options.hand_on_owner) + ", weight " +
+             Num(r.options.hand_on_weight) + (r.options.hand_on_connect ? ", connect" : "") + ")")
+                .c_str()
+          : "",
+      s.done, s.expected, s.p50_tlb, s.p99_tlb, s.max_tlb, s.t_lb_s, s.origin_ratio,
+      static_cast<double>(r.origin_cut_bytes) / static_cast<double>(r.options.model_bytes()),
+      r.chunks_refetched,
       r.options.scenario == Scenario::kWarm
           ? (" (warm " + Num(s.warm_origin_ratio) + " in " + Num(r.warm_s) + " s)").c_str()
           : "",
@@ -77,17 +86,24 @@ std::string ToJson(const SimResult& r, const SimSummary& s) {
     << ", \"peers\": " << (o.peers ? "true" : "false") << ", \"peers_wanted\": " << o.peers_wanted
     << ", \"upload_slots\": " << o.upload_slots << ", \"download_slots\": " << o.download_slots
     << ", \"origin_budget\": " << o.origin_budget
-    << ", \"fetches_per_agent\": " << o.fetches_per_agent << ", \"seed\": " << o.seed << "},\n";
+    << ", \"fetches_per_agent\": " << o.fetches_per_agent << ", \"hand_on\": " << o.hand_on
+    << ", \"hand_on_owner\": \"" << HandOnOwnerName(o.hand_on_owner) << "\""
+    << ", \"hand_on_weight\": " << Num(o.hand_on_weight)
+    << ", \"hand_on_connect\": " << (o.hand_on_connect ? "true" : "false")
+    << ", \"seed\": " << o.seed << "},\n";
   j << "  \"summary\": {\"t_lb_s\": " << Num(s.t_lb_s) << ", \"expected\": " << s.expected
     << ", \"done\": " << s.done << ", \"p50_tlb\": " << Num(s.p50_tlb)
     << ", \"p99_tlb\": " << Num(s.p99_tlb) << ", \"max_tlb\": " << Num(s.max_tlb)
     << ", \"origin_egress_ratio\": " << Num(s.origin_ratio)
     << ", \"warm_origin_egress_ratio\": " << Num(s.warm_origin_ratio) << "},\n";
-  j << "  \"origin_bytes\": " << r.origin_bytes
+  j << "  \"origin_bytes\": " << r.origin_bytes << ", \"origin_cut_bytes\": " << r.origin_cut_bytes
+    << ", \"chunks_refetched\": " << r.chunks_refetched
+    << ", \"second_copy_p50_s\": " << Num(r.second_copy_p50_s)
+    << ", \"second_copy_max_s\": " << Num(r.second_copy_max_s)
     << ", \"warm_origin_bytes\": " << r.warm_origin_bytes << ", \"warm_s\": " << Num(r.warm_s)
     << ", \"peer_bytes\": " << r.peer_bytes << ", \"fetch_orders\": " << r.fetch_orders
-    << ", \"takeovers\": " << r.takeovers << ", \"end_s\": " << Num(r.end_s)
-    << ", \"timed_out\": " << (r.timed_out ? "true" : "false")
+    << ", \"takeovers\": " << r.takeovers << ", \"hand_on_orders\": " << r.hand_on_orders
+    << ", \"end_s\": " << Num(r.end_s) << ", \"timed_out\": " << (r.timed_out ? "true" : "false")
     << ",\n  \"sim\": {\"events\": " << r.events << ", \"wall_s\": " << Num(r.wall_s) << "},\n";
   j << "  \"nodes\": [";
   for (size_t i = 0; i < r.nodes.size(); ++i) {

@@ -56,16 +56,25 @@ SimRun::SimRun(const SimOptions& options)
                                [this](int node, int chunk, bool) {
                                  events_.Push({now_ + o_.origin_latency_ms / 1000,
                                                EventKind::kOriginStart, node, chunk});
+                               },
+                               [this](int node, int chunk) {
+                                 swarm_.HandOn(node, chunk,
+                                               fetched_by_[static_cast<size_t>(chunk)]);
                                }}),
       nodes_(options.nodes),
       pulling_(options.nodes, false),
       last_asked_(o_.peers ? static_cast<size_t>(options.nodes) * options.chunks : 0, -1.0f),
       ask_stamp_(options.chunks, 0),
       direct_next_(options.nodes, 0),
-      direct_in_flight_(options.nodes, 0) {
+      direct_in_flight_(options.nodes, 0),
+      fetched_by_(options.chunks, -1),
+      fetches_(options.chunks, 0),
+      fetched_at_(options.chunks, -1),
+      second_at_(options.chunks, -1) {
   tracker::FetchPolicy policy;
   policy.origin_budget = o_.origin_budget;
   policy.fetches_per_agent = o_.fetches_per_agent;
+  policy.replicas = o_.hand_on + 1;  // owners 2..K+1 are the hand-on receivers
   scheduler_ = std::make_unique<tracker::FetchScheduler>(policy, directory_, agents_, chunk_source_,
                                                          metrics_, [this] { return NowMs(); });
 }
@@ -133,6 +142,7 @@ void SimRun::WarmDone() {
   warm_s_ = now_;
   warm_origin_bytes_ = origin_bytes_;
   origin_bytes_ = 0;
+  std::fill(fetches_.begin(), fetches_.end(), 0);
   for (NodeResult& r : nodes_) r.origin_bytes = 0;
   for (uint32_t i = 0; i < o_.nodes; ++i)
     events_.Push({now_, EventKind::kPullStart, static_cast<int>(i), -1});
@@ -165,6 +175,7 @@ void SimRun::Kill(int node) {
     const double moved = net_.Cancel(id, now_);
     if (f.src == FlowNetwork::kOrigin) {
       OriginBytes(f.dst, moved);  // the origin sent them, whoever died
+      origin_cut_bytes_ += static_cast<uint64_t>(std::llround(moved));
     } else {
       swarm_.TransferCancelled(f);
     }
@@ -182,6 +193,9 @@ void SimRun::OriginBytes(int node, double bytes) {
 
 void SimRun::Got(int node, int chunk) {
   if (!swarm_.Add(node, chunk)) return;
+  const size_t c = static_cast<size_t>(chunk);
+  if (fetched_at_[c] >= 0 && second_at_[c] < 0 && node != fetched_by_[c]) second_at_[c] = now_;
+  if (o_.hand_on > 0) agents_.Copied(node, chunk);
   NodeResult& r = nodes_[static_cast<size_t>(node)];
   if (pulling_[static_cast<size_t>(node)] && !r.killed && swarm_.complete(node)) {
     r.done_s = now_ - r.start_s;
@@ -196,6 +210,10 @@ void SimRun::FlowDone(const FlowNetwork::Flow& f) {
     return;
   }
   OriginBytes(f.dst, f.bytes);
+  fetched_by_[static_cast<size_t>(f.chunk)] = f.dst;
+  ++fetches_[static_cast<size_t>(f.chunk)];
+  if (fetched_at_[static_cast<size_t>(f.chunk)] < 0)
+    fetched_at_[static_cast<size_t>(f.chunk)] = now_;
   Got(f.dst, f.chunk);
   if (o_.peers) {
     agents_.Delivered(f.dst, f.chunk, static_cast<uint64_t>(f.bytes));
@@ -266,11 +284,23 @@ SimResult SimRun::Run() {
   result.options = o_;
   result.nodes = nodes_;
   result.origin_bytes = origin_bytes_;
+  result.origin_cut_bytes = origin_cut_bytes_;
+  for (uint32_t n : fetches_) result.chunks_refetched += n > 1 ? 1 : 0;
+  std::vector<double> seconds;
+  for (size_t c = 0; c < second_at_.size(); ++c) {
+    if (second_at_[c] >= 0) seconds.push_back(second_at_[c] - fetched_at_[c]);
+  }
+  if (!seconds.empty()) {
+    std::sort(seconds.begin(), seconds.end());
+    result.second_copy_p50_s = seconds[seconds.size() / 2];
+    result.second_copy_max_s = seconds.back();
+  }
   result.warm_origin_bytes = warm_origin_bytes_;
   result.warm_s = warm_s_;
   result.peer_bytes = swarm_.peer_bytes();
   result.fetch_orders = metrics_.fetch_orders;
   result.takeovers = metrics_.takeovers;
+  result.hand_on_orders = agents_.hand_on_orders();
   result.end_s = now_;
   result.events = events_handled_;
   result.wall_s =

@@ -88,9 +88,14 @@ class SimRun {
   std::vector<uint64_t> ask_stamp_;  // per chunk: the poll that last asked for it
   uint64_t poll_ = 0;
   std::vector<uint32_t> direct_next_, direct_in_flight_;  // without peers: per node
-  size_t pulls_waiting_ = 0;                              // nodes whose pull has not started
-  size_t live_incomplete_ = 0;                            // pulling, alive, not complete
-  uint64_t origin_bytes_ = 0;                             // this phase
+  std::vector<int> fetched_by_;     // per chunk: the node that last fetched it from the origin
+  std::vector<uint32_t> fetches_;   // per chunk: whole reads from the origin
+  std::vector<double> fetched_at_;  // per chunk: its first origin read ended; < 0 not yet
+  std::vector<double> second_at_;   // per chunk: then another node first held it; < 0 not yet
+  uint64_t origin_cut_bytes_ = 0;
+  size_t pulls_waiting_ = 0;    // nodes whose pull has not started
+  size_t live_incomplete_ = 0;  // pulling, alive, not complete
+  uint64_t origin_bytes_ = 0;   // this phase
   uint64_t warm_origin_bytes_ = 0;
   double warm_s_ = 0;
   bool warm_done_ = false;

@@ -8,7 +8,8 @@
 //
 // Modelled (see flow_network.h and piece_swarm.h): links and their fair
 // shares, the origin's bandwidth and request latency, piece exchange with
-// rarest-first and bounded unchoke slots, arrivals and kills.
+// rarest-first and bounded unchoke slots, arrivals and kills, and the
+// hand-on of fresh chunks to their next owners (SimOptions::hand_on).
 //
 // Thread-safety: each call runs its own simulation; calls on different
 // threads do not share state.
@@ -34,11 +35,16 @@ struct SimResult {
   SimOptions options;
   std::vector<NodeResult> nodes;
   uint64_t origin_bytes = 0;       // origin egress during the pulls (partial reads included)
+  uint64_t origin_cut_bytes = 0;   // of those, partial reads a kill cut short
+  double second_copy_p50_s = 0;    // from a chunk's first origin read to a second node holding it:
+  double second_copy_max_s = 0;    // median and longest over the chunks
+  uint32_t chunks_refetched = 0;   // chunks the pulls read whole from the origin more than once
   uint64_t warm_origin_bytes = 0;  // kWarm: origin egress of the warm itself
   double warm_s = 0;               // kWarm: how long the warm took
   uint64_t peer_bytes = 0;         // pieces moved between peers
   uint64_t fetch_orders = 0;       // the tracker's fetch orders
   uint64_t takeovers = 0;          // orders handed to a chunk's next owner
+  uint64_t hand_on_orders = 0;     // the tracker's replica orders: hand-ons of fresh chunks
   double end_s = 0;                // virtual time at the end
   bool timed_out = false;          // stopped at max_tlb before every live node completed
   uint64_t events = 0;             // events handled, flow completions included
