@@ -294,34 +294,43 @@ size_t SwarmStore::Release(uint64_t holder) {
   return ReleaseLocked(holder);
 }
 
-size_t SwarmStore::ReleaseAgentLocked(const std::string& agent) {
+std::vector<uint64_t> SwarmStore::HoldersOf(const std::string& agent) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_of_.find(agent);
-  if (it == sessions_of_.end()) return 0;
-  const std::vector<uint64_t> holders = it->second;  // ReleaseLocked edits the index
+  return it == sessions_of_.end() ? std::vector<uint64_t>{} : it->second;
+}
+
+size_t SwarmStore::ReleaseHolders(const std::vector<uint64_t>& holders) {
   size_t dropped = 0;
-  for (uint64_t holder : holders) dropped += ReleaseLocked(holder);
+  for (size_t i = 0; i < holders.size(); i += kReleaseBatch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t end = std::min(holders.size(), i + kReleaseBatch);
+    for (size_t j = i; j < end; ++j) dropped += ReleaseLocked(holders[j]);
+  }
   return dropped;
 }
 
 size_t SwarmStore::ReleaseUnless(const std::function<bool(const std::string& agent)>& live) {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> gone;
-  for (const auto& [agent, holders] : sessions_of_) {
-    if (!live(agent)) gone.push_back(agent);
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.assign(sessions_of_.begin(), sessions_of_.end());
   }
-  size_t dropped = 0;
-  for (const std::string& agent : gone) dropped += ReleaseAgentLocked(agent);
-  return dropped;
+  std::vector<uint64_t> gone;
+  for (const auto& [agent, holders] : held) {
+    if (!live(agent)) gone.insert(gone.end(), holders.begin(), holders.end());
+  }
+  return ReleaseHolders(gone);
 }
 
 size_t SwarmStore::ReleaseAgents(const std::vector<std::string>& agents,
                                  const std::function<bool(const std::string& agent)>& live) {
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t dropped = 0;
+  std::vector<uint64_t> gone;
   for (const std::string& agent : agents) {
-    if (sessions_of_.count(agent) != 0 && !live(agent)) dropped += ReleaseAgentLocked(agent);
+    std::vector<uint64_t> holders = HoldersOf(agent);
+    if (!holders.empty() && !live(agent)) gone.insert(gone.end(), holders.begin(), holders.end());
   }
-  return dropped;
+  return ReleaseHolders(gone);
 }
 
 SwarmStats SwarmStore::Stats(int64_t now_ms) {

@@ -127,7 +127,11 @@ class SwarmStore {
   size_t Release(uint64_t holder);
   // Releases the sessions whose agent `live` says is gone (it missed its
   // heartbeats); returns the peers dropped. Asks `live` once about each
-  // agent that holds a session.
+  // agent that holds a session, without holding the store's lock (`live`
+  // may take locks of its own), and releases a few hundred sessions per
+  // hold of the lock, so announces on other threads go on meanwhile. Only
+  // the sessions held when it looked are released: an agent that
+  // registers again meanwhile keeps its new one.
   size_t ReleaseUnless(const std::function<bool(const std::string& agent)>& live);
   // The same for `agents` alone (those the directory dropped since the
   // last look), so the cost is theirs, not the fleet's. An agent `live`
@@ -151,6 +155,9 @@ class SwarmStore {
   static PeerKey KeyOf(const AnnounceRequest& req);
   static constexpr uint16_t kNoZone = 0;
   static constexpr size_t kMaxZones = 4096;
+  // Sessions released per hold of the lock by ReleaseUnless and
+  // ReleaseAgents: at 200 torrents a session, a few thousand entries.
+  static constexpr size_t kReleaseBatch = 16;
 
   struct Peer {
     PeerKey key;
@@ -206,8 +213,11 @@ class SwarmStore {
   // Records (or, on kStopped, removes) the asker. REQUIRES: mu_ held
   Status Record(const AnnounceRequest& req, const Peer& self, int64_t now_ms);
   size_t ReleaseLocked(uint64_t holder);  // REQUIRES: mu_ held
-  // Releases every session of `agent`; the peers dropped. REQUIRES: mu_ held
-  size_t ReleaseAgentLocked(const std::string& agent);
+  // The sessions `agent` holds now. Takes mu_.
+  std::vector<uint64_t> HoldersOf(const std::string& agent);
+  // Releases `holders` (those gone already are skipped), kReleaseBatch per
+  // hold of mu_; the peers dropped. Takes mu_.
+  size_t ReleaseHolders(const std::vector<uint64_t>& holders);
   // Erases a holding and its place in sessions_of_. REQUIRES: mu_ held
   void Forget(std::unordered_map<uint64_t, Holding>::iterator held);
   void Unindex(const std::string& agent, uint64_t holder);  // REQUIRES: mu_ held
