@@ -9,8 +9,11 @@
 // copies them where the kernel cannot splice. A read that continues a
 // run of back-to-back reads on the same open file longer than 2 MiB (a
 // stream, not one large read the kernel split up) asks the agent to fetch
-// the next `read_ahead` pieces too. A chunk that cannot be had (the agent
-// gone, or slower than the link's bound) fails the read with EIO.
+// the next `read_ahead` pieces too, and once an eighth into a piece reads
+// the first 4 MiB of the next chunk file ahead of the stream (without
+// copying them), so that the kernel's read-ahead of that file is under way
+// when the stream gets there. A chunk that cannot be had (the agent gone,
+// or slower than the link's bound) fails the read with EIO.
 //
 // Thread-safety: FUSE calls the operations from many threads at once.
 #ifndef SHOAL_AGENT_CLI_MOUNT_FS_H_

@@ -3,18 +3,23 @@
 // 127.0.0.1. The test process reads the mount as any program would.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "integration/mount_process.h"
 #include "shoal/token.h"
@@ -27,6 +32,32 @@ namespace {
 
 constexpr size_t kMiB = 1 << 20;
 using Clock = std::chrono::steady_clock;
+
+// How many of `path`'s bytes are in the page cache (mincore), to the page.
+size_t CachedBytes(const std::string& path) {
+  const size_t size = fs::file_size(path);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  void* map = fd < 0 ? MAP_FAILED : ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (fd >= 0) ::close(fd);
+  if (map == MAP_FAILED) return 0;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((size + page - 1) / page);
+  size_t cached = 0;
+  if (::mincore(map, size, in.data()) == 0) {
+    for (unsigned char c : in) cached += (c & 1) ? page : 0;
+  }
+  ::munmap(map, size);
+  return std::min(cached, size);
+}
+
+// Drops `path` from the page cache, as a host with little memory would.
+void Evict(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
 
 std::string Xattr(const std::string& path, const std::string& name) {
   char buf[256];
@@ -157,6 +188,51 @@ TEST_CASE("a mounted version shows the checkpoint's files, byte for byte, read-o
   // SIGTERM unmounts and ends the process cleanly.
   CHECK(c.StopMount(SIGTERM) == 0);
   CHECK(!Mounted(c.mnt));
+}
+
+TEST_CASE("a stream through a mount has the next chunk file read ahead of it", "[mount]") {
+  MountCluster c;
+  c.StartMount("team-a/llama:latest");
+  const std::string path = c.mnt + "/model-00001-of-00001.safetensors";
+  const std::string shard = Slurp(c.ckpt + "/model-00001-of-00001.safetensors");
+  // O_DIRECT: every read reaches the mount as asked, past the kernel's
+  // page cache and read-ahead of the mounted file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT);
+  REQUIRE(fd >= 0);
+  constexpr size_t kRead = 128 << 10;
+  void* buf = nullptr;
+  REQUIRE(::posix_memalign(&buf, 4096, kRead) == 0);
+  std::unique_ptr<void, decltype(&std::free)> hold(buf, &std::free);
+
+  // The whole file once, so that every chunk is in the agent's cache; then
+  // the chunk files out of the page cache, and the file's fourth piece
+  // (bytes [3, 4) MiB, 1 MiB pieces) found among them by its bytes.
+  for (off_t off = 0; ::pread(fd, buf, kRead, off) > 0; off += kRead) {
+  }
+  ::close(fd);
+  std::string fourth;
+  for (const auto& e : fs::recursive_directory_iterator(c.agents[0]->cache_dir())) {
+    if (!e.is_regular_file() || e.file_size() != kMiB) continue;
+    if (Slurp(e.path()) == shard.substr(3 * kMiB, kMiB)) fourth = e.path();
+    Evict(e.path());
+  }
+  REQUIRE(!fourth.empty());
+  REQUIRE(CachedBytes(fourth) < kMiB);
+
+  // A stream of 128 KiB reads through the first 2.25 MiB: its reads touch
+  // the first three pieces only, and the mount reads the fourth's chunk
+  // file ahead of them.
+  fd = ::open(path.c_str(), O_RDONLY | O_DIRECT);
+  REQUIRE(fd >= 0);
+  for (off_t off = 0; off < off_t(2 * kMiB + 2 * kRead); off += kRead) {
+    REQUIRE(::pread(fd, buf, kRead, off) == static_cast<ssize_t>(kRead));
+    CHECK(std::string(static_cast<char*>(buf), kRead) == shard.substr(size_t(off), kRead));
+  }
+  ::close(fd);
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (CachedBytes(fourth) < kMiB && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(CachedBytes(fourth) == kMiB);
 }
 
 TEST_CASE("a mount fails reads with EIO while its agent is gone, and reads again once it is back",

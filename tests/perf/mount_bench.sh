@@ -19,6 +19,9 @@
 #     mount with --no-splice shows what splicing the chunk files saves.
 #     bindfs (deploy/install-deps.sh --bench) mounts the copy's folder,
 #     read the same two ways: what any FUSE file system costs on this kernel.
+#     BASE_SHOAL, the path of another build's `shoal`, mounts the file with
+#     it too and reads it in the same rounds, page cache dropped: a change
+#     against the code before it, side by side on one agent.
 # Needs root: it mounts, and drops the page cache (DROP_CACHES=0 skips
 # that, for a trial run of the script). Prints markdown tables.
 set -euo pipefail
@@ -34,7 +37,7 @@ py=/usr/bin/python3
 work=$(mktemp -d /var/tmp/shoal-mount-bench.XXXXXX)
 pids=()
 cleanup() {
-  for m in "$work/mnt" "$work/mnt-copy" "$work/mnt-bindfs"; do
+  for m in "$work/mnt" "$work/mnt-copy" "$work/mnt-bindfs" "$work/mnt-base"; do
     if mountpoint -q "$m" 2>/dev/null; then fusermount3 -u -z "$m" 2>/dev/null || true; fi
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -52,7 +55,7 @@ timed() {  # timed COMMAND...: milliseconds COMMAND took, its output dropped
   local t; t=$(date +%s%N); "$@" >/dev/null; ms_since "$t"
 }
 
-mkdir -p "$work/origin" "$work/ckpt" "$work/mnt" "$work/mnt-copy" "$work/mnt-bindfs" "$work/plain"
+mkdir -p "$work/origin" "$work/ckpt" "$work/mnt" "$work/mnt-copy" "$work/mnt-bindfs" "$work/mnt-base" "$work/plain"
 "$bin/shoal-tracker" serve --data-dir "$work/tracker" --rpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 \
   --port-file "$work/tracker.ports" --origin "file://$work/origin" --announce-interval 1s \
   >"$work/tracker.log" 2>&1 &
@@ -114,9 +117,21 @@ SHOAL_TOKEN=$reader "$bin/shoal" mount bench/model:latest "$work/mnt-copy" --age
   --no-splice >"$work/mount-copy.log" 2>&1 &
 pids+=($!)
 must_wait_for 20 mountpoint -q "$work/mnt-copy"
+if [[ -n ${BASE_SHOAL:-} ]]; then
+  # shellcheck disable=SC2086
+  SHOAL_TOKEN=$reader "$BASE_SHOAL" mount bench/model:latest "$work/mnt-base" --agent "$work/agent.sock" \
+    ${MOUNT_FLAGS:-} >"$work/mount-base.log" 2>&1 &
+  pids+=($!)
+  must_wait_for 20 mountpoint -q "$work/mnt-base"
+fi
 
 mount_runs=() chunk_runs=() second_runs=() copy_runs=() nosplice_runs=() bindfs_runs=() bindfs2_runs=()
+base_runs=()
 for _ in 1 2 3; do
+  if [[ -n ${BASE_SHOAL:-} ]]; then
+    drop_caches
+    base_runs+=("$(timed cat "$work/mnt-base/model.safetensors")")
+  fi
   if [[ -n $bindfs_file ]]; then
     drop_caches
     bindfs_runs+=("$(timed cat "$bindfs_file")")
@@ -152,8 +167,13 @@ if [[ -n $bindfs_file ]]; then
   echo "| \`cat\` of the copy through bindfs, page cache dropped | $(mbs "$b") | ${bindfs_runs[*]} |"
   echo "| \`cat\` of the copy through bindfs again (its pages cached) | $(mbs "$b2") | ${bindfs2_runs[*]} |"
 fi
+base=0
+if [[ -n ${BASE_SHOAL:-} ]]; then
+  base=$(median "${base_runs[@]}")
+  echo "| \`cat\` through a mount by BASE_SHOAL, page cache dropped | $(mbs "$base") | ${base_runs[*]} |"
+fi
 echo
-awk -v m="$m" -v c="$c" -v s="$s" -v p="$p" -v b="$b" -v b2="$b2" 'BEGIN {
+awk -v m="$m" -v c="$c" -v s="$s" -v p="$p" -v b="$b" -v b2="$b2" -v base="$base" 'BEGIN {
   r = c / m; q = p / s;
   printf "mount / cat of the chunk files = %.2f (goal >= 0.8: %s)\n", r, (r >= 0.8 ? "met" : "NOT met");
   printf "mount again / cat of a cached copy = %.2f (goal >= 0.9: %s)\n", q, (q >= 0.9 ? "met" : "NOT met");
@@ -161,6 +181,7 @@ awk -v m="$m" -v c="$c" -v s="$s" -v p="$p" -v b="$b" -v b2="$b2" 'BEGIN {
     printf "bindfs / cat of the copy: dropped %.2f, cached %.2f\n", c / b, p / b2;
     printf "mount / bindfs: dropped %.2f, cached %.2f\n", b / m, b2 / s;
   }
+  if (base > 0) printf "mount / the BASE_SHOAL mount, dropped: %.2f\n", base / m;
 }'
 
 # Untimed: which calls a read through the mount makes, to show whether
