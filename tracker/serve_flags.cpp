@@ -106,8 +106,8 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
                   "RPC connections open at once from one IP address; more are closed")
       ->capture_default_str();
   cmd->add_option("--rpc-threads", o.rpc_threads,
-                  "event loops serving RPC connections, each taking its own (0: one per core, at "
-                  "most 4)")
+                  "event loops serving RPC connections, each taking its own (0: one fewer than the "
+                  "cores, 1 to 4)")
       ->capture_default_str();
   AddHttpLimitFlags(cmd, f);
   AddFleetFlags(cmd, o);

@@ -149,9 +149,10 @@ RpcServeOptions RpcServeOptionsOf(TrackerContext& ctx, const GatewayDeps& gatewa
                                   const TrackerState& state, Histogram& loop_lag) {
   const TrackerOptions& o = ctx.options;
   RpcServeOptions r;
+  // By default one core is left to the main loop, HTTP and the rest.
   r.threads = o.rpc_threads > 0
                   ? o.rpc_threads
-                  : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+                  : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 5u)) - 1;
   r.limits = RpcLimits{o.rpc_auth_timeout_ms, o.rpc_message_timeout_ms, o.rpc_max_unauthenticated,
                        o.rpc_max_connections, o.rpc_max_connections_per_client};
   r.metrics = &ctx.metrics;

@@ -14,7 +14,7 @@ Status TrackerOptions::Validate() const {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 256");
   }
   if (rpc_threads < 0 || rpc_threads > 64) {
-    return Status::InvalidArgument("--rpc-threads must be 0 (one per core) to 64");
+    return Status::InvalidArgument("--rpc-threads must be 0 (one fewer than the cores) to 64");
   }
   if (blocking_threads < 1 || blocking_threads > 64) {
     return Status::InvalidArgument("--blocking-threads must be 1 to 64");

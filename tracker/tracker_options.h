@@ -45,7 +45,7 @@ struct TrackerOptions {
   uint32_t rpc_max_unauthenticated = 256;  // RPC connections not yet authenticated; more are closed
   uint32_t rpc_max_connections = 16384;    // RPC connections open at once; more are closed
   uint32_t rpc_max_connections_per_client = 128;  // ... from one IP address
-  int rpc_threads = 0;           // event loops serving RPC connections; 0: one per core, at most 4
+  int rpc_threads = 0;           // event loops serving RPC connections; 0: cores - 1, 1 to 4
   HttpLimits http;               // bounds on the HTTP port's clients (shoal/server/http_limits.h)
   uint64_t max_swarms = 200000;  // torrents with live peers; announces starting more are refused
   uint64_t max_swarm_peers = 4000000;  // live peers over all swarms; new ones beyond are refused

@@ -38,6 +38,9 @@ struct S3AgentCluster : TestCluster {
     options.cache_size = "1GiB";
     options.agents_use_origin = true;
     options.agent_flags = {"--origin-fallback-ms", "1000"};
+    // Two RPC loops whatever the machine's cores: the agents' sessions and
+    // the fetch orders they get cross between the loops and the scheduler's.
+    options.tracker_flags.insert(options.tracker_flags.end(), {"--rpc-threads", "2"});
     return options;
   }
 
