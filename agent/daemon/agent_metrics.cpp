@@ -55,6 +55,9 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
                  pulls.takeover_fetches, {{"reason", "takeover"}});
     w.AddCounter("shoal_agent_replica_chunks_total",
                  "Chunks copied from the swarm on a replica order", pulls.replica_chunks);
+    w.AddCounter("shoal_agent_replica_owner_connects_total",
+                 "Connections a replica order asked for to the chunk's higher-ranked owners",
+                 pulls.replica_owner_connects);
     w.AddCounter("shoal_agent_pulls_total", "Pulls completed", pulls.pulls);
     w.AddCounter("shoal_agent_pull_failures_total", "Pulls that failed", pulls.pull_failures);
     w.AddGauge("shoal_agent_tracker_registered", "1 while registered with the tracker",

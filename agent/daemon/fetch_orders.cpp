@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "client/tracker_client.h"
+#include "daemon/owner_peers.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/log.h"
@@ -16,6 +17,9 @@ namespace shoal {
 
 // How many versions' manifests are kept.
 constexpr size_t kKeepVersions = 8;
+// The most owners above this agent a replica order connects to: the first
+// live one read the chunk, and those between it and this agent copy it too.
+constexpr size_t kMaxOwnerPeers = 3;
 
 struct FetchOrders::Version {
   std::string ns, name;
@@ -31,8 +35,13 @@ struct FetchOrders::Version {
   std::vector<std::optional<FileTorrentId>> bundle_ids;
 };
 
-FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce_url)
-    : ctx_(ctx), announce_url_(std::move(announce_url)) {}
+FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce_url,
+                         std::function<std::shared_ptr<const HashRing>()> ring,
+                         std::function<std::string()> self_id)
+    : ctx_(ctx),
+      announce_url_(std::move(announce_url)),
+      ring_(std::move(ring)),
+      self_id_(std::move(self_id)) {}
 
 FetchOrders::~FetchOrders() = default;
 
@@ -122,6 +131,21 @@ Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
   return s.WithContext("seed " + f.path);
 }
 
+void FetchOrders::ConnectOwners(const FileTorrentId& id, const ChunkId& chunk) {
+  std::shared_ptr<const HashRing> ring = ring_ ? ring_() : nullptr;
+  if (ring == nullptr) return;
+  for (const PeerAddress& owner : OwnersAbove(*ring, self_id_(), chunk, kMaxOwnerPeers)) {
+    // libtorrent ignores a peer it is connected to already.
+    Status s = ctx_.engine.ConnectPeer(id, owner.ip, owner.port);
+    if (s.ok()) {
+      ctx_.counters.replica_owner_connects++;
+    } else {
+      Log(LogLevel::kDebug, "replica_order.connect_failed",
+          {{"peer", owner.ip + ":" + std::to_string(owner.port)}, {"error", s.ToString()}});
+    }
+  }
+}
+
 Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& name,
                                     const VersionId& version, const std::vector<ChunkId>& chunks,
                                     bool takeover) {
@@ -198,6 +222,11 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
       if (now - asked >= std::chrono::seconds(1)) {
         auto at = Place(ver, f, piece, re_add);
         if (!at.ok()) return at.status().WithContext("replicate " + f.path);
+        // Before the deadline, so the first requests can go to the owner;
+        // again after a re-add, which drops the torrent's peers.
+        if (asked == std::chrono::steady_clock::time_point{} || re_add) {
+          ConnectOwners(at->first, chunk);
+        }
         Status s = ctx_.engine.PrioritizePieces(at->first, at->second, at->second);
         re_add = s.IsNotFound();
         if (!s.ok() && !s.IsNotFound() && !s.IsUnavailable())
