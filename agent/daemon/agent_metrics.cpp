@@ -30,6 +30,14 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
     w.AddCounter("shoal_agent_hash_failures_total", "Pieces from peers that failed their hash",
                  e.hash_failures);
     w.AddCounter("shoal_agent_peers_banned_total", "Peers banned for bad data", e.peers_banned);
+    w.AddCounter("shoal_agent_hand_on_holds_total",
+                 "Chunks read from the origin served only to their next owners for a while",
+                 e.pieces_held);
+    w.AddCounter("shoal_agent_hand_on_requests_kept_total",
+                 "Other peers' requests for held chunks, refused once the hold ended",
+                 e.requests_kept);
+    w.AddCounter("shoal_agent_hand_on_handed_total",
+                 "Holds ended by a next owner holding the chunk", e.holds_handed);
     w.AddCounter("shoal_agent_peers_stalled_total",
                  "Peer connections closed for a handshake or message that crawled",
                  e.peers_stalled);

@@ -131,6 +131,23 @@ Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
   return s.WithContext("seed " + f.path);
 }
 
+void FetchOrders::HoldForNextOwners(Version& ver, const FileEntry& f, uint64_t piece,
+                                    const ChunkId& chunk) {
+  const int k = ctx_.options.hand_on_owners;
+  std::shared_ptr<const HashRing> ring = ring_ ? ring_() : nullptr;
+  if (k <= 0 || ring == nullptr) return;
+  std::vector<std::pair<std::string, uint16_t>> receivers;
+  for (const PeerAddress& a : OwnersBelow(*ring, self_id_(), chunk, static_cast<size_t>(k))) {
+    receivers.emplace_back(a.ip, a.port);
+  }
+  if (receivers.empty()) return;  // not the first owner on this ring: no one to hand on to
+  auto at = Place(ver, f, piece, /*re_add=*/false);
+  if (!at.ok()) return;  // Seed reports it
+  Status s = ctx_.engine.HoldPiece(at->first, at->second, std::move(receivers),
+                                   std::chrono::milliseconds(ctx_.options.hand_on_hold_ms));
+  if (!s.ok()) Log(LogLevel::kDebug, "fetch_order.hold_failed", {{"error", s.ToString()}});
+}
+
 void FetchOrders::ConnectOwners(const FileTorrentId& id, const ChunkId& chunk) {
   std::shared_ptr<const HashRing> ring = ring_ ? ring_() : nullptr;
   if (ring == nullptr) return;
@@ -179,6 +196,7 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
       }
       // NotFound if the chunk was evicted since; Seed below notices that.
       (void)ctx_.store.SetOwned(chunk, true);
+      if (*sent > 0) HoldForNextOwners(ver, f, piece, chunk);
       seeded = Seed(ver, f, piece);
       if (!seeded.IsUnavailable() || ctx_.store.Contains(chunk)) break;
     }

@@ -72,6 +72,9 @@ class FetchOrders {
   // Tells the file's torrent the piece's chunk is in the store, so peers are
   // offered it; adds the torrent (again) if the engine lacks it.
   Status Seed(Version& ver, const FileEntry& f, uint64_t piece);
+  // Before seeding a chunk just read from the origin: serves it only to
+  // its next owners for a while (the hand-on), if the options ask.
+  void HoldForNextOwners(Version& ver, const FileEntry& f, uint64_t piece, const ChunkId& chunk);
   // Connects torrent `id` to the owners of `chunk` ranked above this agent.
   void ConnectOwners(const FileTorrentId& id, const ChunkId& chunk);
 

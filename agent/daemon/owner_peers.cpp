@@ -33,4 +33,20 @@ std::vector<PeerAddress> OwnersAbove(const HashRing& ring, const std::string& se
   return out;
 }
 
+std::vector<PeerAddress> OwnersBelow(const HashRing& ring, const std::string& self_id,
+                                     const ChunkId& chunk, size_t limit) {
+  std::vector<PeerAddress> out;
+  if (limit == 0 || ring.size() == 0) return out;
+  bool below = false;
+  for (const std::string& id : ring.Owners(chunk, static_cast<int>(ring.size()))) {
+    if (out.size() == limit) break;
+    if (below) {
+      if (auto address = PeerAddressOf(id)) out.push_back(*address);
+    } else {
+      below = id == self_id;
+    }
+  }
+  return out;
+}
+
 }  // namespace shoal

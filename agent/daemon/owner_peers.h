@@ -39,6 +39,11 @@ std::optional<PeerAddress> PeerAddressOf(const std::string& member_id);
 std::vector<PeerAddress> OwnersAbove(const HashRing& ring, const std::string& self_id,
                                      const ChunkId& chunk, size_t limit);
 
+// Up to `limit` owners of `chunk` ranked just below `self_id` on `ring`, as
+// peer addresses; none if `self_id` is not a member.
+std::vector<PeerAddress> OwnersBelow(const HashRing& ring, const std::string& self_id,
+                                     const ChunkId& chunk, size_t limit);
+
 }  // namespace shoal
 
 #endif  // SHOAL_AGENT_DAEMON_OWNER_PEERS_H_

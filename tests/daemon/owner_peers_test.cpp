@@ -1,5 +1,6 @@
-// Where a replica order connects: the peer addresses of the owners ranked
-// above this agent, read from the ring's member IDs.
+// Where a replica order connects (the owners ranked above this agent) and
+// whom an owner hands a fresh chunk on to (those just below it): peer
+// addresses read from the ring's member IDs.
 #include "daemon/owner_peers.h"
 
 #include <catch2/catch.hpp>
@@ -73,6 +74,25 @@ TEST_CASE("a replica owner connects to the owners ranked above it, best first", 
     // The first owner has no one to ask.
     CHECK(OwnersAbove(ring, ranked[0], chunk, 3).empty());
   }
+}
+
+TEST_CASE("an owner holds a fresh chunk for the owners ranked just below it", "[owners]") {
+  const HashRing ring = EightAgents();
+  for (int c = 0; c < 50; ++c) {
+    const ChunkId chunk = ChunkId::From(Sha256::Of(&c, sizeof c));
+    const std::vector<std::string> ranked = ring.Owners(chunk, 8);
+    auto below = OwnersBelow(ring, ranked[0], chunk, 2);
+    REQUIRE(below.size() == 2);
+    CHECK(Spelled(below[0]) == AddressIn(ranked[1]));
+    CHECK(Spelled(below[1]) == AddressIn(ranked[2]));
+    // A takeover by the third owner hands on to the two below it.
+    auto after_third = OwnersBelow(ring, ranked[2], chunk, 2);
+    REQUIRE(after_third.size() == 2);
+    CHECK(Spelled(after_third[0]) == AddressIn(ranked[3]));
+    CHECK(OwnersBelow(ring, ranked[7], chunk, 2).empty());  // the last has no one below
+  }
+  const ChunkId chunk = ChunkId::From(Sha256::Of("chunk", 5));
+  CHECK(OwnersBelow(ring, "newcomer@10.0.0.99:6881", chunk, 2).empty());
 }
 
 TEST_CASE("an agent not yet on the ring it saw connects to the chunk's first owners", "[owners]") {
