@@ -82,9 +82,9 @@ class Agent {
   PullContext pulls_;                  // the template of every pull; no announce URL
   JobThreads control_jobs_;            // pulls and seeds from the control socket
   // The one exception to the order above: the orders ask link_ for the
-  // announce URL, but only while an order runs, and orders arrive through
-  // link_ once it runs. Declared before link_, whose threads run the orders
-  // and are joined before the orders go.
+  // announce URL, the ring and the agent's ID, but only while an order runs, and orders arrive
+  // through link_ once it runs. Declared before link_, whose threads run the orders and are joined
+  // before the orders go.
   FetchOrders orders_;
   RevocationList revocations_;  // the tracker's, as of the last heartbeat
   TrackerFleet link_;

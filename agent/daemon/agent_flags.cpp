@@ -150,6 +150,13 @@ void AddPeerFlags(CLI::App& app, AgentFlags& f) {
                  "close a peer connection that spends this many seconds in all mid-message while "
                  "under 1 KiB of payload moves")
       ->capture_default_str();
+  app.add_option("--hand-on-owners", o.hand_on_owners,
+                 "serve a chunk just read from the origin only to its next this many owners "
+                 "(the tracker's --replicas minus 1) until one holds it; 0 = off")
+      ->capture_default_str();
+  app.add_option("--hand-on-hold-ms", o.hand_on_hold_ms,
+                 "the longest a chunk is served only to its next owners")
+      ->capture_default_str();
 }
 
 }  // namespace

@@ -30,6 +30,14 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
     w.AddCounter("shoal_agent_hash_failures_total", "Pieces from peers that failed their hash",
                  e.hash_failures);
     w.AddCounter("shoal_agent_peers_banned_total", "Peers banned for bad data", e.peers_banned);
+    w.AddCounter("shoal_agent_hand_on_holds_total",
+                 "Chunks read from the origin served only to their next owners for a while",
+                 e.pieces_held);
+    w.AddCounter("shoal_agent_hand_on_requests_kept_total",
+                 "Other peers' requests for held chunks, refused once the hold ended",
+                 e.requests_kept);
+    w.AddCounter("shoal_agent_hand_on_handed_total",
+                 "Holds ended by a next owner holding the chunk", e.holds_handed);
     w.AddCounter("shoal_agent_peers_stalled_total",
                  "Peer connections closed for a handshake or message that crawled",
                  e.peers_stalled);
@@ -55,6 +63,9 @@ void AddMetrics(MetricsRegistry& metrics, ChunkStore& store, TorrentEngine& engi
                  pulls.takeover_fetches, {{"reason", "takeover"}});
     w.AddCounter("shoal_agent_replica_chunks_total",
                  "Chunks copied from the swarm on a replica order", pulls.replica_chunks);
+    w.AddCounter("shoal_agent_replica_owner_connects_total",
+                 "Connections a replica order asked for to the chunk's higher-ranked owners",
+                 pulls.replica_owner_connects);
     w.AddCounter("shoal_agent_pulls_total", "Pulls completed", pulls.pulls);
     w.AddCounter("shoal_agent_pull_failures_total", "Pulls that failed", pulls.pull_failures);
     w.AddGauge("shoal_agent_tracker_registered", "1 while registered with the tracker",

@@ -20,6 +20,10 @@ Status AgentOptions::Validate() const {
   if (control_socket.empty()) return Status::InvalidArgument("--control-socket must be set");
   if (origin_fallback_ms < 0)
     return Status::InvalidArgument("--origin-fallback must not be negative");
+  if (hand_on_owners < 0 || hand_on_owners > 7)
+    return Status::InvalidArgument("--hand-on-owners must be 0 to 7");
+  if (hand_on_hold_ms < 0 || hand_on_hold_ms > 60000)
+    return Status::InvalidArgument("--hand-on-hold-ms must be 0 to 60000");
   if (stall_timeout_ms < 1000)
     return Status::InvalidArgument("--stall-timeout-ms must be at least 1000");
   if (control_socket_mode.empty() || control_socket_mode.size() > 4 ||

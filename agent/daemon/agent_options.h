@@ -34,10 +34,16 @@ struct AgentOptions {
   int peer_timeout_s = 12;            // a peer connection silent this long is closed
   uint64_t peer_upload_rate = 0;      // bytes per second to all peers; 0 = no limit
   int peer_message_stall_s = 10;      // a begun peer message must progress within this
-  std::vector<std::string> labels;    // "key=value", for `shoal warm --nodes key=value`
-  int http_threads = 2;               // HTTP I/O threads (reads never hold one while waiting)
-  bool read_anonymous = false;        // reads without credentials from loopback use `token`
-  int64_t read_cache_ms = 10000;      // how long a (token, model) resolution is reused
+  // The hand-on (p2p/piece_holds.h): a chunk read from the origin is served
+  // only to its next `hand_on_owners` owners on the ring (match the
+  // tracker's --replicas minus 1) for up to `hand_on_hold_ms`, or until one
+  // holds it. 0 = off.
+  int hand_on_owners = 0;
+  int64_t hand_on_hold_ms = 8000;
+  std::vector<std::string> labels;  // "key=value", for `shoal warm --nodes key=value`
+  int http_threads = 2;             // HTTP I/O threads (reads never hold one while waiting)
+  bool read_anonymous = false;      // reads without credentials from loopback use `token`
+  int64_t read_cache_ms = 10000;    // how long a (token, model) resolution is reused
   int64_t read_origin_wait_ms =
       500;  // a read's piece no peer offers waits this long, unless the swarm is empty
   int read_ahead_pieces = 4;  // pieces after the one a reader waits for to fetch too

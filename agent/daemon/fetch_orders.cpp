@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "client/tracker_client.h"
+#include "daemon/owner_peers.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/log.h"
@@ -16,6 +17,9 @@ namespace shoal {
 
 // How many versions' manifests are kept.
 constexpr size_t kKeepVersions = 8;
+// The most owners above this agent a replica order connects to: the first
+// live one read the chunk, and those between it and this agent copy it too.
+constexpr size_t kMaxOwnerPeers = 3;
 
 struct FetchOrders::Version {
   std::string ns, name;
@@ -31,8 +35,13 @@ struct FetchOrders::Version {
   std::vector<std::optional<FileTorrentId>> bundle_ids;
 };
 
-FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce_url)
-    : ctx_(ctx), announce_url_(std::move(announce_url)) {}
+FetchOrders::FetchOrders(PullContext& ctx, std::function<std::string()> announce_url,
+                         std::function<std::shared_ptr<const HashRing>()> ring,
+                         std::function<std::string()> self_id)
+    : ctx_(ctx),
+      announce_url_(std::move(announce_url)),
+      ring_(std::move(ring)),
+      self_id_(std::move(self_id)) {}
 
 FetchOrders::~FetchOrders() = default;
 
@@ -122,6 +131,38 @@ Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
   return s.WithContext("seed " + f.path);
 }
 
+void FetchOrders::HoldForNextOwners(Version& ver, const FileEntry& f, uint64_t piece,
+                                    const ChunkId& chunk) {
+  const int k = ctx_.options.hand_on_owners;
+  std::shared_ptr<const HashRing> ring = ring_ ? ring_() : nullptr;
+  if (k <= 0 || ring == nullptr) return;
+  std::vector<std::pair<std::string, uint16_t>> receivers;
+  for (const PeerAddress& a : OwnersBelow(*ring, self_id_(), chunk, static_cast<size_t>(k))) {
+    receivers.emplace_back(a.ip, a.port);
+  }
+  if (receivers.empty()) return;  // not the first owner on this ring: no one to hand on to
+  auto at = Place(ver, f, piece, /*re_add=*/false);
+  if (!at.ok()) return;  // Seed reports it
+  Status s = ctx_.engine.HoldPiece(at->first, at->second, std::move(receivers),
+                                   std::chrono::milliseconds(ctx_.options.hand_on_hold_ms));
+  if (!s.ok()) Log(LogLevel::kDebug, "fetch_order.hold_failed", {{"error", s.ToString()}});
+}
+
+void FetchOrders::ConnectOwners(const FileTorrentId& id, const ChunkId& chunk) {
+  std::shared_ptr<const HashRing> ring = ring_ ? ring_() : nullptr;
+  if (ring == nullptr) return;
+  for (const PeerAddress& owner : OwnersAbove(*ring, self_id_(), chunk, kMaxOwnerPeers)) {
+    // libtorrent ignores a peer it is connected to already.
+    Status s = ctx_.engine.ConnectPeer(id, owner.ip, owner.port);
+    if (s.ok()) {
+      ctx_.counters.replica_owner_connects++;
+    } else {
+      Log(LogLevel::kDebug, "replica_order.connect_failed",
+          {{"peer", owner.ip + ":" + std::to_string(owner.port)}, {"error", s.ToString()}});
+    }
+  }
+}
+
 Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& name,
                                     const VersionId& version, const std::vector<ChunkId>& chunks,
                                     bool takeover) {
@@ -155,6 +196,7 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
       }
       // NotFound if the chunk was evicted since; Seed below notices that.
       (void)ctx_.store.SetOwned(chunk, true);
+      if (*sent > 0) HoldForNextOwners(ver, f, piece, chunk);
       seeded = Seed(ver, f, piece);
       if (!seeded.IsUnavailable() || ctx_.store.Contains(chunk)) break;
     }
@@ -198,6 +240,11 @@ Result<uint64_t> FetchOrders::Replicate(const std::string& ns, const std::string
       if (now - asked >= std::chrono::seconds(1)) {
         auto at = Place(ver, f, piece, re_add);
         if (!at.ok()) return at.status().WithContext("replicate " + f.path);
+        // Before the deadline, so the first requests can go to the owner;
+        // again after a re-add, which drops the torrent's peers.
+        if (asked == std::chrono::steady_clock::time_point{} || re_add) {
+          ConnectOwners(at->first, chunk);
+        }
         Status s = ctx_.engine.PrioritizePieces(at->first, at->second, at->second);
         re_add = s.IsNotFound();
         if (!s.ok() && !s.IsNotFound() && !s.IsUnavailable())

@@ -1,7 +1,9 @@
 // FetchOrders: carries out the tracker's fetch orders on this agent, the
 // chunks' owner: fetch each chunk from the origin (unless cached), mark it
 // owned so it is evicted last, and seed it. Replica orders, to a chunk's
-// owners 2..R, take it from the swarm instead, never from the origin.
+// owners 2..R, take it from the swarm instead, never from the origin,
+// connecting first to the owners ranked above this agent, which hold the
+// chunk (see owner_peers.h).
 //
 // Orders name a version and a few chunks; the manifest of each version is
 // resolved once (with the agent's own token) and kept for the last few
@@ -23,6 +25,7 @@
 #include "daemon/pull_job.h"
 #include "p2p/file_torrent_id.h"
 #include "shoal/chunk_id.h"
+#include "shoal/hash_ring.h"
 #include "shoal/manifest.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
@@ -31,8 +34,12 @@ namespace shoal {
 
 class FetchOrders {
  public:
-  // `ctx` must outlive this; `announce_url` gives the current announce URL.
-  FetchOrders(PullContext& ctx, std::function<std::string()> announce_url);
+  // `ctx` must outlive this; `announce_url` gives the current announce URL,
+  // `ring` the last ring of owners seen (null before the first) and
+  // `self_id` this agent's ID in it ("" before registering).
+  FetchOrders(PullContext& ctx, std::function<std::string()> announce_url,
+              std::function<std::shared_ptr<const HashRing>()> ring,
+              std::function<std::string()> self_id);
   ~FetchOrders();
 
   // `takeover`: the tracker sent this after an earlier owner did not
@@ -40,8 +47,9 @@ class FetchOrders {
   Result<SeedResult> Run(const std::string& ns, const std::string& name, const VersionId& version,
                          const std::vector<ChunkId>& chunks, bool takeover);
 
-  // Takes `chunks` from the swarm (top priority), then holds them as owned
-  // and seeds them. Returns the bytes that came from peers. Unavailable
+  // Takes `chunks` from the swarm (top priority, after connecting to the
+  // owners ranked above this agent), then holds them as owned and seeds
+  // them. Returns the bytes that came from peers. Unavailable
   // if a chunk does not arrive within `wait_ms`.
   Result<uint64_t> Replicate(const std::string& ns, const std::string& name,
                              const VersionId& version, const std::vector<ChunkId>& chunks,
@@ -64,9 +72,16 @@ class FetchOrders {
   // Tells the file's torrent the piece's chunk is in the store, so peers are
   // offered it; adds the torrent (again) if the engine lacks it.
   Status Seed(Version& ver, const FileEntry& f, uint64_t piece);
+  // Before seeding a chunk just read from the origin: serves it only to
+  // its next owners for a while (the hand-on), if the options ask.
+  void HoldForNextOwners(Version& ver, const FileEntry& f, uint64_t piece, const ChunkId& chunk);
+  // Connects torrent `id` to the owners of `chunk` ranked above this agent.
+  void ConnectOwners(const FileTorrentId& id, const ChunkId& chunk);
 
   PullContext& ctx_;
   std::function<std::string()> announce_url_;
+  std::function<std::shared_ptr<const HashRing>()> ring_;
+  std::function<std::string()> self_id_;
   std::mutex mu_;
   std::list<std::shared_ptr<Version>> versions_;  // newest first; protected by mu_
 };

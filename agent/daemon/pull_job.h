@@ -89,7 +89,8 @@ struct PullCounters {
   std::atomic<uint64_t> owner_fetches{0};     // origin fetches as the chunk's owner
   std::atomic<uint64_t> takeover_fetches{0};  // origin fetches after the owner did not deliver
   std::atomic<uint64_t> replica_chunks{0};    // chunks copied from the swarm as a later owner
-  OriginLedger origin_ledger;                 // tells the pulls which chunks the origin sent
+  std::atomic<uint64_t> replica_owner_connects{0};  // connections a replica order made to owners
+  OriginLedger origin_ledger;                       // tells the pulls which chunks the origin sent
 
   // The origin sent this agent `bytes` of `chunk` (0: it was here already).
   void CountOriginFetch(const ChunkId& chunk, uint64_t bytes) {

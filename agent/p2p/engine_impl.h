@@ -24,6 +24,7 @@
 #include "libtorrent/torrent_handle.hpp"
 #include "libtorrent/torrent_info.hpp"
 #include "p2p/chunk_disk_io.h"
+#include "p2p/piece_holds.h"
 #include "p2p/torrent_engine.h"
 #include "p2p/torrent_layout.h"
 #include "p2p/torrent_metainfo.h"
@@ -131,6 +132,8 @@ class TorrentEngine::Impl {
   // session may hold until it is destroyed.
   const std::shared_ptr<std::atomic<uint64_t>> peers_stalled_ =
       std::make_shared<std::atomic<uint64_t>>(0);
+  // Pieces served only to their next owners; shared with the plugin likewise.
+  const std::shared_ptr<PieceHolds> holds_ = std::make_shared<PieceHolds>();
 
   // Chunks reported evicted, not yet applied. Its own lock, so the store's
   // listener never waits on a session call.

@@ -72,6 +72,9 @@ struct EngineStats {
   uint64_t write_stalls = 0;       // peers paused until the disk caught up
   uint64_t evictions_applied = 0;  // evicted chunks that made a torrent stop advertising a piece
   uint64_t peers_stalled = 0;      // connections dropped for a handshake or message that crawled
+  uint64_t pieces_held = 0;    // pieces served only to their next owners for a while (HoldPiece)
+  uint64_t requests_kept = 0;  // other peers' requests for them, refused once the hold ended
+  uint64_t holds_handed = 0;   // holds ended by a next owner having the piece
   // Connections refused before they became peers, by PeerRefusal.
   std::array<uint64_t, static_cast<size_t>(PeerRefusal::kCount)> refused{};
   bool peer_tls = false;          // peers are admitted by certificate

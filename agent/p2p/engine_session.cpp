@@ -94,6 +94,7 @@ Status TorrentEngine::Impl::StartSession() {
   deadlines.handshake = std::chrono::seconds(options_.handshake_timeout_s);
   deadlines.message = std::chrono::seconds(options_.message_stall_s);
   params.extensions.push_back(NewPeerDeadlinePlugin(deadlines, peers_stalled_));
+  params.extensions.push_back(NewPieceHoldPlugin(holds_));
   ChunkStore* store = &store_;
   auto catalog = catalog_;
   auto counters = disk_counters_;

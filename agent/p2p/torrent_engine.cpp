@@ -356,6 +356,19 @@ Status TorrentEngine::ConnectPeer(const FileTorrentId& id, const std::string& ip
   });
 }
 
+Status TorrentEngine::HoldPiece(const FileTorrentId& id, uint64_t piece,
+                                std::vector<std::pair<std::string, uint16_t>> receivers,
+                                std::chrono::milliseconds hold) {
+  auto t = impl_->Find(id);
+  if (t == nullptr) return impl_->Missing(id);
+  if (piece >= t->layout->num_pieces()) {
+    return Status::InvalidArgument("piece " + std::to_string(piece) + " is out of range");
+  }
+  impl_->holds_->Hold(id, static_cast<uint32_t>(piece), std::move(receivers),
+                      PieceHolds::Clock::now() + hold);
+  return Status::OK();
+}
+
 Status TorrentEngine::Remove(const FileTorrentId& id) {
   std::lock_guard<std::mutex> add(impl_->add_mu_);
   std::lock_guard<std::mutex> l(impl_->mu_);
@@ -399,6 +412,9 @@ EngineStats TorrentEngine::Stats() const {
   s.write_stalls = d.write_stalls;
   s.evictions_applied = impl_->evictions_applied_;
   s.peers_stalled = impl_->peers_stalled_->load();
+  s.pieces_held = impl_->holds_->holds.load();
+  s.requests_kept = impl_->holds_->kept.load();
+  s.holds_handed = impl_->holds_->handed.load();
   s.refused = impl_->refused_;
   s.peer_tls = !impl_->identity_.ca_pem.empty();
   s.cert_not_after_ms = impl_->identity_.not_after_ms;

@@ -26,9 +26,11 @@
 #ifndef SHOAL_AGENT_P2P_TORRENT_ENGINE_H_
 #define SHOAL_AGENT_P2P_TORRENT_ENGINE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "p2p/engine_options.h"
@@ -114,6 +116,15 @@ class TorrentEngine {
   // other (a range that a reader waits for). Other pieces keep their
   // priority. InvalidArgument for a range out of bounds.
   Status PrioritizePieces(const FileTorrentId& id, uint64_t first, uint64_t last);
+
+  // The hand-on (see piece_holds.h): for `hold`, or until one of
+  // `receivers` ("ip", listen port) has it, the engine serves piece `piece`
+  // of torrent `id` to no one else. Call it before ChunkArrived, so no
+  // other peer's request comes first. InvalidArgument for a piece out of
+  // range; NotFound for an unknown torrent.
+  Status HoldPiece(const FileTorrentId& id, uint64_t piece,
+                   std::vector<std::pair<std::string, uint16_t>> receivers,
+                   std::chrono::milliseconds hold);
 
   // Pieces a pull has written out to its destination and no longer needs in
   // the cache: they are never downloaded again, also after an eviction, so

@@ -317,6 +317,13 @@ TEST_CASE(
       }
       CHECK(copies == expect_copies);
       CHECK(c.tracker.Metric("shoal_tracker_replica_orders_total") == expect_copies);
+      // Each copier connected to the owner ranked above it, whose address its
+      // ring names, before asking the swarm for the chunk.
+      double owner_connects = 0;
+      for (auto& a : c.agents) {
+        owner_connects += a->Metric("shoal_agent_replica_owner_connects_total");
+      }
+      CHECK(owner_connects == expect_copies);
       CHECK(c.OriginBytes() == Approx(kUnique));  // replicas never read the origin
 
       size_t busiest = 0;

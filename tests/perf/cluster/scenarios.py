@@ -144,6 +144,13 @@ class _Run:
                 rec["agent_peer_bytes_out"] = m.get('shoal_agent_peer_bytes_total{direction="out"}', 0)
                 rec["owner_fetches"] = m.get('shoal_agent_origin_fetches_total{reason="owner"}', 0)
                 rec["takeover_fetches"] = m.get('shoal_agent_origin_fetches_total{reason="takeover"}', 0)
+                # Replica orders (the tracker's --replicas): chunks copied, and
+                # the connections they asked for to the chunks' owners above.
+                rec["replica_chunks"] = m.get("shoal_agent_replica_chunks_total", 0)
+                rec["replica_owner_connects"] = m.get("shoal_agent_replica_owner_connects_total", 0)
+                rec["hand_on_holds"] = m.get("shoal_agent_hand_on_holds_total", 0)
+                rec["hand_on_handed"] = m.get("shoal_agent_hand_on_handed_total", 0)
+                rec["hand_on_requests_kept"] = m.get("shoal_agent_hand_on_requests_kept_total", 0)
                 # The S3 client's own view: requests and body bytes, retries included.
                 rec["origin_get_requests"] = m.get('shoal_origin_requests_total{op="get"}', 0)
                 rec["origin_get_bytes"] = m.get('shoal_origin_bytes_total{op="get"}', 0)

@@ -45,6 +45,7 @@ class Shoal:
         self.origin_url = "s3://%s/%s" % (origin.bucket, prefix)
         self.work = work
         self.tokens = {}
+        self.agent_flags = []  # given to every shoald, e.g. --hand-on-owners 2
 
     def exe(self, name):
         return os.path.join(self.bin, name)
@@ -128,7 +129,7 @@ class Agent:
                 "--tracker", self.tracker.address, "--cache-dir", os.path.join(self.dir, "cache"),
                 "--cache-size", str(self.cache_bytes), "--peer-listen", "%s:%d" % (self.host.ip, AGENT_PEER_PORT),
                 "--http-listen", "127.0.0.1:%d" % AGENT_HTTP_PORT, "--control-socket", self.socket,
-                "--port-file", os.path.join(self.dir, "ports")] + self.shoal.origin_flags()
+                "--port-file", os.path.join(self.dir, "ports")] + self.shoal.origin_flags() + self.shoal.agent_flags
         self.process = procs.Process(self.name, self.host.ns, argv, os.path.join(self.dir, "shoald.log"),
                                      env=self.shoal.env())
 
