@@ -256,15 +256,18 @@ struct MountFs::Impl {
       leases.push_back(std::move(*lease));
       pos += n_bytes;
     }
-    fuse_reply_data(req, vec, FUSE_BUF_SPLICE_MOVE);
     // Once a stream is an eighth into a piece (not at its start, where the
     // next chunk's reads would compete with this one's first), this thread,
     // its answer sent, primes the next chunk. Its lease waits for the agent
     // if the chunk is not here yet; the stream's read-ahead has asked for it.
+    // Decided before the answer: once it is sent, the reader may close the
+    // file, and Release deletes `open`.
     const uint64_t at = end - 1;
     const uint64_t piece = at / piece_size;
-    if (sequential && piece < last_piece && at % piece_size >= piece_size / 8 &&
-        open->ClaimPrime(piece + 1)) {
+    const bool prime = sequential && piece < last_piece && at % piece_size >= piece_size / 8 &&
+                       open->ClaimPrime(piece + 1);
+    fuse_reply_data(req, vec, FUSE_BUF_SPLICE_MOVE);
+    if (prime) {
       auto next =
           fs.Lease(file, piece + 1, std::min(last_piece, piece + 1 + fs.options_.read_ahead));
       if (next.ok()) PrimeChunk(**next);
