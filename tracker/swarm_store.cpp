@@ -294,12 +294,6 @@ size_t SwarmStore::Release(uint64_t holder) {
   return ReleaseLocked(holder);
 }
 
-std::vector<uint64_t> SwarmStore::HoldersOf(const std::string& agent) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = sessions_of_.find(agent);
-  return it == sessions_of_.end() ? std::vector<uint64_t>{} : it->second;
-}
-
 size_t SwarmStore::ReleaseHolders(const std::vector<uint64_t>& holders) {
   size_t dropped = 0;
   for (size_t i = 0; i < holders.size(); i += kReleaseBatch) {
@@ -310,12 +304,8 @@ size_t SwarmStore::ReleaseHolders(const std::vector<uint64_t>& holders) {
   return dropped;
 }
 
-size_t SwarmStore::ReleaseUnless(const std::function<bool(const std::string& agent)>& live) {
-  std::vector<std::pair<std::string, std::vector<uint64_t>>> held;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    held.assign(sessions_of_.begin(), sessions_of_.end());
-  }
+size_t SwarmStore::ReleaseGone(const AgentSessions& held,
+                               const std::function<bool(const std::string& agent)>& live) {
   std::vector<uint64_t> gone;
   for (const auto& [agent, holders] : held) {
     if (!live(agent)) gone.insert(gone.end(), holders.begin(), holders.end());
@@ -323,14 +313,26 @@ size_t SwarmStore::ReleaseUnless(const std::function<bool(const std::string& age
   return ReleaseHolders(gone);
 }
 
+size_t SwarmStore::ReleaseUnless(const std::function<bool(const std::string& agent)>& live) {
+  AgentSessions held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.assign(sessions_of_.begin(), sessions_of_.end());
+  }
+  return ReleaseGone(held, live);
+}
+
 size_t SwarmStore::ReleaseAgents(const std::vector<std::string>& agents,
                                  const std::function<bool(const std::string& agent)>& live) {
-  std::vector<uint64_t> gone;
-  for (const std::string& agent : agents) {
-    std::vector<uint64_t> holders = HoldersOf(agent);
-    if (!holders.empty() && !live(agent)) gone.insert(gone.end(), holders.begin(), holders.end());
+  AgentSessions held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& agent : agents) {
+      auto it = sessions_of_.find(agent);
+      if (it != sessions_of_.end()) held.emplace_back(agent, it->second);
+    }
   }
-  return ReleaseHolders(gone);
+  return ReleaseGone(held, live);
 }
 
 SwarmStats SwarmStore::Stats(int64_t now_ms) {

@@ -43,6 +43,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "shoal/status.h"
@@ -213,11 +214,15 @@ class SwarmStore {
   // Records (or, on kStopped, removes) the asker. REQUIRES: mu_ held
   Status Record(const AnnounceRequest& req, const Peer& self, int64_t now_ms);
   size_t ReleaseLocked(uint64_t holder);  // REQUIRES: mu_ held
-  // The sessions `agent` holds now. Takes mu_.
-  std::vector<uint64_t> HoldersOf(const std::string& agent);
+  // Agents and the sessions each held when they were looked at.
+  using AgentSessions = std::vector<std::pair<std::string, std::vector<uint64_t>>>;
   // Releases `holders` (those gone already are skipped), kReleaseBatch per
   // hold of mu_; the peers dropped. Takes mu_.
   size_t ReleaseHolders(const std::vector<uint64_t>& holders);
+  // Releases the sessions in `held` of the agents `live` says are gone,
+  // asking it without holding mu_. Takes mu_.
+  size_t ReleaseGone(const AgentSessions& held,
+                     const std::function<bool(const std::string& agent)>& live);
   // Erases a holding and its place in sessions_of_. REQUIRES: mu_ held
   void Forget(std::unordered_map<uint64_t, Holding>::iterator held);
   void Unindex(const std::string& agent, uint64_t holder);  // REQUIRES: mu_ held
