@@ -11,31 +11,39 @@
 #include "sim_report.h"
 #include "simulation.h"
 
-int main(int argc, char** argv) {
-  using namespace shoal::sim;
+namespace {
+
+using namespace shoal::sim;
+
+// The command line: SimOptions' own fields, and what is given in other
+// units or by name.
+struct SimFlags {
   SimOptions o;
-  CLI::App app{"Simulates N nodes pulling one model through Shoal, on virtual time"};
   double size_mib = 0, piece_mib = 16, node_gbit = 0.1, origin_gbit = 0.4;  // cluster bench
-  std::string scenario = "cold", out, hand_on_owner = "only";
+  std::string scenario = "cold", out, hand_on_owner = "only", log_level = "error";
   bool no_peers = false;
+};
+
+void AddSimFlags(CLI::App& app, SimFlags& f) {
+  SimOptions& o = f.o;
   app.add_option("--nodes", o.nodes, "Nodes that pull the model")->capture_default_str();
   app.add_option("--chunks", o.chunks, "Pieces of the model (or --size-mib)")
       ->capture_default_str();
-  app.add_option("--size-mib", size_mib, "Model size in MiB; sets --chunks from --piece-mib");
-  app.add_option("--piece-mib", piece_mib, "Piece size in MiB")->capture_default_str();
-  app.add_option("--node-gbit", node_gbit, "Each node's upload and download link, Gbit/s")
+  app.add_option("--size-mib", f.size_mib, "Model size in MiB; sets --chunks from --piece-mib");
+  app.add_option("--piece-mib", f.piece_mib, "Piece size in MiB")->capture_default_str();
+  app.add_option("--node-gbit", f.node_gbit, "Each node's upload and download link, Gbit/s")
       ->capture_default_str();
-  app.add_option("--origin-gbit", origin_gbit, "The origin's egress, Gbit/s")
+  app.add_option("--origin-gbit", f.origin_gbit, "The origin's egress, Gbit/s")
       ->capture_default_str();
   app.add_option("--origin-latency-ms", o.origin_latency_ms, "Per origin request, before data")
       ->capture_default_str();
-  app.add_option("--scenario", scenario, "cold, staggered, kills or warm")->capture_default_str();
+  app.add_option("--scenario", f.scenario, "cold, staggered, kills or warm")->capture_default_str();
   app.add_option("--stagger-window-s", o.stagger_window_s,
                  "staggered: arrivals spread over this many seconds (0: T_LB / 2)");
   app.add_option("--kill-fraction", o.kill_fraction, "kills: share of nodes killed at 0.4 T_LB")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of every random choice")->capture_default_str();
-  app.add_flag("--no-peers", no_peers,
+  app.add_flag("--no-peers", f.no_peers,
                "No piece exchange nor tracker: every node reads the origin");
   app.add_option("--peers-wanted", o.peers_wanted, "Peers a node connects to when it joins")
       ->capture_default_str();
@@ -50,7 +58,7 @@ int main(int argc, char** argv) {
   app.add_option("--hand-on", o.hand_on,
                  "Next owners the tracker orders to copy a chunk just fetched, at once")
       ->capture_default_str();
-  app.add_option("--hand-on-owner", hand_on_owner,
+  app.add_option("--hand-on-owner", f.hand_on_owner,
                  "How the owner serves them: none, first (its free slots) or only (the piece "
                  "to them alone until they hold it)")
       ->capture_default_str();
@@ -60,47 +68,52 @@ int main(int argc, char** argv) {
   app.add_flag("--hand-on-connect,!--no-hand-on-connect", o.hand_on_connect,
                "A hand-on receiver not connected to the chunk's owner connects to it (the "
                "default)");
-  app.add_option("--out", out, "Write the run as JSON to this file");
-  std::string log_level = "error";
-  app.add_option("--log-level", log_level,
+  app.add_option("--out", f.out, "Write the run as JSON to this file");
+  app.add_option("--log-level", f.log_level,
                  "The tracker's log lines shown (debug, info, warn, error)")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  shoal::Result<shoal::LogLevel> level = shoal::ParseLogLevel(log_level);
-  if (!level.ok()) {
-    std::fprintf(stderr, "shoal-sim: %s\n", level.status().ToString().c_str());
-    return 2;
-  }
-  shoal::SetLogLevel(*level);
+}
 
-  o.piece_bytes = static_cast<uint64_t>(std::llround(piece_mib * 1024 * 1024));
-  if (size_mib > 0 && o.piece_bytes > 0)
+// The options the flags give, after the log level is set; the first flag
+// that does not parse is the error.
+shoal::Result<SimOptions> ApplySimFlags(const SimFlags& f) {
+  shoal::Result<shoal::LogLevel> level = shoal::ParseLogLevel(f.log_level);
+  if (!level.ok()) return level.status();
+  shoal::Result<Scenario> scenario = ParseScenario(f.scenario);
+  if (!scenario.ok()) return scenario.status();
+  shoal::Result<HandOnOwner> hand_on_owner = ParseHandOnOwner(f.hand_on_owner);
+  if (!hand_on_owner.ok()) return hand_on_owner.status();
+  shoal::SetLogLevel(*level);
+  SimOptions o = f.o;
+  o.piece_bytes = static_cast<uint64_t>(std::llround(f.piece_mib * 1024 * 1024));
+  if (f.size_mib > 0 && o.piece_bytes > 0)
     o.chunks = static_cast<uint32_t>(
-        std::ceil(size_mib * 1024 * 1024 / static_cast<double>(o.piece_bytes)));
-  o.node_bytes_per_s = node_gbit * 1e9 / 8;
-  o.origin_bytes_per_s = origin_gbit * 1e9 / 8;
-  o.peers = !no_peers;
-  shoal::Result<Scenario> s = ParseScenario(scenario);
-  if (!s.ok()) {
-    std::fprintf(stderr, "shoal-sim: %s\n", s.status().ToString().c_str());
-    return 2;
-  }
-  o.scenario = *s;
-  shoal::Result<HandOnOwner> h = ParseHandOnOwner(hand_on_owner);
-  if (!h.ok()) {
-    std::fprintf(stderr, "shoal-sim: %s\n", h.status().ToString().c_str());
-    return 2;
-  }
-  o.hand_on_owner = *h;
-  shoal::Result<SimResult> r = Simulate(o);
+        std::ceil(f.size_mib * 1024 * 1024 / static_cast<double>(o.piece_bytes)));
+  o.node_bytes_per_s = f.node_gbit * 1e9 / 8;
+  o.origin_bytes_per_s = f.origin_gbit * 1e9 / 8;
+  o.peers = !f.no_peers;
+  o.scenario = *scenario;
+  o.hand_on_owner = *hand_on_owner;
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Simulates N nodes pulling one model through Shoal, on virtual time"};
+  SimFlags f;
+  AddSimFlags(app, f);
+  CLI11_PARSE(app, argc, argv);
+  shoal::Result<SimOptions> o = ApplySimFlags(f);
+  shoal::Result<SimResult> r = o.ok() ? Simulate(*o) : shoal::Result<SimResult>(o.status());
   if (!r.ok()) {
     std::fprintf(stderr, "shoal-sim: %s\n", r.status().ToString().c_str());
     return 2;
   }
   const SimSummary summary = Summarize(*r);
   std::printf("%s\n", SummaryLine(*r, summary).c_str());
-  if (!out.empty()) {
-    shoal::Status w = WriteJson(*r, summary, out);
+  if (!f.out.empty()) {
+    shoal::Status w = WriteJson(*r, summary, f.out);
     if (!w.ok()) {
       std::fprintf(stderr, "shoal-sim: %s\n", w.ToString().c_str());
       return 1;
