@@ -22,6 +22,7 @@ void PieceHolds::Hold(const FileTorrentId& id, uint32_t piece,
     it = it->second.until <= now ? held_.erase(it) : std::next(it);
   }
   held_[{id, piece}] = Held{std::move(receivers), until};
+  held_count_ = held_.size();
   holds++;
 }
 
@@ -34,21 +35,25 @@ bool PieceHolds::IsReceiver(const Held& h, const std::string& ip, uint16_t port)
 
 bool PieceHolds::Withheld(const FileTorrentId& id, int64_t piece, const std::string& ip,
                           uint16_t port, Clock::time_point now) {
+  if (held_count_ == 0) return false;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = held_.find({id, piece});
   if (it == held_.end()) return false;
   if (it->second.until <= now) {
     held_.erase(it);
+    held_count_ = held_.size();
     return false;
   }
   return !IsReceiver(it->second, ip, port);
 }
 
 void PieceHolds::Had(const FileTorrentId& id, int64_t piece, const std::string& ip, uint16_t port) {
+  if (held_count_ == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = held_.find({id, piece});
   if (it == held_.end() || !IsReceiver(it->second, ip, port)) return;
   held_.erase(it);
+  held_count_ = held_.size();
   handed++;
 }
 

@@ -72,6 +72,10 @@ class PieceHolds {
   };
   static bool IsReceiver(const Held& h, const std::string& ip, uint16_t port);
 
+  // held_.size(), kept with it under mu_: every request and have message
+  // on every connection asks, and with nothing held (the default) they are
+  // answered without the lock.
+  std::atomic<size_t> held_count_{0};
   std::mutex mu_;
   std::map<std::pair<FileTorrentId, int64_t>, Held> held_;  // protected by mu_
 };
