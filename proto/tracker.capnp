@@ -236,10 +236,14 @@ interface AgentSession {
   # within one heartbeat. `ringSeen` is the epoch of this session's ring the
   # agent holds (0: none); when the ring has moved since, `ring` brings the
   # changes, unless there are too many (then `ring.delta` is false and the
-  # agent asks ring() for everyone).
+  # agent asks ring() for everyone). `heartbeatMs` is the interval the agent
+  # keeps, as it was last told (0: an agent that keeps registerAgent's
+  # heartbeatMs, and is held to it); the reply's `heartbeatMs` is how long
+  # to wait before the next heartbeat: a tracker with many agents tells
+  # them to heartbeat less often.
   heartbeat @0 (stats :AgentStats, revocationsSeen :UInt64, revocationsSource :UInt64,
-                ringSeen :UInt64)
-      -> (epoch :UInt64, revocations :RevocationDelta, ring :RingDelta);
+                ringSeen :UInt64, heartbeatMs :UInt32)
+      -> (epoch :UInt64, revocations :RevocationDelta, ring :RingDelta, heartbeatMs :UInt32);
   # The live members and their weights, for computing chunk owners. With
   # `sinceEpoch` (an epoch of this session's ring the agent holds) the reply
   # may be only what changed since: `delta` set, and `changes` in order.

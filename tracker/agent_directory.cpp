@@ -1,6 +1,7 @@
 #include "agent_directory.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace shoal::tracker {
 
@@ -10,24 +11,56 @@ void AgentDirectory::Changed(const std::string& id, uint64_t weight, bool left) 
   if (log_.size() > kRingLogSize) log_.pop_front();
 }
 
-uint64_t AgentDirectory::Join(AgentRecord record, int64_t now_ms) {
+int64_t AgentDirectory::IntervalLocked(int factor) const {
+  int64_t ms = heartbeat_ms_;
+  if (heartbeats_per_s_ > 0) {
+    // The interval at which beats_ heartbeats come at the budget's rate,
+    // rounded up to 100 ms so it does not move with every join.
+    const double paced = static_cast<double>(beat_units_) * 1000.0 /
+                         (static_cast<double>(kBeatUnits) * heartbeats_per_s_);
+    ms = std::max(ms, static_cast<int64_t>(std::ceil(paced / 100.0)) * 100);
+  }
+  return ms * std::max(factor, 1);
+}
+
+int64_t AgentDirectory::IntervalMs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return IntervalLocked(1);
+}
+
+void AgentDirectory::CountBeats(const AgentRecord& r, int sign) {
+  const int64_t units = kBeatUnits / std::max(r.heartbeat_factor, 1);
+  beat_units_ = std::max<int64_t>(0, beat_units_ + sign * units);
+}
+
+uint64_t AgentDirectory::Join(AgentRecord record, int64_t now_ms, int64_t* told_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   record.joined_ms = now_ms;
   record.last_heartbeat_ms = now_ms;
-  if (record.heartbeat_ms <= 0) record.heartbeat_ms = heartbeat_ms_;
   const std::string id = record.id;
   const uint64_t weight = record.cache_bytes;
+  auto old = members_.find(id);
+  if (old != members_.end()) CountBeats(old->second, -1);
+  CountBeats(record, +1);
+  if (record.heartbeat_ms <= 0) record.heartbeat_ms = IntervalLocked(record.heartbeat_factor);
+  if (told_ms != nullptr) *told_ms = record.heartbeat_ms;
   members_[id] = std::move(record);
   Changed(id, weight, false);
   return epoch_;
 }
 
-bool AgentDirectory::Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms) {
+bool AgentDirectory::Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms,
+                               int64_t waited_ms, int64_t* next_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = members_.find(id);
   if (it == members_.end()) return false;
-  it->second.last_heartbeat_ms = now_ms;
-  it->second.stats = stats;
+  AgentRecord& r = it->second;
+  r.last_heartbeat_ms = now_ms;
+  r.stats = stats;
+  // An agent that keeps its own interval is held to it; one that follows
+  // is told the current one, which its next wait uses.
+  if (waited_ms > 0) r.heartbeat_ms = IntervalLocked(r.heartbeat_factor);
+  if (next_ms != nullptr) *next_ms = r.heartbeat_ms;
   return true;
 }
 
@@ -35,6 +68,7 @@ uint64_t AgentDirectory::Leave(const std::string& id, uint64_t session) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = members_.find(id);
   if (it != members_.end() && it->second.session == session) {
+    CountBeats(it->second, -1);
     members_.erase(it);
     Changed(id, 0, true);
   }
@@ -54,6 +88,7 @@ void AgentDirectory::ExpireLocked(int64_t now_ms) {
   for (auto it = members_.begin(); it != members_.end();) {
     if (now_ms - it->second.last_heartbeat_ms > 3 * it->second.heartbeat_ms) {
       const std::string id = it->first;
+      CountBeats(it->second, -1);
       it = members_.erase(it);
       Changed(id, 0, true);
     } else {
@@ -83,7 +118,7 @@ AgentDirectory::Counts AgentDirectory::Count(int64_t now_ms) {
   ExpireLocked(now_ms);
   Counts c;
   c.members = members_.size();
-  for (const auto& [id, r] : members_) c.away += r.heartbeat_ms > heartbeat_ms_ ? 1 : 0;
+  for (const auto& [id, r] : members_) c.away += r.heartbeat_factor > 1 ? 1 : 0;
   return c;
 }
 

@@ -4,6 +4,14 @@
 // agent that misses three heartbeats is dropped. Every join or leave bumps
 // the epoch, which the ring of chunk owners is versioned by.
 //
+// Pacing: with a heartbeat budget, the interval each member is told
+// grows with the membership, so the tracker takes about that many
+// heartbeats a second however large the fleet: heartbeat_ms() for small
+// fleets, members / budget seconds beyond. A member is dropped after three
+// of the intervals it was last told, so a silent agent is noticed later in
+// a large fleet (a killed one is still removed at once: its connection
+// closes).
+//
 // Cost: with thousands of agents the ring changes many times a minute and
 // every agent follows it, so following it must not cost the fleet's size:
 // Ring(since) gives the changes after an epoch the caller holds (from a
@@ -37,8 +45,11 @@ struct AgentRecord {
   uint64_t cache_bytes = 0;
   std::string version;
   std::vector<std::string> labels;  // "key=value"
-  uint64_t session = 0;      // which registration: a newer one replaces an older one's record
-  int64_t heartbeat_ms = 0;  // how often it heartbeats here; 0: the directory's interval
+  uint64_t session = 0;  // which registration: a newer one replaces an older one's record
+  // How many times less often than a home member it heartbeats here (an
+  // agent whose home is another tracker of the fleet: more than 1).
+  int heartbeat_factor = 1;
+  int64_t heartbeat_ms = 0;  // the interval it was last told; 0 at Join: the directory's
   int64_t joined_ms = 0;
   int64_t last_heartbeat_ms = 0;
   AgentStats stats;  // as of the last heartbeat
@@ -69,15 +80,27 @@ struct RingChangeList final : RingChangeSink {
 
 class AgentDirectory {
  public:
-  explicit AgentDirectory(int64_t heartbeat_ms) : heartbeat_ms_(heartbeat_ms) {}
+  // `heartbeat_ms`: the shortest interval members are told. With
+  // `heartbeats_per_s` above 0, longer intervals keep the members'
+  // heartbeats near that rate.
+  explicit AgentDirectory(int64_t heartbeat_ms, double heartbeats_per_s = 0)
+      : heartbeat_ms_(heartbeat_ms), heartbeats_per_s_(heartbeats_per_s) {}
 
   int64_t heartbeat_ms() const { return heartbeat_ms_; }
+  // The interval a home member is told now (heartbeat_ms() unless paced).
+  int64_t IntervalMs();
 
   // Adds or replaces the agent with this id; returns the new epoch. A
-  // record without its own heartbeat_ms gets heartbeat_ms().
-  uint64_t Join(AgentRecord record, int64_t now_ms);
-  // Refreshes a member. False if it had already been dropped (it must join again).
-  bool Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms);
+  // record without its own heartbeat_ms is told the interval for its
+  // heartbeat_factor, which `told_ms`, if not null, gets.
+  uint64_t Join(AgentRecord record, int64_t now_ms, int64_t* told_ms = nullptr);
+  // Refreshes a member; false if it had already been dropped (it must join
+  // again). `waited_ms` is the interval the member says it keeps, 0 for an
+  // agent that keeps the one it was told at Join. `next_ms`, if not null,
+  // gets the interval to tell it now; a member that keeps its own is held
+  // to that one.
+  bool Heartbeat(const std::string& id, const AgentStats& stats, int64_t now_ms,
+                 int64_t waited_ms = 0, int64_t* next_ms = nullptr);
   // Removes a member (its connection closed), unless it has registered
   // again since on another session. Returns the epoch.
   uint64_t Leave(const std::string& id, uint64_t session);
@@ -89,7 +112,7 @@ class AgentDirectory {
   // Every member, by id.
   std::vector<AgentRecord> Members(int64_t now_ms);
   // How many members there are, and how many of them heartbeat less often
-  // than heartbeat_ms() (away: another tracker is their home), without
+  // than home members (away: another tracker is their home), without
   // copying them.
   struct Counts {
     size_t members = 0;
@@ -120,8 +143,17 @@ class AgentDirectory {
   // Bumps the epoch for a change of `id`. REQUIRES: mu_ held
   void Changed(const std::string& id, uint64_t weight, bool left);
   void ExpireLocked(int64_t now_ms);  // REQUIRES: mu_ held
+  // The interval for a member of `factor`. REQUIRES: mu_ held
+  int64_t IntervalLocked(int factor) const;
+  // Counts `r` in (or, with sign -1, out of) the heartbeats per interval. REQUIRES: mu_ held
+  void CountBeats(const AgentRecord& r, int sign);
 
   const int64_t heartbeat_ms_;
+  const double heartbeats_per_s_;
+  // Heartbeats the members send per home interval, in 1/kBeatUnits (a
+  // member of factor f counts kBeatUnits / f); protected by mu_
+  static constexpr int64_t kBeatUnits = 60;
+  int64_t beat_units_ = 0;
   std::mutex mu_;
   std::unordered_map<std::string, AgentRecord> members_;  // protected by mu_
   uint64_t epoch_ = 0;                                    // protected by mu_

@@ -78,12 +78,15 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     // Expiry is left to registration and certificate renewal, as before;
     // a revocation ends the membership now.
     ThrowIfError(revocations_.Check(agent_token_).WithContext("agent " + id_));
-    if (!agents_.Heartbeat(id_, ReadAgentStats(c.getParams().getStats()), NowMs())) {
+    int64_t next_ms = 0;
+    if (!agents_.Heartbeat(id_, ReadAgentStats(c.getParams().getStats()), NowMs(),
+                           c.getParams().getHeartbeatMs(), &next_ms)) {
       announce_.swarm.Release(holder_);
       ThrowIfError(Status::Unavailable("agent " + id_ +
                                        " missed its heartbeats and was dropped; register again"));
     }
     auto results = c.getResults();
+    results.setHeartbeatMs(static_cast<uint32_t>(next_ms));
     const uint64_t seen = c.getParams().getRingSeen();
     const uint64_t epoch = agents_.epoch();
     if (seen != 0 && seen != epoch) {

@@ -81,9 +81,10 @@ class GatewayImpl final : public proto::Gateway::Server {
     r.session = session;
     // An agent of a fleet heartbeats its home tracker at the interval and
     // the others less often; the connection closing still removes it at once.
-    r.heartbeat_ms = d_.agents.heartbeat_ms() * (info.getAway() ? kAwayHeartbeatFactor : 1);
-    const int64_t heartbeat_ms = r.heartbeat_ms;
-    uint64_t epoch = d_.agents.Join(std::move(r), NowMs());
+    // A large fleet is told a longer interval (AgentDirectory's pacing).
+    r.heartbeat_factor = info.getAway() ? kAwayHeartbeatFactor : 1;
+    int64_t heartbeat_ms = 0;
+    uint64_t epoch = d_.agents.Join(std::move(r), NowMs(), &heartbeat_ms);
     Log(LogLevel::kInfo, "agent.join", {{"agent", id}, {"epoch", epoch}});
     // Verified just above; read again for the session, which watches for
     // its revocation.

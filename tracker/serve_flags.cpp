@@ -105,6 +105,10 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--rpc-max-connections-per-client", o.rpc_max_connections_per_client,
                   "RPC connections open at once from one IP address; more are closed")
       ->capture_default_str();
+  cmd->add_option("--heartbeat-budget", o.heartbeat_budget,
+                  "agent heartbeats a second this tracker takes: beyond that many agents (times "
+                  "the 2 s interval) each is told a longer interval; 0: every agent every 2 s")
+      ->capture_default_str();
   cmd->add_option("--rpc-threads", o.rpc_threads,
                   "event loops serving RPC connections, each taking its own (0: one fewer than the "
                   "cores, 1 to 4)")

@@ -119,6 +119,10 @@ void CollectFetches(MetricsWriter& w, const TrackerMetrics& m, const TrackerOpti
   w.AddGauge("shoal_tracker_agents_away",
              "Live agents registered as away: another tracker of the fleet is their home",
              static_cast<double>(counts.away));
+  w.AddGauge("shoal_tracker_heartbeat_interval_seconds",
+             "How often this tracker tells its home agents to heartbeat (longer as they grow "
+             "past --heartbeat-budget)",
+             static_cast<double>(agents.IntervalMs()) / 1000.0);
   w.AddGauge("shoal_tracker_ring_epoch", "Membership epoch", static_cast<double>(agents.epoch()));
 }
 

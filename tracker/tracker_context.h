@@ -51,7 +51,7 @@ struct TrackerContext {
         swarm(3 * options.announce_interval_ms, 3 * options.seed_announce_interval_ms,
               SwarmLimits{options.max_swarms, options.max_swarm_peers}),
         torrents(ca != nullptr ? ca->cert_pem() : std::string()),
-        agents(options.heartbeat_ms),
+        agents(options.heartbeat_ms, options.heartbeat_budget),
         version_chunks(s) {}
 
   const TrackerOptions options;

@@ -13,6 +13,9 @@ Status TrackerOptions::Validate() const {
   if (origin_parallelism < 1 || origin_parallelism > 256) {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 256");
   }
+  if (!(heartbeat_budget >= 0)) {
+    return Status::InvalidArgument("--heartbeat-budget must be 0 (no pacing) or more");
+  }
   if (rpc_threads < 0 || rpc_threads > 64) {
     return Status::InvalidArgument("--rpc-threads must be 0 (one fewer than the cores) to 64");
   }

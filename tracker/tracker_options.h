@@ -32,6 +32,7 @@ struct TrackerOptions {
   int blocking_threads = 4;                    // threads for origin and scan work
   int64_t registry_poll_ms = 1000;  // how often to read what other trackers committed or revoked
   int64_t heartbeat_ms = 2000;      // agents heartbeat this often; dropped after 3 misses
+  double heartbeat_budget = 2500;   // heartbeats a second; more agents are told longer intervals
   int64_t announce_interval_ms = 5000;  // how often agents re-announce; peers expire after 3x
   int64_t seed_announce_interval_ms =
       60000;                            // how often a peer holding the whole file does; 3x likewise

@@ -329,6 +329,7 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
       .then([this, session, interval_ms]() mutable {
         auto req = session.heartbeatRequest();
         FillAgentStats(handlers_.stats(), req.initStats());
+        req.setHeartbeatMs(interval_ms);
         req.setRevocationsSeen(revocations_.generation());
         req.setRevocationsSource(revocations_.source());
         std::shared_ptr<const HashRing> held = this->ring();
@@ -347,9 +348,14 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
               if (ring == nullptr || ring->epoch() != epoch_) {
                 refresh = RefreshRing(session, ring == nullptr ? 0 : ring->epoch());
               }
-              return refresh.then([this, session, interval_ms]() mutable {
-                return HeartbeatLoop(session, interval_ms);
-              });
+              // The tracker may tell a longer interval as its fleet grows.
+              uint32_t next_ms = r.getHeartbeatMs() > 0 ? r.getHeartbeatMs() : interval_ms;
+              if (next_ms != interval_ms) {
+                Log(LogLevel::kInfo, "tracker.heartbeat_interval",
+                    {{"tracker", tracker_.address}, {"ms", uint64_t{next_ms}}});
+              }
+              return refresh.then(
+                  [this, session, next_ms]() mutable { return HeartbeatLoop(session, next_ms); });
             });
       });
 }

@@ -105,3 +105,26 @@ TEST_CASE("an idle agent seeding many torrents costs the tracker no requests per
   seeder.Kill();
   CHECK(WaitFor(held, held_both - kTorrents, 8) == held_both - kTorrents);
 }
+
+TEST_CASE("an agent heartbeats at the longer interval its tracker tells as the fleet grows",
+          "[agent][batch]") {
+  ClusterOptions o;
+  // Half a heartbeat a second: one agent heartbeats every 2 s, two every 4 s.
+  o.tracker_flags = {"--announce-interval", "1s", "--heartbeat-budget", "0.5"};
+  o.agents = 2;
+  TestCluster c(o);
+  // The first agent joined alone and was told 2 s; its next heartbeat
+  // after the second joined brings 4 s.
+  AgentProcess& first = *c.agents[0];
+  bool told = false;
+  for (int i = 0; i < 60 && !told; ++i) {
+    told = first.log().find("\"tracker.heartbeat_interval\"") != std::string::npos &&
+           first.log().find("\"ms\":4000") != std::string::npos;
+    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(told);
+  CHECK(c.tracker.Metric("shoal_tracker_heartbeat_interval_seconds") == 4);
+  // Past three of the old 2 s, both are still members: they follow.
+  std::this_thread::sleep_for(std::chrono::seconds(7));
+  CHECK(c.tracker.Metric("shoal_tracker_agents") == 2);
+}

@@ -45,6 +45,7 @@ class RawAgents {
     kj::Own<kj::AsyncIoStream> stream;
     kj::Own<capnp::TwoPartyClient> rpc;
     proto::AgentSession::Client session = nullptr;
+    uint32_t told_ms = 0;  // the heartbeat interval it was told last
   };
 
   kj::Own<Agent> Register(const std::string& token, const std::string& name, uint16_t port) {
@@ -60,17 +61,21 @@ class RawAgents {
     req.initInfo().setName(name);
     req.getInfo().setPeerPort(port);
     req.setControl(kj::heap<NoControl>());
-    a->session = req.send().wait(io_.waitScope).getSession();
+    auto registered = req.send().wait(io_.waitScope);
+    a->session = registered.getSession();
+    a->told_ms = registered.getHeartbeatMs();
     return a;
   }
 
-  // A heartbeat's error ("" if it was taken).
-  std::string Heartbeat(Agent& a) {
+  // A heartbeat's error ("" if it was taken). `waited_ms` is the interval
+  // the agent says it keeps (0: an older agent's, which keeps its first).
+  std::string Heartbeat(Agent& a, uint32_t waited_ms = 0) {
     std::string error;
     KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
                    auto req = a.session.heartbeatRequest();
                    req.initStats();
-                   req.send().wait(io_.waitScope);
+                   req.setHeartbeatMs(waited_ms);
+                   a.told_ms = req.send().wait(io_.waitScope).getHeartbeatMs();
                  })) {
       error = StatusFromException(*e, "heartbeat").ToString();
     }
@@ -255,6 +260,32 @@ TEST_CASE("an agent that stops heartbeating loses its entries though its connect
   CHECK(MetricBecomes(c.tracker, "shoal_tracker_swarm_held_peers", 0, 10));
   rpc.Batch(*silent, {{one}}, &error);
   CHECK_THAT(error, Catch::Contains("missed its heartbeats"));
+}
+
+TEST_CASE("a tracker past its heartbeat budget tells agents a longer interval and holds them to it",
+          "[tracker][batch]") {
+  BatchCluster c({"--heartbeat-budget", "2"});  // 2 heartbeats a second: 2 s up to 4 agents
+  RawAgents rpc(c.tracker.rpc_address());
+  auto older = rpc.Register(c.agent_token, "older", 7001);
+  CHECK(older->told_ms == 2000);
+  std::vector<kj::Own<RawAgents::Agent>> others;
+  for (int i = 0; i < 7; ++i) {
+    others.push_back(rpc.Register(c.agent_token, "agent-" + std::to_string(i), 7002 + i));
+  }
+  CHECK(others.back()->told_ms == 4000);  // 8 agents at 2 a second
+  CHECK(c.tracker.Metric("shoal_tracker_heartbeat_interval_seconds") == 4);
+
+  // An agent that follows is told 4 s with its heartbeat; one that keeps
+  // the 2 s it joined with (it sends no interval) is held to that.
+  auto& follower = *others.front();
+  REQUIRE(rpc.Heartbeat(follower, follower.told_ms).empty());
+  CHECK(follower.told_ms == 4000);
+  REQUIRE(rpc.Heartbeat(*older).empty());
+  CHECK(older->told_ms == 2000);
+  // 7 s on: past three of 2 s, within three of 4 s.
+  std::this_thread::sleep_for(std::chrono::seconds(7));
+  CHECK(rpc.Heartbeat(follower, follower.told_ms).empty());
+  CHECK_THAT(rpc.Heartbeat(*older), Catch::Contains("missed its heartbeats"));
 }
 
 TEST_CASE("an agent registered again keeps its membership when its old connection closes",

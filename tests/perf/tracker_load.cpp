@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -142,9 +143,26 @@ struct Stats {
   uint64_t ring_members[3] = {};      // ring members and departures received
   std::vector<float> loop_lag_ms[3];  // how late this worker's loop ran a timer due
   uint64_t churned = 0, unexpected_drops = 0;
+  uint32_t told_ms = 0;  // the longest heartbeat interval the tracker told
   std::string last_error;
   std::map<std::string, uint64_t> error_kinds;  // message (numbers and ids cut), count
+  // Steady requests slower than SHOAL_LOAD_SLOW_MS: when each was sent (ms
+  // since the process started), its type and its latency.
+  struct Slow {
+    double sent_ms;
+    int type;
+    float ms;
+  };
+  std::vector<Slow> slow;
 };
+
+// SHOAL_LOAD_SLOW_MS: list steady requests slower than this on stderr, to
+// see whether the tail comes in bursts (0: off).
+const double kSlowMs = [] {
+  const char* v = std::getenv("SHOAL_LOAD_SLOW_MS");
+  return v != nullptr ? std::atof(v) : 0.0;
+}();
+const auto kProcessStart = std::chrono::steady_clock::now();
 
 // Answers the tracker's fetch orders at once, as if the chunk were fetched.
 class ControlImpl final : public proto::AgentControl::Server {
@@ -179,6 +197,7 @@ struct Agent {
   kj::Promise<void> life = nullptr;
   uint64_t revocations_seen = 0, revocations_source = 0;
   uint64_t ring_epoch = 0;    // of the ring held, as shoald follows it; 0: none
+  uint32_t heartbeat_ms = 0;  // the interval the tracker last told; 0: registerAgent's
   uint32_t backoff_ms = 500;  // before registering again, as shoald: doubles to 10 s
 
   void Drop() {
@@ -236,7 +255,12 @@ class Worker {
   }
 
   void Record(Type t, Clock::time_point start) {
-    stats_.ms[phase()][t].push_back(static_cast<float>(Since(start)));
+    const float ms = static_cast<float>(Since(start));
+    stats_.ms[phase()][t].push_back(ms);
+    if (kSlowMs > 0 && ms > kSlowMs && phase() == 1) {
+      const double sent = std::chrono::duration<double, std::milli>(start - kProcessStart).count();
+      stats_.slow.push_back({sent, t, ms});
+    }
   }
   void Failed(Type t, const kj::Exception& e) {
     stats_.errors[phase()][t]++;
@@ -403,11 +427,11 @@ class Worker {
     return beats.exclusiveJoin(kj::mv(leech)).exclusiveJoin(kj::mv(dead));
   }
 
+  // Waits the interval the tracker told last, as shoald does.
   kj::Promise<void> HeartbeatLoop(Agent& a, uint32_t heartbeat_ms) {
     auto next = [this, &a, heartbeat_ms] {
-      return After(heartbeat_ms).then([this, &a, heartbeat_ms] {
-        return HeartbeatLoop(a, heartbeat_ms);
-      });
+      const uint32_t ms = a.heartbeat_ms > 0 ? a.heartbeat_ms : heartbeat_ms;
+      return After(ms).then([this, &a, ms] { return HeartbeatLoop(a, ms); });
     };
     if (a.index == 0 && shared_.freeze) return FrozenProbe(a);
     KJ_IF_MAYBE (session, a.session) {
@@ -416,12 +440,15 @@ class Worker {
       req.setRevocationsSeen(a.revocations_seen);
       req.setRevocationsSource(a.revocations_source);
       req.setRingSeen(a.ring_epoch);
+      req.setHeartbeatMs(heartbeat_ms);
       auto start = Clock::now();
       return req.send()
           .then(
               [this, &a, start](capnp::Response<proto::AgentSession::HeartbeatResults> r) {
                 Record(kHeartbeat, start);
                 if (a.index == 0) last_beat_ = start;
+                if (r.getHeartbeatMs() > 0) a.heartbeat_ms = r.getHeartbeatMs();
+                stats_.told_ms = std::max(stats_.told_ms, r.getHeartbeatMs());
                 a.revocations_seen = r.getRevocations().getGeneration();
                 a.revocations_source = r.getRevocations().getSource();
                 if (r.getRing().getDelta()) {  // the ring's changes came with the heartbeat
@@ -864,10 +891,23 @@ int main(int argc, char** argv) {
                                 s.loop_lag_ms[p].end());
       all.ring_members[p] += s.ring_members[p];
     }
+    all.slow.insert(all.slow.end(), s.slow.begin(), s.slow.end());
     all.churned += s.churned;
+    all.told_ms = std::max(all.told_ms, s.told_ms);
     all.unexpected_drops += s.unexpected_drops;
     if (!s.last_error.empty()) all.last_error = s.last_error;
     for (const auto& [k, n] : s.error_kinds) all.error_kinds[k] += n;
+  }
+  if (kSlowMs > 0) {
+    auto slow = all.slow;
+    for (auto x : probe.slow) slow.push_back({x.sent_ms, -1 - x.type, x.ms});
+    std::sort(slow.begin(), slow.end(),
+              [](const Stats::Slow& a, const Stats::Slow& b) { return a.sent_ms < b.sent_ms; });
+    for (const auto& x : slow) {
+      const int t = x.type < 0 ? -1 - x.type : x.type;
+      std::fprintf(stderr, "slow: sent %.1f ms %s%s %.1f ms\n", x.sent_ms,
+                   x.type < 0 ? "probe " : "", kTypeNames[t], x.ms);
+    }
   }
   for (char& ch : all.last_error)
     if (ch == '"' || ch == '\\' || ch == '\n') ch = ' ';
@@ -938,6 +978,7 @@ int main(int argc, char** argv) {
       ms_or_none(BucketQuantile(lag_before, lag_after, 0.999)));
   std::printf(" \"dead_agent_dropped_ms\": %.0f, \"dead_agent_off_ring_ms\": %.0f,\n",
               shared.dropped_ms.load(), shared.ring_gone_ms.load());
+  std::printf(" \"heartbeat_told_ms\": %u,\n", all.told_ms);
   std::printf(" \"error_kinds\": {");
   bool first = true;
   for (const auto& [kind, n] : all.error_kinds) {

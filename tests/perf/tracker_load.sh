@@ -141,6 +141,7 @@ print(f"| generator's own event-loop lag p50 / p99 / p99.9 | {g['p50_ms']:.2f} /
 print(f"| tracker event-loop lag p50 / p99 / p99.9 (at most, by its histogram) | {t['p50_ms_at_most']:.2f} / {t['p99_ms_at_most']:.2f} / {t['p999_ms_at_most']:.2f} ms |")
 print(f"| tracker RSS before / after joins | {r['tracker_rss_before_kib']/1024:.0f} / {r['tracker_rss_after_kib']/1024:.0f} MiB |")
 print(f"| tracker memory per agent | {r['rss_per_agent_kib']:.1f} KiB ({r['rss_per_agent_kib']*1024/r['torrents']:.0f} B per swarm entry) |")
+print(f"| heartbeat interval the tracker told (longest) | {r.get('heartbeat_told_ms', 0)/1000:.1f} s |")
 print(f"| dead agent (silent, connection open): last heartbeat to dropped / off the ring | {r['dead_agent_dropped_ms']/1000:.1f} / {r['dead_agent_off_ring_ms']/1000:.1f} s |")
 print(f"| churn: agents left and rejoined | {r['churned']} (unexpected drops {r['unexpected_drops']}) |")
 print(f"| per-torrent model: agents x torrents / 5 s announce | {old:.0f} announces/s |")

@@ -83,7 +83,7 @@ TEST_CASE("an agent away from home is kept for three of its own, longer heartbea
   AgentDirectory d(2000);
   AgentRecord home = Agent("home", 1);
   AgentRecord away = Agent("away", 1);
-  away.heartbeat_ms = 6000;
+  away.heartbeat_factor = 3;
   d.Join(home, 0);
   d.Join(away, 0);
   CHECK(d.Members(0)[0].heartbeat_ms == 6000);  // "away" sorts first
@@ -100,7 +100,7 @@ TEST_CASE("the directory counts its members and those away without copying them"
   d.Join(Agent("home-1", 1), 0);
   d.Join(Agent("home-2", 1), 0);
   AgentRecord away = Agent("away", 1);
-  away.heartbeat_ms = 6000;
+  away.heartbeat_factor = 3;
   d.Join(away, 0);
   AgentDirectory::Counts c = d.Count(0);
   CHECK(c.members == 3);
@@ -109,4 +109,56 @@ TEST_CASE("the directory counts its members and those away without copying them"
   c = d.Count(7000);
   CHECK(c.members == 1);
   CHECK(c.away == 1);
+}
+
+TEST_CASE("a large fleet is told longer heartbeat intervals and is held to three of them",
+          "[directory]") {
+  // 100 heartbeats a second: 200 agents at 2 s, 1,000 at 10 s.
+  AgentDirectory d(2000, 100);
+  int64_t told = 0;
+  d.Join(Agent("agent-0", 1), 0, &told);
+  CHECK(told == 2000);
+  for (int i = 1; i < 1000; ++i) d.Join(Agent("agent-" + std::to_string(i), 1), 0, &told);
+  CHECK(told == 10000);  // 1,000 heartbeats at 100 a second: 10 s
+  CHECK(d.IntervalMs() == 10000);
+
+  // An agent that follows is told the interval with its heartbeat, and is
+  // dropped only after three of it.
+  int64_t next = 0;
+  REQUIRE(d.Heartbeat("agent-0", AgentStats{}, 1000, 2000, &next));
+  CHECK(next == 10000);
+  CHECK(d.Contains("agent-0", 1000 + 30000));
+  CHECK_FALSE(d.Contains("agent-0", 1000 + 30001));
+
+  // An older agent (waited 0) keeps the interval it joined with, and is
+  // held to that one.
+  REQUIRE(d.Heartbeat("agent-0", AgentStats{}, 2000, 0, &next));
+  CHECK(next == 10000);  // unchanged since it followed once
+  REQUIRE(d.Heartbeat("agent-1", AgentStats{}, 2000, 0, &next));
+  CHECK(next == 2000);  // it joined when the fleet was small
+
+  // Away members count a third: 600 leave and 300 away join, 400 + 100 beats.
+  for (int i = 400; i < 1000; ++i) d.Leave("agent-" + std::to_string(i), 1);
+  for (int i = 0; i < 300; ++i) {
+    AgentRecord away = Agent("away-" + std::to_string(i), 1);
+    away.heartbeat_factor = 3;
+    d.Join(away, 0, &told);
+  }
+  CHECK(told == 3 * 5000);  // (400 + 300 / 3) / 100 a second: 5 s, and three times that
+  CHECK(d.IntervalMs() == 5000);
+
+  // As the fleet shrinks, the interval comes back to 2 s.
+  for (int i = 0; i < 400; ++i) d.Leave("agent-" + std::to_string(i), 1);
+  for (int i = 0; i < 300; ++i) d.Leave("away-" + std::to_string(i), 1);
+  CHECK(d.IntervalMs() == 2000);
+}
+
+TEST_CASE("without a heartbeat budget every member keeps the directory's interval", "[directory]") {
+  AgentDirectory d(2000);
+  int64_t told = 0;
+  for (int i = 0; i < 5000; ++i) d.Join(Agent("agent-" + std::to_string(i), 1), 0, &told);
+  CHECK(told == 2000);
+  int64_t next = 0;
+  REQUIRE(d.Heartbeat("agent-7", AgentStats{}, 10, 2000, &next));
+  CHECK(next == 2000);
 }
