@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "shoal/log.h"
 #include "sim_report.h"
@@ -34,7 +35,10 @@ SimResult Run(const SimOptions& o) {
 
 }  // namespace
 
-TEST_CASE("one node takes the model's size over the slower of its link and the origin's", "[sim]") {
+TEST_CASE(
+    "one node takes the model's size over the slower of its link (at the links' efficiency) and "
+    "the origin's",
+    "[sim]") {
   SimOptions o = Cluster(1);
   o.origin_latency_ms = 0;
   const double size = static_cast<double>(o.model_bytes());
@@ -42,7 +46,8 @@ TEST_CASE("one node takes the model's size over the slower of its link and the o
     o.node_bytes_per_s = 1e9 / 8;
     o.origin_bytes_per_s = 10e9 / 8;
     SimResult r = Run(o);
-    REQUIRE(r.nodes[0].done_s == Approx(size / o.node_bytes_per_s).epsilon(0.03));
+    REQUIRE(r.nodes[0].done_s ==
+            Approx(size / (o.node_bytes_per_s * o.link_efficiency)).epsilon(0.03));
   }
   SECTION("the origin is slower") {
     o.node_bytes_per_s = 10e9 / 8;
@@ -52,6 +57,52 @@ TEST_CASE("one node takes the model's size over the slower of its link and the o
   }
   SimResult r = Run(o);
   REQUIRE(r.origin_bytes == o.model_bytes());
+}
+
+TEST_CASE(
+    "a node link carries its efficiency's share of its rate, and T_LB stays the model over the "
+    "nominal rate",
+    "[sim]") {
+  SimOptions o = Cluster(1);
+  o.origin_latency_ms = 0;
+  o.origin_bytes_per_s = 10e9 / 8;  // the node's link is the limit
+  o.link_efficiency = 1;
+  const SimSummary ideal = Summarize(Run(o));
+  o.link_efficiency = 0.5;
+  const SimSummary half = Summarize(Run(o));
+  REQUIRE(half.t_lb_s == ideal.t_lb_s);
+  REQUIRE(half.p50_tlb == Approx(2 * ideal.p50_tlb).epsilon(0.01));
+  o.link_efficiency = 0;
+  REQUIRE(Simulate(o).status().code() == Status::Code::kInvalidArgument);
+}
+
+TEST_CASE(
+    "each node's progress is timed by the bytes it received, tenth by tenth, as the benchmark's "
+    "timelines are read",
+    "[sim]") {
+  // One node reading the model from the origin at its own link's rate:
+  // bytes arrive evenly, so each tenth takes a tenth of the time.
+  SimOptions o = Cluster(1);
+  o.origin_latency_ms = 0;
+  o.origin_bytes_per_s = 10e9 / 8;
+  SimResult r = Run(o);
+  const std::vector<double>& d = r.nodes[0].deciles_s;
+  REQUIRE(d.size() == 10);
+  REQUIRE(d.back() == Approx(r.nodes[0].done_s).epsilon(0.01));
+  for (size_t k = 0; k < 10; ++k) {
+    INFO("tenth " << k + 1);
+    REQUIRE(d[k] == Approx(r.nodes[0].done_s * static_cast<double>(k + 1) / 10).epsilon(0.05));
+  }
+  REQUIRE(r.origin_deciles_s.size() == 10);
+  REQUIRE(r.origin_deciles_s[4] == Approx(d[4]).epsilon(0.05));
+
+  // After a warm, a node counts only what it lacked when its pull began.
+  SimResult warm = Run(Cluster(8, Scenario::kWarm));
+  for (const NodeResult& n : warm.nodes) {
+    REQUIRE(n.deciles_s.size() == 10);
+    REQUIRE(n.deciles_s.back() == Approx(n.done_s).epsilon(0.05));
+  }
+  REQUIRE(warm.origin_deciles_s.empty());  // the pulls read nothing from the origin
 }
 
 TEST_CASE("a cold cluster completes everywhere and reads the model from the origin about once",

@@ -62,10 +62,14 @@ void FlowNetwork::Remove(int id) {
   free_.push_back(id);
 }
 
+double FlowNetwork::Moved(int id, double now) const {
+  const Slot& s = slots_[static_cast<size_t>(id)];
+  return s.f.bytes - std::max(0.0, s.left - s.rate * (now - s.updated));
+}
+
 double FlowNetwork::Cancel(int id, double now) {
-  Slot& s = slots_[static_cast<size_t>(id)];
-  const double moved = s.f.bytes - std::max(0.0, s.left - s.rate * (now - s.updated));
-  const Flow f = s.f;
+  const double moved = Moved(id, now);
+  const Flow f = slots_[static_cast<size_t>(id)].f;
   Remove(id);
   Reshare(f.src, f.dst, now);
   return moved;

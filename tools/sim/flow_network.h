@@ -44,6 +44,8 @@ class FlowNetwork {
   int Start(const Flow& f, double now);
   // Ends flow `id` early (an end died); returns the bytes it had moved.
   double Cancel(int id, double now);
+  // The bytes live flow `id` has moved by `now`.
+  double Moved(int id, double now) const;
 
   // The earliest finish time of a flow, or +infinity.
   double NextFinish();
@@ -53,7 +55,7 @@ class FlowNetwork {
   // The flows on a node's uplink and downlink (ids), to cancel when it dies.
   const std::vector<int>& uplink(int node) const { return up_[static_cast<size_t>(node)]; }
   const std::vector<int>& downlink(int node) const { return down_[static_cast<size_t>(node)]; }
-  size_t origin_flows() const { return origin_.size(); }
+  const std::vector<int>& origin_flows() const { return origin_; }
   const Flow& flow(int id) const { return slots_[static_cast<size_t>(id)].f; }
 
  private:

@@ -35,12 +35,17 @@ void AddSimFlags(CLI::App& app, SimFlags& f) {
       ->capture_default_str();
   app.add_option("--origin-gbit", f.origin_gbit, "The origin's egress, Gbit/s")
       ->capture_default_str();
+  app.add_option("--link-efficiency", o.link_efficiency,
+                 "Share of --node-gbit a busy node link carries on average")
+      ->capture_default_str();
   app.add_option("--origin-latency-ms", o.origin_latency_ms, "Per origin request, before data")
       ->capture_default_str();
   app.add_option("--scenario", f.scenario, "cold, staggered, kills or warm")->capture_default_str();
   app.add_option("--stagger-window-s", o.stagger_window_s,
                  "staggered: arrivals spread over this many seconds (0: T_LB / 2)");
-  app.add_option("--kill-fraction", o.kill_fraction, "kills: share of nodes killed at 0.4 T_LB")
+  app.add_option("--kill-fraction", o.kill_fraction, "kills: share of nodes killed")
+      ->capture_default_str();
+  app.add_option("--kill-at-tlb", o.kill_at_tlb, "kills: when they die, in units of T_LB")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of every random choice")->capture_default_str();
   app.add_flag("--no-peers", f.no_peers,
@@ -50,6 +55,9 @@ void AddSimFlags(CLI::App& app, SimFlags& f) {
   app.add_option("--upload-slots", o.upload_slots, "Unchoked peers per node")
       ->capture_default_str();
   app.add_option("--download-slots", o.download_slots, "Pieces received from peers at once")
+      ->capture_default_str();
+  app.add_option("--pull-poll-ms", o.pull_poll_ms,
+                 "How often the pulls look for chunks no peer offers, all at once")
       ->capture_default_str();
   app.add_option("--origin-budget", o.origin_budget, "Tracker: origin orders in flight")
       ->capture_default_str();

@@ -52,9 +52,12 @@ Status SimOptions::Validate() const {
   if (piece_bytes < 1) return Status::InvalidArgument("--piece-mib must be positive");
   if (!(node_bytes_per_s > 0) || !(origin_bytes_per_s > 0))
     return Status::InvalidArgument("--node-gbit and --origin-gbit must be positive");
+  if (!(link_efficiency > 0 && link_efficiency <= 1))
+    return Status::InvalidArgument("--link-efficiency must be in (0, 1]");
   if (origin_latency_ms < 0) return Status::InvalidArgument("--origin-latency-ms must be >= 0");
   if (kill_fraction < 0 || kill_fraction >= 1)
     return Status::InvalidArgument("--kill-fraction must be in [0, 1)");
+  if (!(kill_at_tlb >= 0)) return Status::InvalidArgument("--kill-at-tlb must be >= 0");
   if (upload_slots < 1 || download_slots < 1)
     return Status::InvalidArgument("--upload-slots and --download-slots must be at least 1");
   if (!(pull_poll_ms > 0) || !(tracker_tick_ms > 0))

@@ -24,6 +24,12 @@ std::string Num(double v) {
   return buf;
 }
 
+std::string List(const std::vector<double>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + Num(values[i]);
+  return s + "]";
+}
+
 }  // namespace
 
 SimSummary Summarize(const SimResult& r) {
@@ -82,6 +88,7 @@ std::string ToJson(const SimResult& r, const SimSummary& s) {
     << ", \"piece_bytes\": " << o.piece_bytes << ", \"model_bytes\": " << o.model_bytes()
     << ", \"node_gbit\": " << Num(o.node_bytes_per_s * 8 / 1e9)
     << ", \"origin_gbit\": " << Num(o.origin_bytes_per_s * 8 / 1e9)
+    << ", \"link_efficiency\": " << Num(o.link_efficiency)
     << ", \"origin_latency_ms\": " << Num(o.origin_latency_ms)
     << ", \"peers\": " << (o.peers ? "true" : "false") << ", \"peers_wanted\": " << o.peers_wanted
     << ", \"upload_slots\": " << o.upload_slots << ", \"download_slots\": " << o.download_slots
@@ -101,6 +108,7 @@ std::string ToJson(const SimResult& r, const SimSummary& s) {
     << ", \"second_copy_p50_s\": " << Num(r.second_copy_p50_s)
     << ", \"second_copy_max_s\": " << Num(r.second_copy_max_s)
     << ", \"warm_origin_bytes\": " << r.warm_origin_bytes << ", \"warm_s\": " << Num(r.warm_s)
+    << ", \"origin_deciles_s\": " << List(r.origin_deciles_s)
     << ", \"peer_bytes\": " << r.peer_bytes << ", \"fetch_orders\": " << r.fetch_orders
     << ", \"takeovers\": " << r.takeovers << ", \"hand_on_orders\": " << r.hand_on_orders
     << ", \"end_s\": " << Num(r.end_s) << ", \"timed_out\": " << (r.timed_out ? "true" : "false")
@@ -111,7 +119,8 @@ std::string ToJson(const SimResult& r, const SimSummary& s) {
     j << (i ? ",\n    " : "\n    ") << "{\"node\": " << i << ", \"start_s\": " << Num(n.start_s)
       << ", \"done_s\": " << (n.done_s >= 0 ? Num(n.done_s) : "null")
       << ", \"killed\": " << (n.killed ? "true" : "false")
-      << ", \"origin_bytes\": " << n.origin_bytes << "}";
+      << ", \"origin_bytes\": " << n.origin_bytes << ", \"deciles_s\": " << List(n.deciles_s)
+      << "}";
   }
   j << "\n  ]\n}\n";
   return j.str();

@@ -49,7 +49,8 @@ SimRun::SimRun(const SimOptions& options)
       chunk_ids_(ChunkIds(options)),
       directory_(kNoExpiryMs),
       chunk_source_(chunk_ids_),
-      net_(options.nodes, options.node_bytes_per_s, options.origin_bytes_per_s),
+      net_(options.nodes, options.node_bytes_per_s * options.link_efficiency,
+           options.origin_bytes_per_s),
       swarm_(options, net_),
       agents_(NodeIds(options.nodes), chunk_ids_,
               SimAgents::Hooks{[this](int node, int chunk) { return swarm_.Has(node, chunk); },
@@ -70,7 +71,9 @@ SimRun::SimRun(const SimOptions& options)
       fetched_by_(options.chunks, -1),
       fetches_(options.chunks, 0),
       fetched_at_(options.chunks, -1),
-      second_at_(options.chunks, -1) {
+      second_at_(options.chunks, -1),
+      received_(options.nodes, 0),
+      progress_(options.nodes) {
   tracker::FetchPolicy policy;
   policy.origin_budget = o_.origin_budget;
   policy.fetches_per_agent = o_.fetches_per_agent;
@@ -78,6 +81,8 @@ SimRun::SimRun(const SimOptions& options)
   scheduler_ = std::make_unique<tracker::FetchScheduler>(policy, directory_, agents_, chunk_source_,
                                                          metrics_, [this] { return NowMs(); });
 }
+
+double SimRun::SamplePeriod() const { return std::min(1.0, t_lb_ / 200); }
 
 int64_t SimRun::NowMs() const { return kEpochMs + std::llround(now_ * 1000); }
 
@@ -116,6 +121,7 @@ void SimRun::Schedule() {
       events_.Push({o_.kill_at_tlb * t_lb_, EventKind::kKill, order[i], -1});
   }
   events_.Push({0, EventKind::kPoll, -1, -1});
+  events_.Push({SamplePeriod(), EventKind::kSample, -1, -1});
   events_.Push({o_.tracker_tick_ms / 1000, EventKind::kTrackerTick, -1, -1});
 }
 
@@ -149,10 +155,16 @@ void SimRun::WarmDone() {
 }
 
 void SimRun::StartPull(int node) {
+  const double model = static_cast<double>(o_.model_bytes());
+  if (pulls_waiting_ == o_.nodes) origin_progress_ = {model, now_, now_, 0, {}};
   --pulls_waiting_;
   NodeResult& r = nodes_[static_cast<size_t>(node)];
   if (r.killed) return;
   r.start_s = now_;
+  // What it holds from before (a warm's chunks) does not count.
+  const double lacks = model - static_cast<double>(swarm_.held(node) * o_.piece_bytes);
+  progress_[static_cast<size_t>(node)] = {lacks, now_, now_, 0, {}};
+  received_[static_cast<size_t>(node)] = 0;
   pulling_[static_cast<size_t>(node)] = true;
   pullers_.push_back(node);
   if (o_.peers) swarm_.Join(node);
@@ -173,6 +185,7 @@ void SimRun::Kill(int node) {
   for (int id : flows) {
     const FlowNetwork::Flow f = net_.flow(id);
     const double moved = net_.Cancel(id, now_);
+    received_[static_cast<size_t>(f.dst)] += moved;
     if (f.src == FlowNetwork::kOrigin) {
       OriginBytes(f.dst, moved);  // the origin sent them, whoever died
       origin_cut_bytes_ += static_cast<uint64_t>(std::llround(moved));
@@ -191,6 +204,33 @@ void SimRun::OriginBytes(int node, double bytes) {
   nodes_[static_cast<size_t>(node)].origin_bytes += b;
 }
 
+void Progress::Sample(double t, double bytes) {
+  // Linear between samples, as the benchmark reads its 1 s counters.
+  while (deciles_s.size() < 10) {
+    const double target = total * static_cast<double>(deciles_s.size() + 1) / 10;
+    if (bytes < target * (1 - 1e-9)) break;
+    const double share = bytes > last_bytes ? (target - last_bytes) / (bytes - last_bytes) : 1;
+    deciles_s.push_back(last_t + std::clamp(share, 0.0, 1.0) * (t - last_t) - since);
+  }
+  last_t = t;
+  last_bytes = bytes;
+}
+
+void SimRun::Sample() {
+  for (int node : pullers_) {
+    const size_t n = static_cast<size_t>(node);
+    if (nodes_[n].killed || progress_[n].deciles_s.size() == 10) continue;
+    double bytes = received_[n];
+    for (int id : net_.downlink(node)) bytes += net_.Moved(id, now_);
+    progress_[n].Sample(now_, bytes);
+  }
+  if (pulls_waiting_ < o_.nodes) {  // the pulls' origin reads, not the warm's
+    double sent = static_cast<double>(origin_bytes_);
+    for (int id : net_.origin_flows()) sent += net_.Moved(id, now_);
+    origin_progress_.Sample(now_, sent);
+  }
+}
+
 void SimRun::Got(int node, int chunk) {
   if (!swarm_.Add(node, chunk)) return;
   const size_t c = static_cast<size_t>(chunk);
@@ -204,6 +244,7 @@ void SimRun::Got(int node, int chunk) {
 }
 
 void SimRun::FlowDone(const FlowNetwork::Flow& f) {
+  received_[static_cast<size_t>(f.dst)] += f.bytes;
   if (f.src != FlowNetwork::kOrigin) {
     swarm_.TransferDone(f);
     Got(f.dst, f.chunk);
@@ -244,6 +285,10 @@ void SimRun::Handle(const Event& e) {
       o_.peers ? Poll() : PollDirect();
       events_.Push({now_ + o_.pull_poll_ms / 1000, EventKind::kPoll, -1, -1});
       break;
+    case EventKind::kSample:
+      Sample();
+      events_.Push({now_ + SamplePeriod(), EventKind::kSample, -1, -1});
+      break;
     case EventKind::kTrackerTick:
       scheduler_->Tick();
       events_.Push({now_ + o_.tracker_tick_ms / 1000, EventKind::kTrackerTick, -1, -1});
@@ -281,8 +326,10 @@ SimResult SimRun::Run() {
     if (agents_.TakeAnswered()) wait_scope_.poll();
     swarm_.StartTransfers(now_);
   }
+  Sample();  // the last completions
   result.options = o_;
   result.nodes = nodes_;
+  for (size_t n = 0; n < nodes_.size(); ++n) result.nodes[n].deciles_s = progress_[n].deciles_s;
   result.origin_bytes = origin_bytes_;
   result.origin_cut_bytes = origin_cut_bytes_;
   for (uint32_t n : fetches_) result.chunks_refetched += n > 1 ? 1 : 0;
@@ -298,6 +345,7 @@ SimResult SimRun::Run() {
   result.warm_origin_bytes = warm_origin_bytes_;
   result.warm_s = warm_s_;
   result.peer_bytes = swarm_.peer_bytes();
+  result.origin_deciles_s = origin_progress_.deciles_s;
   result.fetch_orders = metrics_.fetch_orders;
   result.takeovers = metrics_.takeovers;
   result.hand_on_orders = agents_.hand_on_orders();

@@ -39,6 +39,17 @@ class SimVersionChunks final : public tracker::VersionChunkSource {
   std::shared_ptr<const tracker::ChunkSet> set_;
 };
 
+// A node's (or the origin's) bytes over time, sampled: when each tenth
+// of `total` had arrived (or left), from `since`.
+struct Progress {
+  double total = 0;       // what the node lacked when its pull started (the origin: the model)
+  double since = 0;       // when its pull (or the pulls) started
+  double last_t = 0;      // the last sample
+  double last_bytes = 0;  // ... and its bytes
+  std::vector<double> deciles_s;
+  void Sample(double t, double bytes);
+};
+
 class SimRun {
  public:
   // REQUIRES: options.Validate() is OK.
@@ -54,6 +65,9 @@ class SimRun {
   void Kill(int node);
   void FlowDone(const FlowNetwork::Flow& f);
   void OriginBytes(int node, double bytes);
+  // Bytes received by each pulling node and sent by the origin, now.
+  void Sample();
+  double SamplePeriod() const;
   void Got(int node, int chunk);
   void WarmDone();
   bool Finished() const;
@@ -93,9 +107,12 @@ class SimRun {
   std::vector<double> fetched_at_;  // per chunk: its first origin read ended; < 0 not yet
   std::vector<double> second_at_;   // per chunk: then another node first held it; < 0 not yet
   uint64_t origin_cut_bytes_ = 0;
-  size_t pulls_waiting_ = 0;    // nodes whose pull has not started
-  size_t live_incomplete_ = 0;  // pulling, alive, not complete
-  uint64_t origin_bytes_ = 0;   // this phase
+  size_t pulls_waiting_ = 0;        // nodes whose pull has not started
+  size_t live_incomplete_ = 0;      // pulling, alive, not complete
+  uint64_t origin_bytes_ = 0;       // this phase
+  std::vector<double> received_;    // per node: bytes of its ended flows, since its pull started
+  std::vector<Progress> progress_;  // per node
+  Progress origin_progress_;        // the origin's, during the pulls
   uint64_t warm_origin_bytes_ = 0;
   double warm_s_ = 0;
   bool warm_done_ = false;
