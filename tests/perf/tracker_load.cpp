@@ -905,8 +905,11 @@ int main(int argc, char** argv) {
               [](const Stats::Slow& a, const Stats::Slow& b) { return a.sent_ms < b.sent_ms; });
     for (const auto& x : slow) {
       const int t = x.type < 0 ? -1 - x.type : x.type;
-      std::fprintf(stderr, "slow: sent %.1f ms %s%s %.1f ms\n", x.sent_ms,
-                   x.type < 0 ? "probe " : "", kTypeNames[t], x.ms);
+      // `at`: CLOCK_MONOTONIC seconds, as `perf record -k CLOCK_MONOTONIC` stamps samples.
+      const double at = std::chrono::duration<double>(kProcessStart.time_since_epoch()).count() +
+                        x.sent_ms / 1000;
+      std::fprintf(stderr, "slow: sent %.1f ms %s%s %.1f ms at %.3f\n", x.sent_ms,
+                   x.type < 0 ? "probe " : "", kTypeNames[t], x.ms, at);
     }
   }
   for (char& ch : all.last_error)
