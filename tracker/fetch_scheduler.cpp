@@ -28,7 +28,8 @@ FetchScheduler::FetchScheduler(FetchPolicy policy, AgentDirectory& agents, Agent
       orders_(orders),
       chunk_source_(chunk_source),
       metrics_(metrics),
-      now_ms_(now_ms ? std::move(now_ms) : NowMsFn(&NowMs)) {}
+      now_ms_(now_ms ? std::move(now_ms) : NowMsFn(&NowMs)),
+      pacer_(static_cast<int>(policy.fetches_per_agent)) {}
 
 FetchScheduler::~FetchScheduler() { *alive_ = false; }
 
@@ -175,7 +176,6 @@ void FetchScheduler::Dispatch() {
   } publish{this};
   DispatchReplicas();
   const uint32_t budget = origin_budget_;
-  const int per_agent = static_cast<int>(policy_.fetches_per_agent);
   if (in_flight_ >= budget || queue_.empty()) return;
   std::shared_ptr<const HashRing> ring = Ring();
   if (ring->size() == 0) return;
@@ -193,13 +193,17 @@ void FetchScheduler::Dispatch() {
       if (ranked.empty()) return;  // no agent on the ring has a control connection
       agent = ranked[static_cast<size_t>(e.attempt) % ranked.size()];
     }
-    if (per_agent_[agent] >= per_agent) {
+    if (per_agent_[agent] >= AgentCap(agent)) {
       ++it;
       continue;
     }
     it = queue_.erase(it);
     if (!Send(e, agent)) Requeue(e, "agent " + agent + " has no control connection");
   }
+}
+
+int FetchScheduler::AgentCap(const std::string& agent) const {
+  return policy_.pace_per_agent ? pacer_.Cap(agent) : static_cast<int>(policy_.fetches_per_agent);
 }
 
 bool FetchScheduler::Send(Entry& e, const std::string& agent) {
@@ -215,27 +219,38 @@ bool FetchScheduler::Send(Entry& e, const std::string& agent) {
   ChunkId chunk = e.chunk;
   uint64_t order = e.order;
   int64_t sent = e.sent_ms;
+  const OrderPacer::Ticket ticket = pacer_.Start(agent, sent);
   std::shared_ptr<bool> alive = alive_;
   tasks_.add(orders_.Fetch(agent, e.target, chunk, e.attempt > 0)
                  .then(
-                     [this, alive, chunk, order, agent, sent](FetchOutcome r) {
-                       if (*alive) OnDone(chunk, order, agent, Status::OK(), r, now_ms_() - sent);
-                     },
-                     [this, alive, chunk, order, agent, sent](kj::Exception&& ex) {
+                     [this, alive, chunk, order, agent, ticket, sent](FetchOutcome r) {
                        if (*alive) {
-                         OnDone(chunk, order, agent, StatusFromException(ex, "agent " + agent),
-                                FetchOutcome{}, now_ms_() - sent);
+                         OnDone(chunk, order, agent, ticket, Status::OK(), r, now_ms_() - sent);
+                       }
+                     },
+                     [this, alive, chunk, order, agent, ticket, sent](kj::Exception&& ex) {
+                       if (*alive) {
+                         OnDone(chunk, order, agent, ticket,
+                                StatusFromException(ex, "agent " + agent), FetchOutcome{},
+                                now_ms_() - sent);
                        }
                      }));
   return true;
 }
 
 void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent,
-                            Status status, FetchOutcome outcome, int64_t ms) {
+                            const OrderPacer::Ticket& ticket, Status status, FetchOutcome outcome,
+                            int64_t ms) {
   const uint32_t fetched = outcome.fetched;
   const uint64_t bytes = outcome.bytes;
   --in_flight_;
   if (--per_agent_[agent] <= 0) per_agent_.erase(agent);
+  const int cap_before = pacer_.Cap(agent);
+  pacer_.Done(agent, ticket, now_ms_(), status.ok() && fetched > 0, bytes);
+  if (policy_.pace_per_agent && pacer_.Cap(agent) != cap_before) {
+    Log(LogLevel::kDebug, "fetch.agent_cap",
+        {{"agent", agent}, {"cap", pacer_.Cap(agent)}, {"ms", ms}, {"bytes", bytes}});
+  }
   auto it = entries_.find(chunk);
   if (status.ok()) {
     if (fetched > 0) {

@@ -7,7 +7,9 @@
 // of trackers, this tracker's share of it: SetOriginBudget), and at most
 // `fetches_per_agent` on one agent, so the origin's bandwidth goes to a few
 // chunks at a time and each becomes shareable quickly, instead of to
-// thousands of GETs that all finish together at the end.
+// thousands of GETs that all finish together at the end. With
+// `pace_per_agent`, each agent starts at one order and runs more only while
+// more make it faster (OrderPacer); off by default, see docs/scale.md.
 //
 // Order: chunks somebody is waiting for come before warm-only chunks; within
 // a class, first asked first served (agents ask in file order).
@@ -68,6 +70,7 @@
 #include "agent_directory.h"
 #include "agent_orders.h"
 #include "fetch_target.h"
+#include "order_pacer.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
 #include "shoal/need_reply.h"
@@ -84,6 +87,7 @@ struct FetchPolicy {
   uint32_t fetches_per_agent = 2;       // of those, at most this many on one agent
   int64_t fetch_done_grace_ms = 15000;  // a chunk delivered this recently is not ordered again
   uint32_t replicas = 1;                // owners per chunk; 2..R copy it from the swarm
+  bool pace_per_agent = false;          // from 1 up to fetches_per_agent, as OrderPacer learns
 };
 
 // Progress of one warm: every chunk of a version ordered from its owner.
@@ -183,8 +187,10 @@ class FetchScheduler final {
   // Which agents orders can go to now, for HashRing::Owners.
   std::function<bool(const std::string&)> ConnectedFilter() const;
   bool Send(Entry& e, const std::string& agent);
-  void OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent, Status status,
-              FetchOutcome outcome, int64_t ms);
+  void OnDone(const ChunkId& chunk, uint64_t order, const std::string& agent,
+              const OrderPacer::Ticket& ticket, Status status, FetchOutcome outcome, int64_t ms);
+  // How many origin orders `agent` may have in flight now.
+  int AgentCap(const std::string& agent) const;
   void PublishGauges();
   void Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes);
   void RememberHolder(const ChunkId& chunk, const std::string& agent);
@@ -207,6 +213,7 @@ class FetchScheduler final {
   std::deque<ChunkId> holder_order_;  // holders_'s keys, oldest first
   std::unordered_map<ChunkId, std::pair<int64_t, std::string>> failed_;  // chunk -> when, error
   std::map<std::string, int> per_agent_;  // orders in flight per agent
+  OrderPacer pacer_;                      // each agent's cap, with pace_per_agent
   struct Replica {
     std::string agent;
     FetchTarget target;

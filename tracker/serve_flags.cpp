@@ -83,6 +83,9 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--fetches-per-agent", o.fetches_per_agent,
                   "of those, at most this many on one agent")
       ->capture_default_str();
+  cmd->add_flag("--pace-fetches-per-agent", o.pace_fetches_per_agent,
+                "start each agent at one origin order and let it run more, up to "
+                "--fetches-per-agent, only while more make its fetches faster");
   cmd->add_option(
          "--replicas", o.replicas,
          "owners per chunk: the first fetches it from the origin, the rest copy it from the swarm")

@@ -32,7 +32,8 @@ namespace shoal::tracker {
 
 // The fetch scheduler's settings among the tracker's.
 inline FetchPolicy FetchPolicyOf(const TrackerOptions& o) {
-  return FetchPolicy{o.origin_budget, o.fetches_per_agent, o.fetch_done_grace_ms, o.replicas};
+  return FetchPolicy{o.origin_budget, o.fetches_per_agent, o.fetch_done_grace_ms, o.replicas,
+                     o.pace_fetches_per_agent};
 }
 
 struct TrackerContext {

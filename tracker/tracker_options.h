@@ -38,6 +38,7 @@ struct TrackerOptions {
       60000;                            // how often a peer holding the whole file does; 3x likewise
   uint32_t origin_budget = 64;          // origin fetches in flight across the cluster
   uint32_t fetches_per_agent = 2;       // of those, at most this many on one agent
+  bool pace_fetches_per_agent = false;  // learn each agent's cap, from 1 up to fetches_per_agent
   int64_t fetch_done_grace_ms = 15000;  // a chunk fetched this recently is not fetched again
   uint32_t replicas = 1;                // owners per chunk; 2..R copy it from the swarm
   int64_t rpc_auth_timeout_ms = 10000;  // an RPC connection must authenticate within this

@@ -79,6 +79,7 @@ FetchPolicy Policy(uint32_t budget, uint32_t per_agent) {
   FetchPolicy p;
   p.origin_budget = budget;
   p.fetches_per_agent = per_agent;
+  p.pace_per_agent = false;  // a fixed cap, the default; paced below
   return p;
 }
 
@@ -264,4 +265,24 @@ TEST_CASE("fake agents: orders are timed on the clock the scheduler was given", 
   CHECK(fakes.held.back().takeover);
   CHECK(fakes.held.back().agent != fakes.held.front().agent);
   CHECK(metrics.takeovers == 1);
+}
+
+TEST_CASE("fake agents: an agent starts at one order and runs more once one has fetched alone",
+          "[fetch][fake]") {
+  FetchPolicy p = Policy(/*budget=*/64, /*per_agent=*/4);
+  p.pace_per_agent = true;
+  Cluster c(p, /*agents=*/1);
+  c.fetches.Need(c.target, Chunks(20));
+  c.Settle();
+  CHECK(c.fakes.held.size() == 1);  // one order to begin with
+  c.fakes.Deliver();                // it fetched, alone: the cap tries two
+  c.Settle();
+  CHECK(c.fakes.held.size() == 2);
+}
+
+TEST_CASE("fake agents: with a fixed cap every agent gets it from the start", "[fetch][fake]") {
+  Cluster c(Policy(/*budget=*/64, /*per_agent=*/4), /*agents=*/1);
+  c.fetches.Need(c.target, Chunks(20));
+  c.Settle();
+  CHECK(c.fakes.held.size() == 4);
 }

@@ -79,8 +79,8 @@ struct Harness {
   Harness(uint32_t budget, uint32_t per_agent, int agents, int64_t grace_ms = 15000,
           uint32_t replicas = 1)
       : ws(loop),
-        fetches(FetchPolicy{budget, per_agent, grace_ms, replicas}, directory, controls, chunk_sets,
-                metrics) {
+        fetches(FetchPolicy{budget, per_agent, grace_ms, replicas, /*pace_per_agent=*/false},
+                directory, controls, chunk_sets, metrics) {
     for (int i = 0; i < agents; ++i) AddAgent("agent-" + std::to_string(i));
   }
   void AddAgent(const std::string& id) {

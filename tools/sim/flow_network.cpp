@@ -5,9 +5,11 @@
 
 namespace shoal::sim {
 
-FlowNetwork::FlowNetwork(size_t nodes, double node_bytes_per_s, double origin_bytes_per_s)
+FlowNetwork::FlowNetwork(size_t nodes, double node_bytes_per_s, double origin_bytes_per_s,
+                         double origin_request_bytes_per_s)
     : node_bps_(node_bytes_per_s),
       origin_bps_(origin_bytes_per_s),
+      request_bps_(origin_request_bytes_per_s),
       up_(nodes),
       down_(nodes),
       down_weight_(nodes, 0) {}
@@ -93,8 +95,12 @@ void FlowNetwork::Refill(int src, double now) {
   double weights = 0;
   for (int id : UpList(src)) {
     const Flow& f = slots_[static_cast<size_t>(id)].f;
-    // What it can take per unit of its weight: its receiver's link by weight.
-    want.push_back({node_bps_ / down_weight_[static_cast<size_t>(f.dst)], id});
+    // What it can take per unit of its weight: its receiver's link by
+    // weight, and an origin flow no more than one request carries.
+    double per_weight = node_bps_ / down_weight_[static_cast<size_t>(f.dst)];
+    if (src == kOrigin && request_bps_ > 0)
+      per_weight = std::min(per_weight, request_bps_ / f.weight);
+    want.push_back({per_weight, id});
     weights += f.weight;
   }
   std::sort(want.begin(), want.end());

@@ -7,7 +7,8 @@
 // flow whose receiver's share is smaller than its weighted split gets that
 // share, and the others split what it leaves. So no link carries more
 // than its capacity, and a sender's capacity is used while any receiver can
-// take more. Not max-min fair: a receiver does not hand on what a slow
+// take more. An origin flow may also have a limit of its own (one GET
+// stream). Not max-min fair: a receiver does not hand on what a slow
 // sender leaves of its own link.
 //
 // When a flow starts or ends, only the flows of its sender and of each
@@ -38,7 +39,10 @@ class FlowNetwork {
     double weight = 1;  // its claim on both links against flows of weight 1
   };
 
-  FlowNetwork(size_t nodes, double node_bytes_per_s, double origin_bytes_per_s);
+  // `origin_request_bytes_per_s`: what one origin flow can carry at most
+  // (an object store's single GET stream); 0: no limit of its own.
+  FlowNetwork(size_t nodes, double node_bytes_per_s, double origin_bytes_per_s,
+              double origin_request_bytes_per_s = 0);
 
   // Starts a flow of `f.bytes` at `now`; returns its id (reused after it ends).
   int Start(const Flow& f, double now);
@@ -75,7 +79,7 @@ class FlowNetwork {
   void Refill(int src, double now);
   void SetRate(int id, double rate, double now);
 
-  const double node_bps_, origin_bps_;
+  const double node_bps_, origin_bps_, request_bps_;
   std::vector<Slot> slots_;
   std::vector<int> free_;
   std::vector<std::vector<int>> up_, down_;

@@ -20,6 +20,7 @@ using namespace shoal::sim;
 struct SimFlags {
   SimOptions o;
   double size_mib = 0, piece_mib = 16, node_gbit = 0.1, origin_gbit = 0.4;  // cluster bench
+  double origin_request_gbit = 0;
   std::string scenario = "cold", out, hand_on_owner = "only", log_level = "error";
   bool no_peers = false;
 };
@@ -34,6 +35,9 @@ void AddSimFlags(CLI::App& app, SimFlags& f) {
   app.add_option("--node-gbit", f.node_gbit, "Each node's upload and download link, Gbit/s")
       ->capture_default_str();
   app.add_option("--origin-gbit", f.origin_gbit, "The origin's egress, Gbit/s")
+      ->capture_default_str();
+  app.add_option("--origin-request-gbit", f.origin_request_gbit,
+                 "What one origin read (a GET) carries at most, Gbit/s; 0: no limit of its own")
       ->capture_default_str();
   app.add_option("--link-efficiency", o.link_efficiency,
                  "Share of --node-gbit a busy node link carries on average")
@@ -61,8 +65,11 @@ void AddSimFlags(CLI::App& app, SimFlags& f) {
       ->capture_default_str();
   app.add_option("--origin-budget", o.origin_budget, "Tracker: origin orders in flight")
       ->capture_default_str();
-  app.add_option("--fetches-per-agent", o.fetches_per_agent, "Tracker: origin orders per agent")
+  app.add_option("--fetches-per-agent", o.fetches_per_agent,
+                 "Tracker: origin orders per agent (at most, with --pace-fetches-per-agent)")
       ->capture_default_str();
+  app.add_flag("--pace-fetches-per-agent", o.pace_fetches_per_agent,
+               "Tracker: each agent starts at one order and runs more while more pay");
   app.add_option("--hand-on", o.hand_on,
                  "Next owners the tracker orders to copy a chunk just fetched, at once")
       ->capture_default_str();
@@ -99,6 +106,7 @@ shoal::Result<SimOptions> ApplySimFlags(const SimFlags& f) {
         std::ceil(f.size_mib * 1024 * 1024 / static_cast<double>(o.piece_bytes)));
   o.node_bytes_per_s = f.node_gbit * 1e9 / 8;
   o.origin_bytes_per_s = f.origin_gbit * 1e9 / 8;
+  o.origin_request_bytes_per_s = f.origin_request_gbit * 1e9 / 8;
   o.peers = !f.no_peers;
   o.scenario = *scenario;
   o.hand_on_owner = *hand_on_owner;

@@ -75,8 +75,10 @@ struct SimOptions {
   double hand_on_weight = 1;    // a hand-on flow's share of both its links against other flows
   bool hand_on_connect = true;  // a receiver not connected to the owner connects to it
   // Tracker (FetchPolicy).
-  uint32_t origin_budget = 64;     // origin fetch orders in flight across the cluster
-  uint32_t fetches_per_agent = 2;  // of those, per agent
+  uint32_t origin_budget = 64;            // origin fetch orders in flight across the cluster
+  uint32_t fetches_per_agent = 2;         // of those, per agent (at most, with pacing)
+  bool pace_fetches_per_agent = false;    // each agent from 1 up to fetches_per_agent (OrderPacer)
+  double origin_request_bytes_per_s = 0;  // one origin read's own limit (a GET stream); 0: none
   // Safety stop, in units of T_LB of virtual time.
   double max_tlb = 200;
 

@@ -93,8 +93,11 @@ std::string ToJson(const SimResult& r, const SimSummary& s) {
     << ", \"peers\": " << (o.peers ? "true" : "false") << ", \"peers_wanted\": " << o.peers_wanted
     << ", \"upload_slots\": " << o.upload_slots << ", \"download_slots\": " << o.download_slots
     << ", \"origin_budget\": " << o.origin_budget
-    << ", \"fetches_per_agent\": " << o.fetches_per_agent << ", \"hand_on\": " << o.hand_on
-    << ", \"hand_on_owner\": \"" << HandOnOwnerName(o.hand_on_owner) << "\""
+    << ", \"fetches_per_agent\": " << o.fetches_per_agent
+    << ", \"pace_fetches_per_agent\": " << (o.pace_fetches_per_agent ? "true" : "false")
+    << ", \"origin_request_bytes_per_s\": " << o.origin_request_bytes_per_s
+    << ", \"hand_on\": " << o.hand_on << ", \"hand_on_owner\": \""
+    << HandOnOwnerName(o.hand_on_owner) << "\""
     << ", \"hand_on_weight\": " << Num(o.hand_on_weight)
     << ", \"hand_on_connect\": " << (o.hand_on_connect ? "true" : "false")
     << ", \"seed\": " << o.seed << "},\n";

@@ -50,7 +50,7 @@ SimRun::SimRun(const SimOptions& options)
       directory_(kNoExpiryMs),
       chunk_source_(chunk_ids_),
       net_(options.nodes, options.node_bytes_per_s * options.link_efficiency,
-           options.origin_bytes_per_s),
+           options.origin_bytes_per_s, options.origin_request_bytes_per_s),
       swarm_(options, net_),
       agents_(NodeIds(options.nodes), chunk_ids_,
               SimAgents::Hooks{[this](int node, int chunk) { return swarm_.Has(node, chunk); },
@@ -77,6 +77,7 @@ SimRun::SimRun(const SimOptions& options)
   tracker::FetchPolicy policy;
   policy.origin_budget = o_.origin_budget;
   policy.fetches_per_agent = o_.fetches_per_agent;
+  policy.pace_per_agent = o_.pace_fetches_per_agent;
   policy.replicas = o_.hand_on + 1;  // owners 2..K+1 are the hand-on receivers
   scheduler_ = std::make_unique<tracker::FetchScheduler>(policy, directory_, agents_, chunk_source_,
                                                          metrics_, [this] { return NowMs(); });
