@@ -96,18 +96,26 @@ def within(measured, simulated, absolute=None, relative=None):
     return "yes" if ok else "**no**"
 
 
-def link_use(scenario, node_bytes_per_s):
-    """The median node's mean receive rate ÷ B while it received 10 to 90 %
-    of its bytes (on the wire, headers included)."""
+def nodes_received(scenario):
+    """For each node that completed and was not killed: its column in the
+    timeline, its record, the bytes it had received before its pull started
+    (a warm's chunks, which do not count) and what it received after."""
     rows = scenario["timeline"]
     names = sorted(scenario["nodes"], key=lambda n: int(n.replace("node", "")))
-    rates = []
     for i, name in enumerate(names):
         rec = scenario["nodes"][name]
         if rec.get("killed_at_s") is not None or rec.get("seconds") is None:
             continue
         base = max([r[3][i] for r in rows if r[0] <= rec["start"]] or [0])
-        final = rows[-1][3][i] - base
+        yield i, rec, base, rows[-1][3][i] - base
+
+
+def link_use(scenario, node_bytes_per_s):
+    """The median node's mean receive rate ÷ B while it received 10 to 90 %
+    of its bytes (on the wire, headers included)."""
+    rows = scenario["timeline"]
+    rates = []
+    for i, rec, base, final in nodes_received(scenario):
         t10 = next(r[0] for r in rows if r[3][i] - base >= 0.1 * final)
         t90 = next(r[0] for r in rows if r[3][i] - base >= 0.9 * final)
         if t90 > t10:
@@ -129,15 +137,8 @@ def measured_shape(scenario, fractions):
     at which it had received each fraction of its final bytes; the origin's
     time since t0 for half and 90 % of its final bytes on the wire."""
     rows = scenario["timeline"]
-    names = sorted(scenario["nodes"], key=lambda n: int(n.replace("node", "")))
     per_node = []
-    for i, name in enumerate(names):
-        rec = scenario["nodes"][name]
-        if rec.get("killed_at_s") is not None or rec.get("seconds") is None:
-            continue
-        # What it received before its pull started (a warm's chunks) does not count.
-        base = max([r[3][i] for r in rows if r[0] <= rec["start"]] or [0])
-        final = rows[-1][3][i] - base
+    for i, rec, base, final in nodes_received(scenario):
         got = {}
         for fr in fractions:
             t = next((r[0] for r in rows if r[3][i] - base >= fr * final), None)
