@@ -35,6 +35,55 @@ void AddHttpLimitFlags(CLI::App* cmd, ServeFlags* f) {
       ->capture_default_str();
 }
 
+// The cluster's origin fetch orders: how many, on whom, and how often again.
+void AddFetchFlags(CLI::App* cmd, ServeFlags* f) {
+  TrackerOptions& o = f->opts;
+  cmd->add_option("--origin-budget", o.origin_budget,
+                  "origin fetch orders in flight across the cluster")
+      ->capture_default_str();
+  cmd->add_option("--fetches-per-agent", o.fetches_per_agent,
+                  "of those, at most this many on one agent")
+      ->capture_default_str();
+  cmd->add_flag("--pace-fetches-per-agent", o.pace_fetches_per_agent,
+                "start each agent at one origin order and let it run more, up to "
+                "--fetches-per-agent, only while more make its fetches faster");
+  cmd->add_option(
+         "--replicas", o.replicas,
+         "owners per chunk: the first fetches it from the origin, the rest copy it from the swarm")
+      ->capture_default_str();
+  cmd->add_option("--fetch-done-grace", f->fetch_done_grace,
+                  "a chunk delivered this recently is not fetched again when asked for")
+      ->capture_default_str();
+}
+
+// The RPC port's connections, and the agents' heartbeats on them.
+void AddRpcFlags(CLI::App* cmd, ServeFlags* f) {
+  TrackerOptions& o = f->opts;
+  cmd->add_option("--rpc-auth-timeout", f->rpc_auth_timeout,
+                  "an RPC connection that has not authenticated by then is closed")
+      ->capture_default_str();
+  cmd->add_option("--rpc-message-timeout", f->rpc_message_timeout,
+                  "an RPC message must arrive whole within this of its first byte")
+      ->capture_default_str();
+  cmd->add_option("--rpc-max-unauthenticated", o.rpc_max_unauthenticated,
+                  "RPC connections allowed at once before they authenticate; more are closed")
+      ->capture_default_str();
+  cmd->add_option("--rpc-max-connections", o.rpc_max_connections,
+                  "RPC connections open at once, authenticated or not; more are closed")
+      ->capture_default_str();
+  cmd->add_option("--rpc-max-connections-per-client", o.rpc_max_connections_per_client,
+                  "RPC connections open at once from one IP address; more are closed")
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-budget", o.heartbeat_budget,
+                  "agent heartbeats a second this tracker takes: beyond that many agents (times "
+                  "the 2 s interval) each is told a longer interval; 0: every agent every 2 s")
+      ->capture_default_str();
+  cmd->add_option("--rpc-threads", o.rpc_threads,
+                  "event loops serving RPC connections, each taking its own (0: one fewer than the "
+                  "cores, 1 to 4)")
+      ->capture_default_str();
+}
+
 // Where the registry and the secrets live: for a fleet of trackers, one
 // etcd and one set of secrets shared by all.
 void AddFleetFlags(CLI::App* cmd, TrackerOptions& o) {
@@ -77,45 +126,8 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--seed-announce-interval", f->seed_announce_interval,
                   "how often an agent holding a whole file re-announces it")
       ->capture_default_str();
-  cmd->add_option("--origin-budget", o.origin_budget,
-                  "origin fetch orders in flight across the cluster")
-      ->capture_default_str();
-  cmd->add_option("--fetches-per-agent", o.fetches_per_agent,
-                  "of those, at most this many on one agent")
-      ->capture_default_str();
-  cmd->add_flag("--pace-fetches-per-agent", o.pace_fetches_per_agent,
-                "start each agent at one origin order and let it run more, up to "
-                "--fetches-per-agent, only while more make its fetches faster");
-  cmd->add_option(
-         "--replicas", o.replicas,
-         "owners per chunk: the first fetches it from the origin, the rest copy it from the swarm")
-      ->capture_default_str();
-  cmd->add_option("--fetch-done-grace", f->fetch_done_grace,
-                  "a chunk delivered this recently is not fetched again when asked for")
-      ->capture_default_str();
-  cmd->add_option("--rpc-auth-timeout", f->rpc_auth_timeout,
-                  "an RPC connection that has not authenticated by then is closed")
-      ->capture_default_str();
-  cmd->add_option("--rpc-message-timeout", f->rpc_message_timeout,
-                  "an RPC message must arrive whole within this of its first byte")
-      ->capture_default_str();
-  cmd->add_option("--rpc-max-unauthenticated", o.rpc_max_unauthenticated,
-                  "RPC connections allowed at once before they authenticate; more are closed")
-      ->capture_default_str();
-  cmd->add_option("--rpc-max-connections", o.rpc_max_connections,
-                  "RPC connections open at once, authenticated or not; more are closed")
-      ->capture_default_str();
-  cmd->add_option("--rpc-max-connections-per-client", o.rpc_max_connections_per_client,
-                  "RPC connections open at once from one IP address; more are closed")
-      ->capture_default_str();
-  cmd->add_option("--heartbeat-budget", o.heartbeat_budget,
-                  "agent heartbeats a second this tracker takes: beyond that many agents (times "
-                  "the 2 s interval) each is told a longer interval; 0: every agent every 2 s")
-      ->capture_default_str();
-  cmd->add_option("--rpc-threads", o.rpc_threads,
-                  "event loops serving RPC connections, each taking its own (0: one fewer than the "
-                  "cores, 1 to 4)")
-      ->capture_default_str();
+  AddFetchFlags(cmd, f);
+  AddRpcFlags(cmd, f);
   AddHttpLimitFlags(cmd, f);
   AddFleetFlags(cmd, o);
   cmd->add_option("--max-swarms", o.max_swarms,
