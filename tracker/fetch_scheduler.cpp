@@ -219,7 +219,8 @@ bool FetchScheduler::Send(Entry& e, const std::string& agent) {
   ChunkId chunk = e.chunk;
   uint64_t order = e.order;
   int64_t sent = e.sent_ms;
-  const OrderPacer::Ticket ticket = pacer_.Start(agent, sent);
+  const OrderPacer::Ticket ticket =
+      policy_.pace_per_agent ? pacer_.Start(agent, sent) : OrderPacer::Ticket{};
   std::shared_ptr<bool> alive = alive_;
   tasks_.add(orders_.Fetch(agent, e.target, chunk, e.attempt > 0)
                  .then(
@@ -245,11 +246,12 @@ void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::str
   const uint64_t bytes = outcome.bytes;
   --in_flight_;
   if (--per_agent_[agent] <= 0) per_agent_.erase(agent);
-  const int cap_before = pacer_.Cap(agent);
-  pacer_.Done(agent, ticket, now_ms_(), status.ok() && fetched > 0, bytes);
-  if (policy_.pace_per_agent && pacer_.Cap(agent) != cap_before) {
-    Log(LogLevel::kDebug, "fetch.agent_cap",
-        {{"agent", agent}, {"cap", pacer_.Cap(agent)}, {"ms", ms}, {"bytes", bytes}});
+  if (policy_.pace_per_agent) {
+    const int cap = pacer_.Done(agent, ticket, now_ms_(), status.ok() && fetched > 0, bytes);
+    if (cap != 0) {
+      Log(LogLevel::kDebug, "fetch.agent_cap",
+          {{"agent", agent}, {"cap", cap}, {"ms", ms}, {"bytes", bytes}});
+    }
   }
   auto it = entries_.find(chunk);
   if (status.ok()) {

@@ -21,11 +21,12 @@ OrderPacer::Ticket OrderPacer::Start(const std::string& agent, int64_t now_ms) {
   return Ticket{now_ms, a.busy};
 }
 
-void OrderPacer::Done(const std::string& agent, const Ticket& ticket, int64_t now_ms, bool fetched,
-                      uint64_t bytes) {
+int OrderPacer::Done(const std::string& agent, const Ticket& ticket, int64_t now_ms, bool fetched,
+                     uint64_t bytes) {
   auto it = agents_.find(agent);
-  if (it == agents_.end()) return;
+  if (it == agents_.end()) return 0;
   Agent& a = it->second;
+  const int cap_before = a.cap;
   Advance(a, now_ms);
   const int64_t ms = now_ms - ticket.start_ms;
   // How many of the agent's orders ran, on average, while this one did.
@@ -46,7 +47,9 @@ void OrderPacer::Done(const std::string& agent, const Ticket& ticket, int64_t no
       a.no_rise_until_ms = now_ms + kRetryMs;
     }
   }
+  const int cap = a.cap;
   if (a.running == 0 && agents_.size() > kMaxAgents) agents_.erase(it);
+  return cap != cap_before ? cap : 0;
 }
 
 }  // namespace shoal::tracker

@@ -50,8 +50,9 @@ class OrderPacer {
   Ticket Start(const std::string& agent, int64_t now_ms);
   // It ended. `fetched`: it read the chunk from the origin, `bytes` of it;
   // an order that failed or found the chunk already there teaches nothing.
-  void Done(const std::string& agent, const Ticket& ticket, int64_t now_ms, bool fetched,
-            uint64_t bytes);
+  // Returns the agent's new cap if this changed it, else 0.
+  int Done(const std::string& agent, const Ticket& ticket, int64_t now_ms, bool fetched,
+           uint64_t bytes);
 
   // Agents with state kept. Past kMaxAgents, an agent's state is dropped
   // when its last order ends (it starts again at one).
