@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "support/test_cluster.h"
@@ -116,13 +117,17 @@ TEST_CASE("an agent heartbeats at the longer interval its tracker tells as the f
   // The first agent joined alone and was told 2 s; its next heartbeat
   // after the second joined brings 4 s.
   AgentProcess& first = *c.agents[0];
-  bool told = false;
-  for (int i = 0; i < 60 && !told; ++i) {
-    told = first.log().find("\"tracker.heartbeat_interval\"") != std::string::npos &&
-           first.log().find("\"ms\":4000") != std::string::npos;
-    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  CHECK(told);
+  auto told_4s = [&]() -> double {
+    std::istringstream log(first.log());
+    for (std::string line; std::getline(log, line);) {
+      if (line.find("\"tracker.heartbeat_interval\"") != std::string::npos &&
+          line.find("\"ms\":4000") != std::string::npos) {
+        return 1;
+      }
+    }
+    return 0;
+  };
+  CHECK(WaitFor(told_4s, 1, 6) == 1);
   CHECK(c.tracker.Metric("shoal_tracker_heartbeat_interval_seconds") == 4);
   // Past three of the old 2 s, both are still members: they follow.
   std::this_thread::sleep_for(std::chrono::seconds(7));
