@@ -136,6 +136,7 @@ void FillAgentStats(const AgentStats& s, proto::AgentStats::Builder out) {
   out.setBytesToPeers(s.bytes_to_peers);
   out.setTorrents(s.torrents);
   out.setPeers(s.peers);
+  out.setOriginBytesRead(s.origin_bytes_read);
 }
 
 AgentStats ReadAgentStats(proto::AgentStats::Reader in) {
@@ -147,6 +148,7 @@ AgentStats ReadAgentStats(proto::AgentStats::Reader in) {
   s.bytes_to_peers = in.getBytesToPeers();
   s.torrents = in.getTorrents();
   s.peers = in.getPeers();
+  s.origin_bytes_read = in.getOriginBytesRead();
   return s;
 }
 

@@ -197,6 +197,8 @@ struct AgentStats {
   bytesToPeers @4 :UInt64;
   torrents @5 :UInt32;
   peers @6 :UInt32;
+  originBytesRead @7 :UInt64;     # since the agent started, counted as they arrive (a fetch still
+                                  # running included): the tracker waits for an owner while this grows
 }
 
 struct AgentListing {

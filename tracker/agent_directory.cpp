@@ -56,6 +56,7 @@ bool AgentDirectory::Heartbeat(const std::string& id, const AgentStats& stats, i
   if (it == members_.end()) return false;
   AgentRecord& r = it->second;
   r.last_heartbeat_ms = now_ms;
+  if (stats.origin_bytes_read > r.stats.origin_bytes_read) r.origin_read_ms = now_ms;
   r.stats = stats;
   // An agent that keeps its own interval is held to it; one that follows
   // is told the current one, which its next wait uses.
@@ -80,6 +81,13 @@ bool AgentDirectory::Contains(const std::string& id, int64_t now_ms) {
   auto it = members_.find(id);
   return it != members_.end() &&
          now_ms - it->second.last_heartbeat_ms <= 3 * it->second.heartbeat_ms;
+}
+
+bool AgentDirectory::ReadingOrigin(const std::string& id, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(id);
+  if (it == members_.end() || it->second.origin_read_ms == 0) return false;
+  return now_ms - it->second.origin_read_ms <= 2 * it->second.heartbeat_ms;
 }
 
 void AgentDirectory::ExpireLocked(int64_t now_ms) {

@@ -52,7 +52,8 @@ struct AgentRecord {
   int64_t heartbeat_ms = 0;  // the interval it was last told; 0 at Join: the directory's
   int64_t joined_ms = 0;
   int64_t last_heartbeat_ms = 0;
-  AgentStats stats;  // as of the last heartbeat
+  int64_t origin_read_ms = 0;  // the heartbeat whose stats.origin_bytes_read had grown, last
+  AgentStats stats;            // as of the last heartbeat
 };
 
 // Receives the ring's changes after an epoch (AgentDirectory::RingChanges).
@@ -106,6 +107,9 @@ class AgentDirectory {
   uint64_t Leave(const std::string& id, uint64_t session);
   // True if `id` is a member that has not missed three of its heartbeats.
   bool Contains(const std::string& id, int64_t now_ms);
+  // True if `id`'s origin_bytes_read grew at a heartbeat within two of its
+  // intervals: it is reading the origin now (an older agent never says so).
+  bool ReadingOrigin(const std::string& id, int64_t now_ms);
   // Drops members silent for three of their heartbeats.
   void Expire(int64_t now_ms);
 

@@ -41,9 +41,16 @@ void FetchScheduler::SetOriginBudget(uint32_t budget) {
   if (raised) Dispatch();
 }
 
-int64_t FetchScheduler::takeover_ms() const {
+int64_t FetchScheduler::takeover_ms(int running) const {
   if (fetch_ms_.empty()) return MissingChunkPolicy::OrderTakeoverMs(std::nullopt);
-  return MissingChunkPolicy::OrderTakeoverMs(*std::max_element(fetch_ms_.begin(), fetch_ms_.end()));
+  const double slowest = *std::max_element(fetch_ms_.begin(), fetch_ms_.end());
+  return MissingChunkPolicy::OrderTakeoverMs(
+      static_cast<int64_t>(slowest * std::max(1, running) + 0.5));
+}
+
+int64_t FetchScheduler::TakeoverMsFor(const std::string& agent) const {
+  auto it = per_agent_.find(agent);
+  return takeover_ms(it == per_agent_.end() ? 1 : it->second);
 }
 
 Result<std::shared_ptr<const ChunkSet>> FetchScheduler::VersionChunks(const FetchTarget& t) {
@@ -219,8 +226,7 @@ bool FetchScheduler::Send(Entry& e, const std::string& agent) {
   ChunkId chunk = e.chunk;
   uint64_t order = e.order;
   int64_t sent = e.sent_ms;
-  const OrderPacer::Ticket ticket =
-      policy_.pace_per_agent ? pacer_.Start(agent, sent) : OrderPacer::Ticket{};
+  const OrderPacer::Ticket ticket = pacer_.Start(agent, sent);
   std::shared_ptr<bool> alive = alive_;
   tasks_.add(orders_.Fetch(agent, e.target, chunk, e.attempt > 0)
                  .then(
@@ -246,19 +252,20 @@ void FetchScheduler::OnDone(const ChunkId& chunk, uint64_t order, const std::str
   const uint64_t bytes = outcome.bytes;
   --in_flight_;
   if (--per_agent_[agent] <= 0) per_agent_.erase(agent);
-  if (policy_.pace_per_agent) {
-    const int cap = pacer_.Done(agent, ticket, now_ms_(), status.ok() && fetched > 0, bytes);
-    if (cap != 0) {
-      Log(LogLevel::kDebug, "fetch.agent_cap",
-          {{"agent", agent}, {"cap", cap}, {"ms", ms}, {"bytes", bytes}});
-    }
+  const OrderPacer::Finished done =
+      pacer_.Done(agent, ticket, now_ms_(), status.ok() && fetched > 0, bytes);
+  if (policy_.pace_per_agent && done.new_cap != 0) {
+    Log(LogLevel::kDebug, "fetch.agent_cap",
+        {{"agent", agent}, {"cap", done.new_cap}, {"ms", ms}, {"bytes", bytes}});
   }
   auto it = entries_.find(chunk);
   if (status.ok()) {
     if (fetched > 0) {
       // A config file's fetch says nothing of how long a shard's chunk takes.
+      // Timed per order: an agent running two at once takes twice as long
+      // over each when its link is what limits it.
       if (bytes >= kTimedFetchMinBytes) {
-        fetch_ms_.push_back(ms);
+        fetch_ms_.push_back(static_cast<double>(ms) / done.beside);
         if (fetch_ms_.size() > kTimingWindow) fetch_ms_.pop_front();
       }
       metrics_.origin_fetch_bytes += bytes;
@@ -384,10 +391,18 @@ void FetchScheduler::SendReplica(const std::string& agent, const FetchTarget& ta
 
 void FetchScheduler::Tick() {
   int64_t now = now_ms_();
-  int64_t timeout = takeover_ms();
   std::vector<ChunkId> late;
   for (auto& [chunk, e] : entries_) {
-    if (e.in_flight && now - e.sent_ms > timeout) late.push_back(chunk);
+    if (!e.in_flight || now - e.sent_ms <= TakeoverMsFor(e.agent)) continue;
+    // An owner whose reads from the origin still move is slow, not stuck
+    // (its link is shared with the peers it serves and downloads from): a
+    // second order would read the chunk twice. It is waited for up to the
+    // longest timeout.
+    if (now - e.sent_ms <= MissingChunkPolicy::kMaxOrderTakeoverMs &&
+        agents_.ReadingOrigin(e.agent, now)) {
+      continue;
+    }
+    late.push_back(chunk);
   }
   std::shared_ptr<const HashRing> ring = Ring();
   const std::function<bool(const std::string&)> connected = ConnectedFilter();
@@ -400,7 +415,7 @@ void FetchScheduler::Tick() {
         e.chunk, std::min<int>(e.attempt + 2, static_cast<int>(ring->size())), connected);
     if (!next.empty() && next[static_cast<size_t>(e.attempt + 1) % next.size()] == e.agent)
       continue;
-    e.last_error = "no answer from " + e.agent + " in " + std::to_string(timeout) + " ms";
+    e.last_error = "no answer from " + e.agent + " in " + std::to_string(now - e.sent_ms) + " ms";
     Requeue(e, e.last_error);
   }
   for (auto it = delivered_.begin(); it != delivered_.end();) {

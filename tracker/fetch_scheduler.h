@@ -20,7 +20,12 @@
 // order sent again while the first still runs reads the chunk from the
 // origin twice: MissingChunkPolicy::OrderTakeoverMs of the slowest of the
 // last `kTimingWindow` fetches of at least 1 MiB (twice it, plus 2 s, within
-// 3 to 60 s; until one has been timed, 60 s).
+// 3 to 60 s; until one has been timed, 60 s). Fetches are timed per order:
+// one that ran beside another order on its agent for its whole life counts
+// half its time, and an order on an agent running k counts k times the
+// slowest, since orders on one agent share its link. Past that, an order
+// whose agent's heartbeats say its origin reads still move
+// (AgentDirectory::ReadingOrigin) waits on, up to the 60 s maximum.
 // A dead agent is caught sooner, by its connection. After
 // `kMaxAttempts` owners the chunk is reported failed to whoever asks, for a
 // while; asking again later starts over.
@@ -161,8 +166,9 @@ class FetchScheduler final {
   size_t in_flight() const { return in_flight_; }
   // Replica orders waiting or in flight.
   size_t replicas_queued() const { return replica_keys_.size(); }
-  // Milliseconds after which an order is handed to the next owner.
-  int64_t takeover_ms() const;
+  // Milliseconds after which an order is handed to the next owner, on an
+  // agent running `running` orders.
+  int64_t takeover_ms(int running = 1) const;
 
  private:
   struct Entry {
@@ -191,6 +197,8 @@ class FetchScheduler final {
               const OrderPacer::Ticket& ticket, Status status, FetchOutcome outcome, int64_t ms);
   // How many origin orders `agent` may have in flight now.
   int AgentCap(const std::string& agent) const;
+  // takeover_ms for an order on `agent`, by the orders it runs now.
+  int64_t TakeoverMsFor(const std::string& agent) const;
   void PublishGauges();
   void Finish(Entry& e, bool ok, uint32_t fetched, uint64_t bytes);
   void RememberHolder(const ChunkId& chunk, const std::string& agent);
@@ -213,7 +221,7 @@ class FetchScheduler final {
   std::deque<ChunkId> holder_order_;  // holders_'s keys, oldest first
   std::unordered_map<ChunkId, std::pair<int64_t, std::string>> failed_;  // chunk -> when, error
   std::map<std::string, int> per_agent_;  // orders in flight per agent
-  OrderPacer pacer_;                      // each agent's cap, with pace_per_agent
+  OrderPacer pacer_;                      // each agent's concurrency; its cap, with pace_per_agent
   struct Replica {
     std::string agent;
     FetchTarget target;
@@ -225,7 +233,7 @@ class FetchScheduler final {
   size_t in_flight_ = 0;
   uint64_t next_seq_ = 1;
   uint64_t next_order_ = 1;
-  std::deque<int64_t> fetch_ms_;  // the last kTimingWindow fetch times, oldest first
+  std::deque<double> fetch_ms_;  // the last kTimingWindow fetch times per order, oldest first
   std::vector<std::pair<std::string, std::shared_ptr<const ChunkSet>>> chunk_sets_;  // newest last
   std::shared_ptr<const HashRing> ring_;
   std::chrono::steady_clock::time_point ring_next_build_{};  // not rebuilt before this

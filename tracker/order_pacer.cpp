@@ -21,16 +21,17 @@ OrderPacer::Ticket OrderPacer::Start(const std::string& agent, int64_t now_ms) {
   return Ticket{now_ms, a.busy};
 }
 
-int OrderPacer::Done(const std::string& agent, const Ticket& ticket, int64_t now_ms, bool fetched,
-                     uint64_t bytes) {
+OrderPacer::Finished OrderPacer::Done(const std::string& agent, const Ticket& ticket,
+                                      int64_t now_ms, bool fetched, uint64_t bytes) {
   auto it = agents_.find(agent);
-  if (it == agents_.end()) return 0;
+  if (it == agents_.end()) return Finished{};
   Agent& a = it->second;
   const int cap_before = a.cap;
   Advance(a, now_ms);
   const int64_t ms = now_ms - ticket.start_ms;
   // How many of the agent's orders ran, on average, while this one did.
-  const double beside = ms > 0 ? (a.busy - ticket.busy_at_start) / static_cast<double>(ms) : 1;
+  const double beside =
+      ms > 0 ? std::max(1.0, (a.busy - ticket.busy_at_start) / static_cast<double>(ms)) : 1;
   a.running = std::max(0, a.running - 1);
   const bool timed = fetched && bytes >= kMinTimedBytes && ms > 0;
   const double rate = timed ? static_cast<double>(bytes) / static_cast<double>(ms) : 0;
@@ -49,7 +50,7 @@ int OrderPacer::Done(const std::string& agent, const Ticket& ticket, int64_t now
   }
   const int cap = a.cap;
   if (a.running == 0 && agents_.size() > kMaxAgents) agents_.erase(it);
-  return cap != cap_before ? cap : 0;
+  return Finished{cap != cap_before ? cap : 0, beside};
 }
 
 }  // namespace shoal::tracker

@@ -48,11 +48,15 @@ class OrderPacer {
   int Cap(const std::string& agent) const;
   // An order starts on `agent`.
   Ticket Start(const std::string& agent, int64_t now_ms);
+  // What Done measured.
+  struct Finished {
+    int new_cap = 0;    // the agent's cap if this order changed it, else 0
+    double beside = 1;  // the agent's orders running on average over this one's life (itself too)
+  };
   // It ended. `fetched`: it read the chunk from the origin, `bytes` of it;
   // an order that failed or found the chunk already there teaches nothing.
-  // Returns the agent's new cap if this changed it, else 0.
-  int Done(const std::string& agent, const Ticket& ticket, int64_t now_ms, bool fetched,
-           uint64_t bytes);
+  Finished Done(const std::string& agent, const Ticket& ticket, int64_t now_ms, bool fetched,
+                uint64_t bytes);
 
   // Agents with state kept. Past kMaxAgents, an agent's state is dropped
   // when its last order ends (it starts again at one).

@@ -6,6 +6,7 @@
 #include <kj/debug.h>
 #include <kj/one-of.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -353,7 +354,11 @@ void RpcServer::Start(const RpcServeOptions& options) {
     auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
     l->stopped = kj::mv(paf.fulfiller);
     stopped_.add(kj::mv(paf.promise));
-    l->thread = std::thread([this, l, options] { l->Run(*shared_, fd_, options); });
+    l->thread = std::thread([this, l, options, i] {
+      // Named, so `top -H` and `perf sched` tell the loops apart.
+      pthread_setname_np(pthread_self(), ("shoal-rpc-" + std::to_string(i)).c_str());
+      l->Run(*shared_, fd_, options);
+    });
     std::unique_lock<std::mutex> lock(l->mu);
     l->cv.wait(lock, [l] { return l->started; });
     loops_.push_back(std::move(loop));

@@ -151,6 +151,7 @@ AgentStats Agent::Stats() {
   a.cached_chunks = s.chunks;
   a.bytes_from_peers = e.bytes_down;
   a.bytes_from_origin = counters_.bytes_from_origin;
+  a.origin_bytes_read = counters_.origin_bytes_read;
   a.bytes_to_peers = e.bytes_up;
   a.torrents = static_cast<uint32_t>(e.torrents);
   a.peers = static_cast<uint32_t>(e.peers);

@@ -185,8 +185,9 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
     owned.owned = true;
     Status seeded;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto sent = FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk,
-                                       f.ChunkBytes(piece_size, piece), owned);
+      auto sent =
+          FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, f.ChunkBytes(piece_size, piece),
+                               owned, &ctx_.counters.origin_bytes_read);
       if (!sent.ok()) return sent.status();
       if (*sent > 0) {
         ++out.chunks;

@@ -6,8 +6,9 @@
 
 namespace shoal {
 
-OriginFetches::OriginFetches(Origin& origin, ChunkStore& store, int parallelism)
-    : origin_(origin), store_(store), workers_(parallelism) {}
+OriginFetches::OriginFetches(Origin& origin, ChunkStore& store, int parallelism,
+                             std::atomic<uint64_t>* streamed)
+    : origin_(origin), store_(store), streamed_(streamed), workers_(parallelism) {}
 
 OriginFetches::~OriginFetches() { workers_.Cancel(); }
 
@@ -17,7 +18,7 @@ void OriginFetches::Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t
     auto start = std::chrono::steady_clock::now();
     ChunkWriteOptions wo;
     wo.owned = role == OriginRole::kOwner;
-    Result<uint64_t> sent = FetchChunkFromOrigin(origin_, store_, id, size, wo);
+    Result<uint64_t> sent = FetchChunkFromOrigin(origin_, store_, id, size, wo, streamed_);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(mu_);

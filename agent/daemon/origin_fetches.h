@@ -8,6 +8,7 @@
 #ifndef SHOAL_AGENT_DAEMON_ORIGIN_FETCHES_H_
 #define SHOAL_AGENT_DAEMON_ORIGIN_FETCHES_H_
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <utility>
@@ -24,7 +25,9 @@ namespace shoal {
 
 class OriginFetches {
  public:
-  OriginFetches(Origin& origin, ChunkStore& store, int parallelism);
+  // `streamed`, if not null, counts the origin's bytes as they arrive.
+  OriginFetches(Origin& origin, ChunkStore& store, int parallelism,
+                std::atomic<uint64_t>* streamed = nullptr);
   // Stops after the fetches running now; queued ones are dropped.
   ~OriginFetches();
   struct Done {
@@ -45,6 +48,7 @@ class OriginFetches {
  private:
   Origin& origin_;
   ChunkStore& store_;
+  std::atomic<uint64_t>* const streamed_;  // may be null
   std::mutex mu_;
   std::vector<Done> done_;  // protected by mu_
   WorkQueue workers_;       // last: its threads stop before the rest is destroyed

@@ -134,7 +134,8 @@ Status PullJob::Plan() {
   }
   if (ctx_.origin != nullptr) {
     fetches_ =
-        std::make_unique<OriginFetches>(*ctx_.origin, ctx_.store, ctx_.options.origin_parallelism);
+        std::make_unique<OriginFetches>(*ctx_.origin, ctx_.store, ctx_.options.origin_parallelism,
+                                        &ctx_.counters.origin_bytes_read);
   }
   state_.total_bytes = result_.total_bytes;
   for (const PullTask& t : tasks_) state_.files_total += t.file_count;

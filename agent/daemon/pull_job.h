@@ -86,6 +86,8 @@ struct PullCounters {
   std::atomic<uint64_t> pulls{0}, pull_failures{0};
   // Chunks and bytes the origin sent this agent for pulls and fetch orders.
   std::atomic<uint64_t> bytes_from_origin{0}, origin_chunks{0};
+  // Bytes the origin sent, counted as they arrive (FetchChunkFromOrigin's `streamed`).
+  std::atomic<uint64_t> origin_bytes_read{0};
   std::atomic<uint64_t> owner_fetches{0};     // origin fetches as the chunk's owner
   std::atomic<uint64_t> takeover_fetches{0};  // origin fetches after the owner did not deliver
   std::atomic<uint64_t> replica_chunks{0};    // chunks copied from the swarm as a later owner

@@ -12,7 +12,7 @@ namespace {
 
 class WriterSink final : public ByteSink {
  public:
-  explicit WriterSink(ChunkWriter& w) : w_(w) {}
+  WriterSink(ChunkWriter& w, std::atomic<uint64_t>* streamed) : w_(w), streamed_(streamed) {}
   Status Write(const uint8_t* data, size_t len) override {
     if (offset_ + len > w_.size()) {
       return Status::Corruption("origin sent more than the chunk's " + std::to_string(w_.size()) +
@@ -20,12 +20,14 @@ class WriterSink final : public ByteSink {
     }
     SHOAL_RETURN_IF_ERROR(w_.WriteAt(offset_, data, len));
     offset_ += len;
+    if (streamed_ != nullptr) streamed_->fetch_add(len, std::memory_order_relaxed);
     return Status::OK();
   }
   uint64_t offset() const { return offset_; }
 
  private:
   ChunkWriter& w_;
+  std::atomic<uint64_t>* const streamed_;  // may be null
   uint64_t offset_ = 0;
 };
 
@@ -67,16 +69,17 @@ FetchesInFlight& InFlight() {
 }
 
 Result<uint64_t> FetchOnce(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size,
-                           const ChunkWriteOptions& wo);
+                           const ChunkWriteOptions& wo, std::atomic<uint64_t>* streamed);
 
 }  // namespace
 
 Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id,
-                                      uint64_t size, const ChunkWriteOptions& wo) {
+                                      uint64_t size, const ChunkWriteOptions& wo,
+                                      std::atomic<uint64_t>* streamed) {
   for (;;) {
     if (store.Contains(id)) return uint64_t{0};
     if (!InFlight().Claim(&store, id)) continue;  // another fetch finished: look again
-    Result<uint64_t> r = FetchOnce(origin, store, id, size, wo);
+    Result<uint64_t> r = FetchOnce(origin, store, id, size, wo, streamed);
     InFlight().Release(&store, id);
     return r;
   }
@@ -85,12 +88,12 @@ Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const C
 namespace {
 
 Result<uint64_t> FetchOnce(Origin& origin, ChunkStore& store, const ChunkId& id, uint64_t size,
-                           const ChunkWriteOptions& wo) {
+                           const ChunkWriteOptions& wo, std::atomic<uint64_t>* streamed) {
   auto writer = store.BeginWrite(id, size, wo);
   // Delivered meanwhile, by a peer or another fetch.
   if (writer.status().code() == Status::Code::kAlreadyExists) return uint64_t{0};
   if (!writer.ok()) return writer.status();
-  WriterSink sink(**writer);
+  WriterSink sink(**writer, streamed);
   Status s = origin.Get(ChunkKey(id), 0, size, sink);
   if (!s.ok()) return s.WithContext("fetch chunk " + id.ShortHex() + " from " + origin.Describe());
   if (sink.offset() != size) {

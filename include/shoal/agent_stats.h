@@ -17,6 +17,9 @@ struct AgentStats {
   uint64_t bytes_to_peers = 0;     // since the agent started
   uint32_t torrents = 0;           // torrents the engine holds now
   uint32_t peers = 0;              // peers connected now
+  // Since the agent started, counted as they arrive, so a fetch still
+  // running moves it (bytes_from_origin counts a chunk once it is whole).
+  uint64_t origin_bytes_read = 0;
 };
 
 }  // namespace shoal

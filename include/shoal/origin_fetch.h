@@ -2,6 +2,7 @@
 #ifndef SHOAL_ORIGIN_FETCH_H_
 #define SHOAL_ORIGIN_FETCH_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "shoal/chunk_id.h"
@@ -20,10 +21,13 @@ namespace shoal {
 // waits for the first, and fetches only if the first failed.
 // An owner passes wo.owned: the chunk commits owned, so a full cache does not
 // take it first among the unowned ones before the owner hands it over.
+// `streamed`, if given, counts each byte as it arrives, before the chunk
+// is whole (the tracker sees an owner's slow fetch still moving by it).
 // Thread-safe.
 Result<uint64_t> FetchChunkFromOrigin(Origin& origin, ChunkStore& store, const ChunkId& id,
                                       uint64_t size,
-                                      const ChunkWriteOptions& wo = ChunkWriteOptions());
+                                      const ChunkWriteOptions& wo = ChunkWriteOptions(),
+                                      std::atomic<uint64_t>* streamed = nullptr);
 
 }  // namespace shoal
 

@@ -9,7 +9,9 @@
 #include <string>
 
 #include "shoal/origin.h"
+#include "shoal/origin_fetch.h"
 #include "shoal/sha256.h"
+#include "store_test_support.h"
 
 using namespace shoal;
 
@@ -139,6 +141,31 @@ TEST_CASE("chunks go under chunks/<hex> and are uploaded once", "[origin][file]"
   CHECK_FALSE(uploaded);
   CHECK(origin->counters().put.requests == 1);
   CHECK(GetAll(*origin, ChunkKey(id)) == data);
+}
+
+TEST_CASE("a chunk fetched from the origin counts its bytes as they arrive, a held one none",
+          "[origin][file]") {
+  TempDir dir;
+  auto origin = Open(dir);
+  auto store = testing::OpenOrDie(testing::TestOptions(dir.path + "/store", 64 << 20));
+  testing::TestChunk c = testing::MakeChunk(7, 300000);
+  bool uploaded = false;
+  REQUIRE(PutChunkIfAbsent(*origin, c.id, c.data.data(), c.data.size(), &uploaded).ok());
+  std::atomic<uint64_t> streamed{0};
+  auto sent = FetchChunkFromOrigin(*origin, *store, c.id, c.data.size(), {}, &streamed);
+  REQUIRE(sent.ok());
+  CHECK(*sent == c.data.size());
+  CHECK(streamed == c.data.size());
+  sent = FetchChunkFromOrigin(*origin, *store, c.id, c.data.size(), {}, &streamed);
+  REQUIRE(sent.ok());
+  CHECK(*sent == 0);
+  CHECK(streamed == c.data.size());
+  // Bytes that arrived count even when the chunk is then refused.
+  testing::TestChunk other = testing::MakeChunk(8, 300000);
+  REQUIRE(origin->Put(ChunkKey(other.id), c.data.data(), c.data.size()).ok());
+  sent = FetchChunkFromOrigin(*origin, *store, other.id, c.data.size(), {}, &streamed);
+  CHECK(sent.status().code() == Status::Code::kCorruption);
+  CHECK(streamed == 2 * c.data.size());
 }
 
 TEST_CASE("file origin streams a file in with PutFile", "[origin][file]") {

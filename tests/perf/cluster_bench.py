@@ -41,6 +41,8 @@ def parse_args(argv):
                    "most GPU clusters; 1500 doubles the kernel's per-packet work here)")
     p.add_argument("--piece-size", type=int, default=None, help="bytes per chunk for publish (default: shoal's)")
     p.add_argument("--replicas", type=int, default=1, help="the tracker's owners per chunk (--replicas)")
+    p.add_argument("--tracker-flags", default="",
+                   help="more flags for shoal-tracker serve, e.g. '--no-pace-fetches-per-agent'")
     p.add_argument("--hand-on-owners", type=int, default=0, help="the agents' --hand-on-owners (0: off)")
     p.add_argument("--hand-on-hold-ms", type=int, default=None, help="the agents' --hand-on-hold-ms (default: theirs)")
     p.add_argument("--scenarios", default=",".join(ALL), help="comma-separated subset of " + ",".join(ALL))
@@ -117,7 +119,8 @@ def setup(args, topo, cleanups, log):
         shoal.agent_flags = ["--hand-on-owners", str(args.hand_on_owners)]
         if args.hand_on_hold_ms is not None:
             shoal.agent_flags += ["--hand-on-hold-ms", str(args.hand_on_hold_ms)]
-    tracker = shoalctl.Tracker(shoal, tracker_host, ["--replicas", str(args.replicas)])
+    tracker = shoalctl.Tracker(shoal, tracker_host,
+                               ["--replicas", str(args.replicas)] + shlex.split(args.tracker_flags))
     cleanups.append(tracker.stop)
     shoal.tokens["writer"] = tracker.token("bench", "write", "publisher")
     shoal.tokens["reader"] = tracker.token("bench", "read", "pods")
@@ -194,7 +197,7 @@ def main(argv):
             "piece_size": args.piece_size or "shoal's default (16 MiB)", "t_lb_s": ctx.t_lb,
             "t_origin_s": ctx.t_origin, "kill_fraction": args.kill_fraction, "kill_at_t_lb": args.kill_at,
             "seed": args.seed, "note": args.note, "replicas": args.replicas,
-            "hand_on_owners": args.hand_on_owners, "hand_on_hold_ms": args.hand_on_hold_ms,
+            "tracker_flags": args.tracker_flags, "hand_on_owners": args.hand_on_owners, "hand_on_hold_ms": args.hand_on_hold_ms,
             "command": reproduce_command(argv),
         }
         rep = {"config": config, "machine": facts, "scenarios": results,

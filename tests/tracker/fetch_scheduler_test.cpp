@@ -77,8 +77,9 @@ class RecordingControl final : public proto::AgentControl::Server {
 
 struct Harness {
   Harness(uint32_t budget, uint32_t per_agent, int agents, int64_t grace_ms = 15000,
-          uint32_t replicas = 1)
+          uint32_t replicas = 1, int64_t heartbeat_ms = 2000)
       : ws(loop),
+        directory(heartbeat_ms),
         fetches(FetchPolicy{budget, per_agent, grace_ms, replicas, /*pace_per_agent=*/false},
                 directory, controls, chunk_sets, metrics) {
     for (int i = 0; i < agents; ++i) AddAgent("agent-" + std::to_string(i));
@@ -119,7 +120,7 @@ struct Harness {
   kj::EventLoop loop;
   kj::WaitScope ws;
   std::map<std::string, Orders> orders;  // before the controls: their capabilities point here
-  AgentDirectory directory{2000};
+  AgentDirectory directory;
   AgentControls controls;
   InMemoryVersionChunks chunk_sets;
   TrackerMetrics metrics;
@@ -354,7 +355,7 @@ TEST_CASE("a replica order that fails is counted and does not hold up fetches", 
 
 TEST_CASE("the takeover timeout waits the longest until a fetch is timed, then follows the slowest",
           "[fetch]") {
-  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2);
+  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/1);
   // The first orders share the origin among all of them: no estimate yet.
   CHECK(h.fetches.takeover_ms() == MissingChunkPolicy::kMaxOrderTakeoverMs);
   // A small file's quick fetch is not taken as the measure.
@@ -364,15 +365,77 @@ TEST_CASE("the takeover timeout waits the longest until a fetch is timed, then f
   h.AnswerAll();
   CHECK(h.fetches.takeover_ms() == MissingChunkPolicy::kMaxOrderTakeoverMs);
   for (auto& [id, o] : h.orders) o.chunk_bytes = 4 << 20;
-  h.fetches.Need(h.target, {Chunk(1), Chunk(2)});
+  h.fetches.Need(h.target, {Chunk(1)});
   h.Settle();
   h.fetches.Tick();  // not late: nothing is handed over
   CHECK(h.metrics.takeovers == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(1600));
   h.AnswerAll();
-  // Twice the slowest (about 1.6 s) plus 2 s.
+  // Twice the slowest (about 1.6 s) plus 2 s; for an agent running two
+  // orders, twice the slowest of two.
   CHECK(h.fetches.takeover_ms() >= 2 * 1600 + 2000);
   CHECK(h.fetches.takeover_ms() < 2 * 3000 + 2000);
+  CHECK(h.fetches.takeover_ms(2) >= 2 * 3200 + 2000);
+  CHECK(h.fetches.takeover_ms(2) < 2 * 6000 + 2000);
+}
+
+TEST_CASE("two orders that ran together on one agent are timed at half their time each",
+          "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/2, /*agents=*/1);
+  h.fetches.Need(h.target, {Chunk(1), Chunk(2)});
+  h.Settle();
+  REQUIRE(h.Pending() == 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  REQUIRE(h.AnswerAll() == 2);
+  // Each took about 1.6 s sharing the agent: 0.8 s of it per order. One
+  // order alone is given twice 0.8 s plus 2 s, two at once twice 1.6 s.
+  CHECK(h.fetches.takeover_ms() >= 2 * 800 + 2000);
+  CHECK(h.fetches.takeover_ms() < 2 * 1400 + 2000);
+  CHECK(h.fetches.takeover_ms(2) >= 2 * 1600 + 2000);
+  CHECK(h.fetches.takeover_ms(2) < 2 * 2800 + 2000);
+}
+
+TEST_CASE(
+    "a late order whose agent still reads the origin is waited for, and handed over once it "
+    "stops",
+    "[fetch]") {
+  Harness h(/*budget=*/8, /*per_agent=*/8, /*agents=*/2, 15000, 1, /*heartbeat_ms=*/500);
+  // One quick timed fetch sets the takeover timeout to its floor.
+  h.fetches.Need(h.target, {Chunk(1)});
+  h.Settle();
+  h.AnswerAll();
+  REQUIRE(h.fetches.takeover_ms() == MissingChunkPolicy::kMinOrderTakeoverMs);
+  h.fetches.Need(h.target, {Chunk(2)});
+  h.Settle();
+  std::string owner;
+  for (auto& [id, o] : h.orders)
+    if (!o.pending.empty()) owner = id;
+  REQUIRE(!owner.empty());
+  AgentStats stats;
+  uint64_t read = 0;
+  auto beat = [&](uint64_t more) {
+    read += more;
+    stats.origin_bytes_read = read;
+    for (auto& [id, o] : h.orders) REQUIRE(h.directory.Heartbeat(id, stats, NowMs()));
+  };
+  // Past the timeout, with the owner's reads still moving: it is waited for.
+  for (int i = 0; i < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    beat(1 << 20);
+  }
+  h.fetches.Tick();
+  h.Settle();
+  CHECK(h.metrics.takeovers == 0);
+  // Its reads stop: two heartbeat intervals later the next owner gets it.
+  beat(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  beat(0);
+  h.fetches.Tick();
+  h.Settle();
+  CHECK(h.metrics.takeovers == 1);
+  size_t orders = 0;
+  for (auto& [id, o] : h.orders) orders += std::count(o.seen.begin(), o.seen.end(), Chunk(2));
+  CHECK(orders == 2);
 }
 
 TEST_CASE("a late order on a ring of one stays with its agent: a second order would fetch again",

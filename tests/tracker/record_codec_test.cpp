@@ -129,6 +129,7 @@ TEST_CASE("an agent's stats read back as they were filled, every field distinct"
   s.bytes_to_peers = 7ull << 34;
   s.torrents = 18;
   s.peers = 299;
+  s.origin_bytes_read = (5ull << 20) + 12345;
   capnp::MallocMessageBuilder b;
   FillAgentStats(s, b.initRoot<proto::AgentStats>());
   AgentStats back = ReadAgentStats(b.getRoot<proto::AgentStats>().asReader());
@@ -139,4 +140,5 @@ TEST_CASE("an agent's stats read back as they were filled, every field distinct"
   CHECK(back.bytes_to_peers == 7ull << 34);
   CHECK(back.torrents == 18);
   CHECK(back.peers == 299);
+  CHECK(back.origin_bytes_read == (5ull << 20) + 12345);
 }

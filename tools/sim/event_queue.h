@@ -19,6 +19,7 @@ enum class EventKind {
   kOriginStart,  // `node`'s origin request for `chunk` sends its first byte
   kPoll,         // every pull looks for chunks no peer offers
   kTrackerTick,  // FetchScheduler::Tick
+  kHeartbeats,   // every live agent heartbeats, with the origin bytes it has read
   kSample,       // bytes received so far, as the benchmark samples its nodes' counters
 };
 

@@ -66,6 +66,7 @@ struct SimOptions {
   uint32_t download_slots = 5;   // pieces one node receives from peers at once (docs/scale.md)
   double pull_poll_ms = 500;     // how often a pull looks for chunks no peer offers
   double tracker_tick_ms = 250;  // FetchScheduler::Tick period, as in the tracker
+  double heartbeat_ms = 2000;    // agents' heartbeats, with their origin bytes read so far
   // Hand-on of fresh chunks: once an owner delivers a chunk, the tracker
   // orders its next `hand_on` owners on the ring to copy it from the swarm
   // (FetchPolicy::replicas = hand_on + 1), and each asks for that piece at

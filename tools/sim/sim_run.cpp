@@ -11,8 +11,6 @@ namespace {
 // The scheduler's clock reads 2026-01-01T00:00:00Z at virtual time 0, so
 // its timestamps look like the tracker's.
 constexpr int64_t kEpochMs = 1767225600000;
-// Heartbeats are not simulated: a member stays until it dies.
-constexpr int64_t kNoExpiryMs = int64_t{1} << 50;
 
 std::string NodeId(int i) {
   std::string s = std::to_string(i);
@@ -47,7 +45,7 @@ SimRun::SimRun(const SimOptions& options)
     : o_(options),
       t_lb_(options.t_lb_s()),
       chunk_ids_(ChunkIds(options)),
-      directory_(kNoExpiryMs),
+      directory_(static_cast<int64_t>(options.heartbeat_ms)),
       chunk_source_(chunk_ids_),
       net_(options.nodes, options.node_bytes_per_s * options.link_efficiency,
            options.origin_bytes_per_s, options.origin_request_bytes_per_s),
@@ -124,6 +122,7 @@ void SimRun::Schedule() {
   events_.Push({0, EventKind::kPoll, -1, -1});
   events_.Push({SamplePeriod(), EventKind::kSample, -1, -1});
   events_.Push({o_.tracker_tick_ms / 1000, EventKind::kTrackerTick, -1, -1});
+  events_.Push({o_.heartbeat_ms / 1000, EventKind::kHeartbeats, -1, -1});
 }
 
 void SimRun::Register(int node) {
@@ -133,6 +132,7 @@ void SimRun::Register(int node) {
   r.cache_bytes = uint64_t{1} << 40;  // every node the same weight on the ring
   r.session = 1;
   directory_.Join(std::move(r), NowMs());
+  registered_.push_back(node);
   agents_.Connect(node);
   if (o_.scenario == Scenario::kWarm && static_cast<uint32_t>(node) + 1 == o_.nodes) {
     warm_ = std::make_shared<tracker::WarmWatch>();
@@ -232,6 +232,20 @@ void SimRun::Sample() {
   }
 }
 
+void SimRun::Heartbeats() {
+  for (int node : registered_) {
+    const NodeResult& r = nodes_[static_cast<size_t>(node)];
+    if (r.killed) continue;
+    double read = static_cast<double>(r.origin_bytes);
+    for (int id : net_.downlink(node)) {
+      if (net_.flow(id).src == FlowNetwork::kOrigin) read += net_.Moved(id, now_);
+    }
+    AgentStats stats;
+    stats.origin_bytes_read = static_cast<uint64_t>(read);
+    directory_.Heartbeat(agents_.id(node), stats, NowMs());
+  }
+}
+
 void SimRun::Got(int node, int chunk) {
   if (!swarm_.Add(node, chunk)) return;
   const size_t c = static_cast<size_t>(chunk);
@@ -293,6 +307,10 @@ void SimRun::Handle(const Event& e) {
     case EventKind::kTrackerTick:
       scheduler_->Tick();
       events_.Push({now_ + o_.tracker_tick_ms / 1000, EventKind::kTrackerTick, -1, -1});
+      break;
+    case EventKind::kHeartbeats:
+      Heartbeats();
+      events_.Push({now_ + o_.heartbeat_ms / 1000, EventKind::kHeartbeats, -1, -1});
       break;
   }
 }

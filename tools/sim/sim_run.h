@@ -68,6 +68,9 @@ class SimRun {
   // Bytes received by each pulling node and sent by the origin, now.
   void Sample();
   double SamplePeriod() const;
+  // Every registered, live node heartbeats, telling the bytes its origin
+  // flows have moved so far (AgentStats::origin_bytes_read).
+  void Heartbeats();
   void Got(int node, int chunk);
   void WarmDone();
   bool Finished() const;
@@ -97,6 +100,7 @@ class SimRun {
 
   std::vector<NodeResult> nodes_;
   std::vector<bool> pulling_;        // its pull started
+  std::vector<int> registered_;      // nodes registered with the tracker, in that order
   std::vector<int> pullers_;         // nodes whose pull started, in that order
   std::vector<float> last_asked_;    // node * chunks + chunk: when it asked the tracker; < 0 never
   std::vector<uint64_t> ask_stamp_;  // per chunk: the poll that last asked for it
