@@ -77,7 +77,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   kj::Promise<void> heartbeat(HeartbeatContext c) override {
     // Expiry is left to registration and certificate renewal, as before;
     // a revocation ends the membership now.
-    ThrowIfError(revocations_.Check(agent_token_).WithContext("agent " + id_));
+    CheckNotRevoked();
     int64_t next_ms = 0;
     if (!agents_.Heartbeat(id_, ReadAgentStats(c.getParams().getStats()), NowMs(),
                            c.getParams().getHeartbeatMs(), &next_ms)) {
@@ -133,7 +133,7 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   }
 
   kj::Promise<void> announceBatch(AnnounceBatchContext c) override {
-    ThrowIfError(revocations_.Check(agent_token_).WithContext("agent " + id_));
+    CheckNotRevoked();
     if (!agents_.Contains(id_, NowMs())) {
       announce_.swarm.Release(holder_);
       ThrowIfError(Status::Unavailable("agent " + id_ +
@@ -161,6 +161,13 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
   }
 
  private:
+  // Throws if the agent's token is revoked; the message is built only then
+  // (this runs on every heartbeat).
+  void CheckNotRevoked() const {
+    Status s = revocations_.Check(agent_token_);
+    if (!s.ok()) ThrowIfError(s.WithContext("agent " + id_));
+  }
+
   // The revocations after the agent's `seen`; all of them if the agent's
   // list came from another source (another tracker start) or has seen more
   // than this tracker holds.

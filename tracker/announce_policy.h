@@ -33,6 +33,11 @@ bool MayAnnounce(TorrentIndex& torrents, const TokenClaims& claims, const InfoHa
 // compact IPv6 (18 bytes each) to `v6`; peers without an address are skipped.
 void CompactPeers(const std::vector<PeerEndpoint>& peers, std::string* v4, std::string* v6);
 
+// How many bytes CompactPeers would write for `peers`: IPv4 and IPv6.
+std::pair<size_t, size_t> CompactSizes(const std::vector<PeerEndpoint>& peers);
+// Writes `peers` compact, as CompactPeers, into buffers of CompactSizes.
+void WriteCompactPeers(const std::vector<PeerEndpoint>& peers, uint8_t* v4, uint8_t* v6);
+
 }  // namespace shoal::tracker
 
 #endif  // SHOAL_TRACKER_ANNOUNCE_POLICY_H_

@@ -12,13 +12,16 @@
 namespace shoal::tracker {
 namespace {
 
-kj::ArrayPtr<const kj::byte> Bytes(const std::string& s) {
-  return kj::arrayPtr(reinterpret_cast<const kj::byte*>(s.data()), s.size());
-}
+// What the entries of one batch reuse, so an entry allocates nothing of
+// its own: the request (holder fields set once) and the reply's peer list.
+struct BatchScratch {
+  AnnounceRequest request;
+  AnnounceReply reply;
+};
 
 // Records one entry and fills its reply; an empty string, or why it was refused.
 std::string AnswerEntry(const AnnounceDeps& d, const SwarmSender& who, proto::SwarmEntry::Reader e,
-                        int64_t now, proto::SwarmReply::Builder out) {
+                        int64_t now, BatchScratch& scratch, proto::SwarmReply::Builder out) {
   auto hash = e.getInfoHash();
   if (hash.size() != 20) {
     d.metrics.announce_refused_malformed++;
@@ -30,33 +33,31 @@ std::string AnswerEntry(const AnnounceDeps& d, const SwarmSender& who, proto::Sw
     return "port must be 1 to 65535";
   }
   if (!stopped && who.ip.size == 0) return "the session's address is not an IP address";
-  AnnounceRequest a;
+  AnnounceRequest& a = scratch.request;
   std::memcpy(a.info_hash.data(), hash.begin(), 20);
   if (!stopped && !MayAnnounce(d.torrents, who.token, a.info_hash, now)) {
     d.metrics.announce_refused_torrent++;
     return kTorrentRefused;
   }
-  a.holder = who.holder;
-  a.holder_agent = who.agent_id;
   a.self.ip = who.ip;
   a.self.port = e.getPort();
   a.self.seed = e.getState() == proto::SwarmEntry::State::SEEDING;
   auto zone = e.getZone();
   a.self.zone.assign(zone.begin(), std::min<size_t>(zone.size(), 64));
-  if (stopped) a.event = AnnounceRequest::Event::kStopped;
+  a.event = stopped ? AnnounceRequest::Event::kStopped : AnnounceRequest::Event::kNone;
   a.numwant = e.getWantPeers() ? std::min<uint32_t>(kMaxNumwant, e.getNumwant()) : 0;
-  Result<AnnounceReply> reply = d.swarm.Announce(a, now);
-  if (!reply.ok()) {
+  AnnounceReply& reply = scratch.reply;
+  Status s = d.swarm.Announce(a, now, &reply);
+  if (!s.ok()) {
     d.metrics.announce_refused_full++;
-    return reply.status().message();
+    return s.message();
   }
-  out.setComplete(reply->complete);
-  out.setIncomplete(reply->incomplete);
+  out.setComplete(reply.complete);
+  out.setIncomplete(reply.incomplete);
   if (e.getWantPeers()) {
-    std::string v4, v6;
-    CompactPeers(reply->peers, &v4, &v6);
-    out.setPeers(Bytes(v4));
-    out.setPeers6(Bytes(v6));
+    const auto [n4, n6] = CompactSizes(reply.peers);
+    WriteCompactPeers(reply.peers, out.initPeers(static_cast<unsigned>(n4)).begin(),
+                      out.initPeers6(static_cast<unsigned>(n6)).begin());
   }
   return "";
 }
@@ -75,8 +76,11 @@ void AnswerSwarmBatch(const AnnounceDeps& d, const SwarmSender& who,
   d.metrics.announce_batch_entries += entries.size();
   const int64_t now = NowMs();
   auto replies = out.initReplies(entries.size());
+  BatchScratch scratch;
+  scratch.request.holder = who.holder;
+  scratch.request.holder_agent = who.agent_id;
   for (unsigned i = 0; i < entries.size(); ++i) {
-    std::string error = AnswerEntry(d, who, entries[i], now, replies[i]);
+    std::string error = AnswerEntry(d, who, entries[i], now, scratch, replies[i]);
     if (!error.empty()) replies[i].setError(error);
   }
   out.setIntervalMs(static_cast<uint32_t>(d.announce_interval_ms));

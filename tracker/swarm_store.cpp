@@ -204,6 +204,14 @@ Status SwarmStore::Record(const AnnounceRequest& req, const Peer& self, int64_t 
 
 Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t now_ms) {
   AnnounceReply reply;
+  SHOAL_RETURN_IF_ERROR(Announce(req, now_ms, &reply));
+  return reply;
+}
+
+Status SwarmStore::Announce(const AnnounceRequest& req, int64_t now_ms, AnnounceReply* out) {
+  AnnounceReply& reply = *out;
+  reply.peers.clear();
+  reply.complete = reply.incomplete = 0;
   if (req.numwant > 0) reply.peers.reserve(req.numwant);
   std::lock_guard<std::mutex> lock(mu_);
   Peer self;
@@ -216,7 +224,7 @@ Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t n
   SHOAL_RETURN_IF_ERROR(Record(req, self, now_ms));
 
   auto it = swarms_.find(req.info_hash);
-  if (it == swarms_.end()) return reply;
+  if (it == swarms_.end()) return Status::OK();
   const Swarm& swarm = it->second;
   reply.complete = static_cast<uint32_t>(swarm.seeds.size());
   reply.incomplete = static_cast<uint32_t>(swarm.leechers.size());
@@ -225,7 +233,7 @@ Result<AnnounceReply> SwarmStore::Announce(const AnnounceRequest& req, int64_t n
   if (!req.self.seed) Pick(swarm.seeds, asker, now_ms, req.numwant, &reply.peers);
   Pick(swarm.leechers, asker, now_ms, req.numwant - reply.peers.size(), &reply.peers);
   if (swarm.empty()) swarms_.erase(it);
-  return reply;
+  return Status::OK();
 }
 
 void SwarmStore::Pick(const std::vector<Peer>& list, const Asker& asker, int64_t now_ms,

@@ -121,6 +121,9 @@ class SwarmStore {
   // Records the asker (or removes it on kStopped) and picks its peers.
   // Unavailable, naming the limit, when a new swarm or peer would pass one.
   Result<AnnounceReply> Announce(const AnnounceRequest& req, int64_t now_ms);
+  // The same into `reply`, whose peer list's memory is reused: a batch of
+  // announces allocates once, not once per entry.
+  Status Announce(const AnnounceRequest& req, int64_t now_ms, AnnounceReply* reply);
   // Drops expired peers and empty swarms everywhere; returns the peers dropped.
   size_t Sweep(int64_t now_ms);
   // Drops every peer session `holder` holds (its session ended); returns

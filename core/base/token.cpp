@@ -176,23 +176,24 @@ Status TokenClaims::CheckNotExpired(int64_t now_ms) const {
 }
 
 Status TokenClaims::Check(const std::string& ns, Role needed, int64_t now_ms) const {
-  const std::string who = "token for '" + subject + "'";
+  // Built only for a refusal: a tracker checks a token per announce entry.
+  auto who = [this] { return "token for '" + subject + "'"; };
   SHOAL_RETURN_IF_ERROR(CheckNotExpired(now_ms));
   bool everywhere = false, here = false;
   for (const std::string& n : namespaces) {
-    everywhere |= n == "*";
+    everywhere |= n.size() == 1 && n[0] == '*';
     here |= !ns.empty() && n == ns;
   }
   if (!everywhere && !here) {
     if (ns.empty()) {
-      return Status::PermissionDenied(who + " is scoped to " + JoinNamespaces(namespaces) +
+      return Status::PermissionDenied(who() + " is scoped to " + JoinNamespaces(namespaces) +
                                       "; this cluster-wide action needs a token for '*'");
     }
-    return Status::PermissionDenied(who + " may not " + Verb(needed) + " namespace '" + ns +
+    return Status::PermissionDenied(who() + " may not " + Verb(needed) + " namespace '" + ns +
                                     "'; it is scoped to " + JoinNamespaces(namespaces));
   }
   if (role < needed) {
-    return Status::PermissionDenied(who + " has role " + RoleName(role) + "; " + Action(needed) +
+    return Status::PermissionDenied(who() + " has role " + RoleName(role) + "; " + Action(needed) +
                                     " needs role " + RoleName(needed));
   }
   return Status::OK();
