@@ -52,7 +52,7 @@ struct AgentRecord {
   int64_t heartbeat_ms = 0;  // the interval it was last told; 0 at Join: the directory's
   int64_t joined_ms = 0;
   int64_t last_heartbeat_ms = 0;
-  int64_t origin_read_ms = 0;  // the heartbeat whose stats.origin_bytes_read had grown, last
+  int64_t origin_read_ms = 0;  // last heartbeat at which stats.origin_bytes_read grew; 0: none
   AgentStats stats;            // as of the last heartbeat
 };
 

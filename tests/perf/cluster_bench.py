@@ -197,7 +197,8 @@ def main(argv):
             "piece_size": args.piece_size or "shoal's default (16 MiB)", "t_lb_s": ctx.t_lb,
             "t_origin_s": ctx.t_origin, "kill_fraction": args.kill_fraction, "kill_at_t_lb": args.kill_at,
             "seed": args.seed, "note": args.note, "replicas": args.replicas,
-            "tracker_flags": args.tracker_flags, "hand_on_owners": args.hand_on_owners, "hand_on_hold_ms": args.hand_on_hold_ms,
+            "tracker_flags": args.tracker_flags, "hand_on_owners": args.hand_on_owners,
+            "hand_on_hold_ms": args.hand_on_hold_ms,
             "command": reproduce_command(argv),
         }
         rep = {"config": config, "machine": facts, "scenarios": results,

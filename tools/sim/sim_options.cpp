@@ -60,8 +60,9 @@ Status SimOptions::Validate() const {
   if (!(kill_at_tlb >= 0)) return Status::InvalidArgument("--kill-at-tlb must be >= 0");
   if (upload_slots < 1 || download_slots < 1)
     return Status::InvalidArgument("--upload-slots and --download-slots must be at least 1");
-  if (!(pull_poll_ms > 0) || !(tracker_tick_ms > 0))
-    return Status::InvalidArgument("--pull-poll-ms and --tracker-tick-ms must be positive");
+  if (!(pull_poll_ms > 0) || !(tracker_tick_ms > 0) || !(heartbeat_ms > 0))
+    return Status::InvalidArgument(
+        "--pull-poll-ms, --tracker-tick-ms and the heartbeat interval must be positive");
   if (origin_budget < 1 || fetches_per_agent < 1)
     return Status::InvalidArgument("--origin-budget and --fetches-per-agent must be at least 1");
   if (hand_on > 7)
