@@ -7,8 +7,31 @@ namespace shoal::tracker {
 
 void AgentDirectory::Changed(const std::string& id, uint64_t weight, bool left) {
   ++epoch_;
-  log_.push_back({epoch_, id, weight, left});
-  if (log_.size() > kRingLogSize) log_.pop_front();
+  uint64_t prev = 0;
+  auto [last, fresh] = last_change_.try_emplace(id, epoch_);
+  if (!fresh) {
+    prev = last->second;
+    Logged(prev).next = epoch_;
+    last->second = epoch_;
+  }
+  log_.push_back({epoch_, id, weight, left, prev, 0});
+  if (log_.size() > kRingLogSize) {
+    const Change& oldest = log_.front();
+    if (oldest.next == 0) {
+      last_change_.erase(oldest.id);
+    } else {
+      Logged(oldest.next).prev = 0;
+    }
+    log_.pop_front();
+  }
+}
+
+bool AgentDirectory::NetChange(const Change& c, uint64_t since) {
+  if (c.next != 0) return false;  // a later change of the member decides
+  // The member's first change after `since`: it left as it was, and came back so.
+  const Change* first = &c;
+  while (first->prev > since) first = &Logged(first->prev);
+  return !(first != &c && first->left && !c.left && first->weight == c.weight);
 }
 
 int64_t AgentDirectory::IntervalLocked(int factor) const {
@@ -70,8 +93,9 @@ uint64_t AgentDirectory::Leave(const std::string& id, uint64_t session) {
   auto it = members_.find(id);
   if (it != members_.end() && it->second.session == session) {
     CountBeats(it->second, -1);
+    const uint64_t weight = it->second.cache_bytes;
     members_.erase(it);
-    Changed(id, 0, true);
+    Changed(id, weight, true);
   }
   return epoch_;
 }
@@ -96,9 +120,10 @@ void AgentDirectory::ExpireLocked(int64_t now_ms) {
   for (auto it = members_.begin(); it != members_.end();) {
     if (now_ms - it->second.last_heartbeat_ms > 3 * it->second.heartbeat_ms) {
       const std::string id = it->first;
+      const uint64_t weight = it->second.cache_bytes;
       CountBeats(it->second, -1);
       it = members_.erase(it);
-      Changed(id, 0, true);
+      Changed(id, weight, true);
     } else {
       ++it;
     }
@@ -145,7 +170,8 @@ std::shared_ptr<const std::vector<RingMember>> AgentDirectory::RingMembers(int64
   return ring_;
 }
 
-bool AgentDirectory::RingChanges(uint64_t since_epoch, int64_t now_ms, RingChangeSink& sink) {
+bool AgentDirectory::RingChanges(uint64_t since_epoch, int64_t now_ms, RingChangeSink& sink,
+                                 Detail detail) {
   std::lock_guard<std::mutex> lock(mu_);
   ExpireLocked(now_ms);
   // The log holds every change after since_epoch when its oldest entry
@@ -156,9 +182,17 @@ bool AgentDirectory::RingChanges(uint64_t since_epoch, int64_t now_ms, RingChang
   }
   const size_t changes = epoch_ - since_epoch;
   if (changes >= members_.size() && changes > 0) return false;
-  sink.Begin(epoch_, changes);
-  for (auto it = log_.end() - static_cast<std::ptrdiff_t>(changes); it != log_.end(); ++it)
-    sink.Change(it->id, it->weight, it->left);
+  const auto from = log_.end() - static_cast<std::ptrdiff_t>(changes);
+  const bool net = detail == Detail::kNet;
+  size_t handed = changes;
+  if (net) {
+    handed = 0;
+    for (auto it = from; it != log_.end(); ++it) handed += NetChange(*it, since_epoch) ? 1 : 0;
+  }
+  sink.Begin(epoch_, handed);
+  for (auto it = from; it != log_.end(); ++it) {
+    if (!net || NetChange(*it, since_epoch)) sink.Change(it->id, it->weight, it->left);
+  }
   return true;
 }
 

@@ -16,13 +16,17 @@
 // every agent follows it, so following it must not cost the fleet's size:
 // Ring(since) gives the changes after an epoch the caller holds (from a
 // log of the last kRingLogSize changes), and the full member list is
-// built once per epoch and shared. Silent members are looked for at most
-// every kExpireEveryMs (Contains never counts one, whenever it is dropped).
+// built once per epoch and shared. An agent is sent only the net changes:
+// each member's last one, and none for a member that left and came back
+// as it was (an agent restarting), so what it is sent grows with what
+// changed since it last looked, not with how often it changed. Silent members are looked for at
+// most every kExpireEveryMs (Contains never counts one, whenever it is dropped).
 //
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_AGENT_DIRECTORY_H_
 #define SHOAL_TRACKER_AGENT_DIRECTORY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -126,12 +130,22 @@ class AgentDirectory {
   // Every member at the current epoch (weights are cache bytes), built once
   // per epoch and shared; `epoch` gets that epoch.
   std::shared_ptr<const std::vector<RingMember>> RingMembers(int64_t now_ms, uint64_t* epoch);
+  // Which changes RingChanges hands over.
+  enum class Detail {
+    kEvery,  // each change, in order
+    // The net changes, in order: a member's last change only, and none for
+    // a member that left and joined again with its weight. A ring applying
+    // them (HashRing::Apply: each member's last change decides) ends the
+    // same.
+    kNet,
+  };
   // Hands `sink` the changes after `since_epoch`, under this directory's
   // lock (the sink must not call back in). False, with nothing handed,
   // when they cannot be: since_epoch is 0 or not a past epoch, the log no
   // longer holds every change since, or the changes are at least as many
   // as the members (every member is then cheaper).
-  bool RingChanges(uint64_t since_epoch, int64_t now_ms, RingChangeSink& sink);
+  bool RingChanges(uint64_t since_epoch, int64_t now_ms, RingChangeSink& sink,
+                   Detail detail = Detail::kEvery);
   uint64_t epoch();
 
   static constexpr size_t kRingLogSize = 16384;
@@ -141,11 +155,17 @@ class AgentDirectory {
   struct Change {
     uint64_t epoch;  // the epoch it made
     std::string id;
-    uint64_t weight;  // joined: its weight
+    uint64_t weight;  // its weight: as it joined, or as it was when it left
     bool left;
+    uint64_t prev = 0;  // the epoch of this member's change before, 0: none logged
+    uint64_t next = 0;  // ... and after; 0: none yet
   };
   // Bumps the epoch for a change of `id`. REQUIRES: mu_ held
   void Changed(const std::string& id, uint64_t weight, bool left);
+  // The logged change that made `epoch`. REQUIRES: mu_ held, and the log holds it
+  Change& Logged(uint64_t epoch) { return log_[epoch - log_.front().epoch]; }
+  // Whether RingChanges(since, kNet) hands `c` over. REQUIRES: mu_ held
+  bool NetChange(const Change& c, uint64_t since);
   void ExpireLocked(int64_t now_ms);  // REQUIRES: mu_ held
   // The interval for a member of `factor`. REQUIRES: mu_ held
   int64_t IntervalLocked(int factor) const;
@@ -161,7 +181,9 @@ class AgentDirectory {
   std::mutex mu_;
   std::unordered_map<std::string, AgentRecord> members_;  // protected by mu_
   uint64_t epoch_ = 0;                                    // protected by mu_
-  std::deque<Change> log_;      // the last changes, oldest first; protected by mu_
+  std::deque<Change> log_;  // the last changes, oldest first; protected by mu_
+  // Each member's last change in log_, by epoch; protected by mu_
+  std::unordered_map<std::string, uint64_t> last_change_;
   int64_t last_expire_ms_ = 0;  // protected by mu_
   // Every member at ring_epoch_; protected by mu_
   std::shared_ptr<const std::vector<RingMember>> ring_;

@@ -13,6 +13,7 @@
 #include "shoal/utc_time.h"
 #include "swarm_batch.h"
 #include "swarm_store.h"
+#include "tracker_metrics.h"
 
 namespace shoal::tracker {
 namespace {
@@ -28,7 +29,10 @@ class RingChangeWriter final : public RingChangeSink {
   // `delta`: the changes are after the epoch the agent holds (not after a
   // snapshot).
   RingChangeWriter(Builder out, bool delta) : out_(out), delta_(delta) {}
+  // The epoch the changes lead to; 0 until Begin.
+  uint64_t epoch() const { return epoch_; }
   void Begin(uint64_t epoch, size_t changes) override {
+    epoch_ = epoch;
     out_.setDelta(delta_);
     list_ = out_.initChanges(static_cast<unsigned>(changes));
   }
@@ -44,6 +48,7 @@ class RingChangeWriter final : public RingChangeSink {
   const bool delta_;
   capnp::List<proto::RingChange>::Builder list_;
   unsigned next_ = 0;
+  uint64_t epoch_ = 0;
 };
 
 // One registered agent's membership; dropping it (the connection closing)
@@ -89,13 +94,15 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     results.setHeartbeatMs(static_cast<uint32_t>(next_ms));
     const uint64_t seen = c.getParams().getRingSeen();
     const uint64_t epoch = agents_.epoch();
+    uint64_t reached = epoch;
     if (seen != 0 && seen != epoch) {
       RingChangeWriter<proto::RingDelta::Builder> writer(results.initRing(), true);
-      agents_.RingChanges(seen, NowMs(), writer);
+      if (agents_.RingChanges(seen, NowMs(), writer, AgentDirectory::Detail::kNet)) {
+        reached = writer.epoch();  // the epoch after the changes (it may have moved)
+        announce_.metrics.ring_changes_sent += results.getRing().getChanges().size();
+      }
     }
-    // The epoch after the changes, if any were written (it may have moved).
-    results.setEpoch(results.getRing().getDelta() ? seen + results.getRing().getChanges().size()
-                                                  : epoch);
+    results.setEpoch(reached);
     FillDelta(c.getParams().getRevocationsSource(), c.getParams().getRevocationsSeen(),
               results.initRevocations());
     return kj::READY_NOW;
@@ -106,21 +113,24 @@ class AgentSessionImpl final : public proto::AgentSession::Server {
     const uint64_t since = c.getParams().getSinceEpoch();
     const int64_t now = NowMs();
     RingChangeWriter<proto::AgentSession::RingResults::Builder> delta(results, true);
-    if (agents_.RingChanges(since, now, delta)) {
-      results.setEpoch(since + results.getChanges().size());
+    if (agents_.RingChanges(since, now, delta, AgentDirectory::Detail::kNet)) {
+      results.setEpoch(delta.epoch());
+      announce_.metrics.ring_changes_sent += results.getChanges().size();
       return kj::READY_NOW;
     }
     // The shared snapshot, then what changed after it.
     RingChangeWriter<proto::AgentSession::RingResults::Builder> after(results, false);
+    constexpr auto kNet = AgentDirectory::Detail::kNet;
     RingSnapshot snap = ring_.Get(now);
-    if (!agents_.RingChanges(snap.epoch, now, after)) {
+    if (!agents_.RingChanges(snap.epoch, now, after, kNet)) {
       snap = ring_.Get(now, /*fresh=*/true);
-      if (!agents_.RingChanges(snap.epoch, now, after)) results.initChanges(0);
+      if (!agents_.RingChanges(snap.epoch, now, after, kNet)) results.initChanges(0);
     }
     results.setSnapshot(kj::arrayPtr(reinterpret_cast<const kj::byte*>(snap.message->data()),
                                      snap.message->size()));
     results.setSnapshotEpoch(snap.epoch);
-    results.setEpoch(snap.epoch + results.getChanges().size());
+    results.setEpoch(after.epoch() != 0 ? after.epoch() : snap.epoch);
+    announce_.metrics.ring_changes_sent += results.getChanges().size();
     return kj::READY_NOW;
   }
 

@@ -124,6 +124,9 @@ void CollectFetches(MetricsWriter& w, const TrackerMetrics& m, const TrackerOpti
              "past --heartbeat-budget)",
              static_cast<double>(agents.IntervalMs()) / 1000.0);
   w.AddGauge("shoal_tracker_ring_epoch", "Membership epoch", static_cast<double>(agents.epoch()));
+  w.AddCounter("shoal_tracker_ring_changes_sent_total",
+               "Ring changes sent to agents following the ring (heartbeats and ring() deltas)",
+               m.ring_changes_sent);
 }
 
 // RPC connections the listener closed.

@@ -33,6 +33,7 @@ struct TrackerMetrics {
   std::atomic<uint64_t> announce_refused_full{0};       // a swarm limit was reached
   std::atomic<uint64_t> announce_batches{0};            // AgentSession.announceBatch calls
   std::atomic<uint64_t> announce_batch_entries{0};      // entries in them
+  std::atomic<uint64_t> ring_changes_sent{0};           // to agents following the ring
   std::atomic<uint64_t> fetch_orders{0};                // orders sent to chunk owners
   std::atomic<uint64_t> fetch_order_chunks{0};          // chunks in those orders
   std::atomic<uint64_t> fetch_order_failures{0};

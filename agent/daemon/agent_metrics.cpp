@@ -78,6 +78,9 @@ void WritePullMetrics(MetricsWriter& w, PullCounters& pulls, Origin* origin, Tra
              link.registered() ? 1 : 0);
   w.AddGauge("shoal_agent_ring_epoch", "Membership epoch last seen",
              static_cast<double>(link.epoch()));
+  w.AddGauge("shoal_agent_ring_following",
+             "1 while heartbeats bring the ring's changes (work used the ring within a minute)",
+             link.following_ring() ? 1 : 0);
   w.AddCounter("shoal_agent_announces_answered_locally_total",
                "libtorrent announces the relay answered without calling the tracker",
                link.announces_answered_locally());

@@ -134,8 +134,9 @@ Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
 void FetchOrders::HoldForNextOwners(Version& ver, const FileEntry& f, uint64_t piece,
                                     const ChunkId& chunk) {
   const int k = ctx_.options.hand_on_owners;
+  if (k <= 0) return;  // before asking: asking for the ring makes the agent follow it
   std::shared_ptr<const HashRing> ring = ring_ ? ring_() : nullptr;
-  if (k <= 0 || ring == nullptr) return;
+  if (ring == nullptr) return;
   std::vector<std::pair<std::string, uint16_t>> receivers;
   for (const PeerAddress& a : OwnersBelow(*ring, self_id_(), chunk, static_cast<size_t>(k))) {
     receivers.emplace_back(a.ip, a.port);

@@ -1,9 +1,21 @@
 #include "daemon/tracker_fleet.h"
 
+#include <chrono>
+#include <thread>
+
 #include "daemon/relay_host.h"
 #include "daemon/tracker_rank.h"
 
 namespace shoal {
+namespace {
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 TrackerFleet::TrackerFleet(kj::AsyncIoContext& io, const AgentOptions& options, uint16_t peer_port,
                            ControlHandlers handlers, RevocationList& revocations)
@@ -23,6 +35,7 @@ TrackerFleet::TrackerFleet(kj::AsyncIoContext& io, const AgentOptions& options, 
     hooks.takes_revocations = [this, index] { return &Primary() == links_[index].get(); };
     const bool away = index != ranking_.front();
     hooks.away = [away] { return away; };
+    hooks.follows_ring = [this] { return following_ring(); };
     links_.push_back(std::make_unique<TrackerLink>(io, options, options.tracker.At(address),
                                                    peer_port, handlers, revocations, hooks));
   }
@@ -60,7 +73,26 @@ std::string TrackerFleet::agent_id() const {
   return id;
 }
 
+bool TrackerFleet::following_ring() const {
+  return SteadyMs() - ring_asked_ms_.load(std::memory_order_relaxed) < kRingFollowMs;
+}
+
+std::shared_ptr<const HashRing> TrackerFleet::CurrentRing(std::chrono::milliseconds wait) const {
+  ring();  // asking brings an idle link's heartbeat forward
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  // Unregistered, no link can catch up: the ring held is all there is.
+  while (registered() && !Primary().ring_current() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return ring();
+}
+
 std::shared_ptr<const HashRing> TrackerFleet::ring() const {
+  const int64_t now = SteadyMs();
+  const int64_t last = ring_asked_ms_.exchange(now, std::memory_order_relaxed);
+  if (now - last >= kRingFollowMs) {
+    for (const auto& link : links_) link->CatchUpRing();
+  }
   std::shared_ptr<const HashRing> ring = Primary().ring();
   if (ring) return ring;
   for (const auto& link : links_) {

@@ -15,10 +15,19 @@
 //
 // What the rest of the agent reads comes from the primary link, the first
 // one registered in that ranking (the home, while it is up): the ring, the
-// agent's id and epoch, and the token revocations. Every link follows the
-// ring on its heartbeats (an away one less often), so the one that takes
-// over when the primary is lost holds the whole membership already, a few
-// seconds old at most; its list of revocations replaces the old one whole.
+// agent's id and epoch, and the token revocations. While work uses the
+// ring, every link follows it on its heartbeats (an away one less often),
+// so the one that takes over when the primary is lost holds the whole
+// membership already, a few seconds old at most; its list of revocations
+// replaces the old one whole.
+//
+// An idle agent does not follow the ring: the ring's changes are the
+// membership's churn, and sending them to every agent of a large fleet on
+// every heartbeat would cost the trackers churn times the fleet. Asking for
+// ring() is what work does (a pull's poll, a fetch order): the links then
+// follow for kRingFollowMs after the last ask, and the first ask after a
+// quiet spell brings each link's heartbeat forward, so the ring is caught
+// up (a delta, or the whole ring) within a round trip.
 //
 // Thread-safety: StartRelay, StopRelay and Run on the kj event loop's
 // thread; the accessors from any thread.
@@ -27,6 +36,9 @@
 
 #include <kj/async-io.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,7 +71,19 @@ class TrackerFleet {
   // owners (empty until the first registration; kept while none answers).
   uint64_t epoch() const;
   std::string agent_id() const;
+  // Asking is using: see the file comment. The ring may be behind for the
+  // first round trip after a quiet spell.
   std::shared_ptr<const HashRing> ring() const;
+  // Whether the links follow the ring now (work asked for it lately).
+  bool following_ring() const;
+  // ring(), after waiting up to `wait` for the primary link to catch up
+  // (a link idle until now needs a round trip or two); the ring held, stale
+  // or null, if it does not. For work on a thread of its own that needs
+  // the ring at once: a fetch order handing chunks on, a replica order.
+  // Blocks: never on the event loop.
+  std::shared_ptr<const HashRing> CurrentRing(std::chrono::milliseconds wait) const;
+  // How long the links follow the ring after work last asked for it.
+  static constexpr int64_t kRingFollowMs = 60000;
   // Where this agent's torrents announce; empty until StartRelay.
   std::string announce_url() const { return relay_.url(); }
   uint64_t announces_answered_locally() const { return relay_.answered_locally(); }
@@ -71,6 +95,8 @@ class TrackerFleet {
 
   std::vector<std::unique_ptr<TrackerLink>> links_;
   std::vector<size_t> ranking_;  // indices into links_, the home first
+  // When work last asked for ring() (steady clock, ms); long ago at first.
+  mutable std::atomic<int64_t> ring_asked_ms_{INT64_MIN / 2};
   AnnounceRelay relay_;
 };
 

@@ -190,9 +190,20 @@ kj::Promise<void> TrackerLink::RefreshRing(proto::AgentSession::Client session, 
     std::vector<RingChange> changes;
     for (auto c : r.getChanges()) changes.push_back({c.getAgentId(), c.getWeight(), c.getLeft()});
     auto ring = std::make_shared<const HashRing>(at_snapshot.Apply(changes, r.getEpoch()));
+    ring_of_session_ = true;
     std::lock_guard<std::mutex> lock(mu_);
     ring_ = std::move(ring);
   });
+}
+
+bool TrackerLink::ring_current() const {
+  std::shared_ptr<const HashRing> held = ring();
+  return held != nullptr && ring_of_session_ && held->epoch() == epoch_;
+}
+
+void TrackerLink::CatchUpRing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (wake_.get() != nullptr && wake_->isWaiting()) wake_->fulfill();
 }
 
 template <typename Reader>
@@ -312,8 +323,12 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
           auto session = r.getSession();
           // The tracker holds none of this agent's swarm entries yet.
           SetSession(session);
+          // A ring held from before is kept for while the tracker is away,
+          // but its epochs are another session's.
+          ring_of_session_ = false;
           uint32_t interval = r.getHeartbeatMs();
-          return RefreshRing(session, 0)
+          const bool follow = !hooks_.follows_ring || hooks_.follows_ring();
+          return (follow ? RefreshRing(session, 0) : kj::Promise<void>(kj::READY_NOW))
               .then(
                   [this, session, interval]() mutable { return HeartbeatLoop(session, interval); })
               .exclusiveJoin(RenewLoop(session, renew_at));
@@ -324,19 +339,29 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
 
 kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session,
                                              uint32_t interval_ms) {
+  auto wake = kj::newPromiseAndCrossThreadFulfiller<void>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_ = kj::mv(wake.fulfiller);
+  }
   return io_.provider->getTimer()
       .afterDelay(interval_ms * kj::MILLISECONDS)
+      .exclusiveJoin(kj::mv(wake.promise))
       .then([this, session, interval_ms]() mutable {
         auto req = session.heartbeatRequest();
         FillAgentStats(handlers_.stats(), req.initStats());
         req.setHeartbeatMs(interval_ms);
         req.setRevocationsSeen(revocations_.generation());
         req.setRevocationsSource(revocations_.source());
+        // Following, the link names the epoch it holds, and the reply
+        // brings what changed since; idle, it names none, and gets none.
+        const bool follow = !hooks_.follows_ring || hooks_.follows_ring();
         std::shared_ptr<const HashRing> held = this->ring();
-        const uint64_t ring_seen = held == nullptr ? 0 : held->epoch();
+        const uint64_t ring_seen =
+            follow && ring_of_session_ && held != nullptr ? held->epoch() : 0;
         req.setRingSeen(ring_seen);
         return req.send().then(
-            [this, session, interval_ms,
+            [this, session, interval_ms, follow,
              ring_seen](capnp::Response<proto::AgentSession::HeartbeatResults> r) mutable {
               epoch_ = r.getEpoch();
               if (!hooks_.takes_revocations || hooks_.takes_revocations()) {
@@ -345,8 +370,8 @@ kj::Promise<void> TrackerLink::HeartbeatLoop(proto::AgentSession::Client session
               if (r.getRing().getDelta()) TakeRingDelta(r.getRing(), ring_seen, r.getEpoch());
               std::shared_ptr<const HashRing> ring = this->ring();
               kj::Promise<void> refresh = kj::READY_NOW;
-              if (ring == nullptr || ring->epoch() != epoch_) {
-                refresh = RefreshRing(session, ring == nullptr ? 0 : ring->epoch());
+              if (follow && (!ring_of_session_ || ring == nullptr || ring->epoch() != epoch_)) {
+                refresh = RefreshRing(session, ring_of_session_ && ring ? ring->epoch() : 0);
               }
               // The tracker may tell a longer interval as its fleet grows.
               uint32_t next_ms = r.getHeartbeatMs() > 0 ? r.getHeartbeatMs() : interval_ms;

@@ -87,6 +87,8 @@ struct LinkHooks {
   std::function<void()> session_changed;    // a session began or ended
   std::function<bool()> takes_revocations;  // whether heartbeats update the list
   std::function<bool()> away;               // registers as away (not the agent's home)
+  // Whether heartbeats follow the ring's changes now; null: always.
+  std::function<bool()> follows_ring;
 };
 
 // The agent's node name, as it registers (options.name, else the host name).
@@ -116,9 +118,16 @@ class TrackerLink {
     }
     return nullptr;
   }
-  // The ring of chunk owners as of the last epoch seen; empty until the
-  // first registration, and kept (stale) while the tracker is unreachable.
+  // The ring of chunk owners as of the last epoch followed; empty until
+  // the first ring is fetched, kept (stale) while the tracker is
+  // unreachable, and not followed while hooks.follows_ring says no.
   std::shared_ptr<const HashRing> ring() const;
+  // Brings the next heartbeat forward, so a link that stopped following
+  // the ring catches up now. Safe from any thread.
+  void CatchUpRing();
+  // Whether ring() is this session's ring at the last epoch a heartbeat
+  // told: caught up. Safe from any thread.
+  bool ring_current() const;
 
  private:
   kj::Promise<void> ConnectAndServe();
@@ -168,7 +177,13 @@ class TrackerLink {
   mutable std::mutex mu_;
   std::string agent_id_;                  // protected by mu_
   std::shared_ptr<const HashRing> ring_;  // protected by mu_
-  JobThreads jobs_;                       // fetch orders; declared last, so joined first
+  // Fulfilled by CatchUpRing to end the heartbeat loop's wait early;
+  // replaced (on the event loop) for each wait. Protected by mu_.
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> wake_;
+  // Whether ring_ came from this session (its epochs are this session's);
+  // written on the event loop.
+  std::atomic<bool> ring_of_session_{false};
+  JobThreads jobs_;  // fetch orders; declared last, so joined first
 };
 
 }  // namespace shoal

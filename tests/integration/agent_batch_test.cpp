@@ -133,3 +133,39 @@ TEST_CASE("an agent heartbeats at the longer interval its tracker tells as the f
   std::this_thread::sleep_for(std::chrono::seconds(7));
   CHECK(c.tracker.Metric("shoal_tracker_agents") == 2);
 }
+
+TEST_CASE("an idle agent does not follow the ring, and a pull makes it follow from then on",
+          "[agent][batch][ring]") {
+  ClusterOptions o;
+  o.agents = 3;
+  TestCluster c(o);
+  const std::string src = c.tmp / "model";
+  WriteRandomFile(src + "/weights.bin", 3 << 20, 7);
+  c.PublishOk(src, "team-a/ring", 0, "262144");
+  auto sent = [&] { return c.tracker.Metric("shoal_tracker_ring_changes_sent_total"); };
+  auto following = [&](int i) { return c.agents[i]->Metric("shoal_agent_ring_following"); };
+
+  // Nothing has used the ring: no agent follows it, and a member joining
+  // sends none of them a change (two of the agents' 2 s heartbeats later).
+  for (int i = 0; i < 3; ++i) CHECK(following(i) == 0);
+  const double idle_before = sent();
+  c.AddAgent();
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  CHECK(sent() == idle_before);
+
+  // A pull asks for the ring: the puller follows it from its next
+  // heartbeat on, the others stay idle, and the pull is whole.
+  const std::string out = c.tmp / "out";
+  pid_t pull = c.StartPull(1, "team-a/ring:latest", out);
+  INFO(Slurp(out + ".log"));
+  REQUIRE(WaitProcess(pull) == 0);
+  CHECK(SameTree(src, out));
+  CHECK(following(1) == 1);
+  CHECK(following(2) == 0);
+  // The next member's join reaches the follower, on a heartbeat.
+  const double busy_before = sent();
+  c.AddAgent();
+  CHECK(WaitFor([&] { return sent() > busy_before ? 1.0 : 0.0; }, 1, 8) == 1);
+  INFO("ring changes sent: idle " << idle_before << ", after the pull " << sent());
+  CHECK(sent() - busy_before <= 2);  // the one follower, one change (once more if it asked ring())
+}

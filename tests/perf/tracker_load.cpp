@@ -6,14 +6,21 @@
 //                [--tracker-pid PID[,PID...]] [--agents 10000] [--threads 3]
 //                [--steady-s 60] [--leechers 0.05] [--need-rate 0.01]
 //                [--churn-rate 0.001] [--churn-down-ms 3000] [--torrents N] [--numwant 50]
+//                [--ring-follow-s 60] [--orders-use-ring 0] [--load-nice 10]
 //
 // Agent i talks to tracker i % N. Each agent's life, as shoald lives it:
 // connect, registerAgent (name load-i, peer port 20000+i), one announceBatch
 // with the version's torrents as seeding (leechers: as downloading, and again
 // every intervalMs the tracker answers, wanting peers), a heartbeat every
-// heartbeatMs, and now and then a need for a file's chunks (on a Registry
+// heartbeatMs (following the ring's changes while it works: a leecher, and
+// with --orders-use-ring 1 an agent for --ring-follow-s after a fetch
+// order), and now and then a need for a file's chunks (on a Registry
 // from Gateway.authenticate on the same connection). Churn: agents drop
 // their connection without goodbye and come back churn-down-ms later.
+//
+// The load's threads run at --load-nice (10): on a machine it shares with
+// the tracker, the tracker and the probe's thread are served first, so the
+// probe's latencies are the tracker's and the kernel's, not the load's turns.
 //
 // Phases: ramp (every agent joins and announces, at most kJoinsInFlight per
 // thread at once, under the tracker's unauthenticated-connection limit),
@@ -93,6 +100,16 @@ struct Options {
   int churn_down_ms = 3000;
   uint32_t numwant = 50;
   size_t torrents = 0;  // announce only the version's first N torrents; 0: all
+  // As shoald: an agent follows the ring's changes while it works (a
+  // leecher always; with orders_use_ring, any agent for this long after a
+  // fetch order), and an idle one does not. Negative: every agent always
+  // follows, as shoald did before.
+  double ring_follow_s = 60;
+  // Fetch orders use the ring (shoald's --hand-on-owners, or replicas
+  // above 1); by default they do not.
+  bool orders_use_ring = false;
+  // The niceness of the load's threads (not the probe's); 0: as the tracker.
+  int load_nice = 10;
 };
 
 // What every thread shares: the version, and the run's phase.
@@ -141,6 +158,7 @@ struct Stats {
   uint64_t errors[3][kTypes] = {};
   uint64_t entries[3] = {};           // swarm entries sent
   uint64_t ring_members[3] = {};      // ring members and departures received
+  uint64_t beats_following[3] = {};   // heartbeats that followed the ring
   std::vector<float> loop_lag_ms[3];  // how late this worker's loop ran a timer due
   uint64_t churned = 0, unexpected_drops = 0;
   uint32_t told_ms = 0;  // the longest heartbeat interval the tracker told
@@ -164,21 +182,21 @@ const double kSlowMs = [] {
 }();
 const auto kProcessStart = std::chrono::steady_clock::now();
 
-// Answers the tracker's fetch orders at once, as if the chunk were fetched.
+struct Agent;
+
+// Answers the tracker's fetch orders (ControlImpl::fetch below).
 class ControlImpl final : public proto::AgentControl::Server {
  public:
-  ControlImpl(Stats& stats, Shared& shared) : stats_(stats), shared_(shared) {}
+  ControlImpl(Stats& stats, Shared& shared, Agent& agent)
+      : stats_(stats), shared_(shared), agent_(agent) {}
 
  protected:
-  kj::Promise<void> fetch(FetchContext c) override {
-    c.getResults().setFetched(c.getParams().getChunks().size());
-    stats_.ms[shared_.phase.load()][kFetchOrder].push_back(0);
-    return kj::READY_NOW;
-  }
+  kj::Promise<void> fetch(FetchContext c) override;
 
  private:
   Stats& stats_;
   Shared& shared_;
+  Agent& agent_;
 };
 
 struct Agent {
@@ -196,9 +214,19 @@ struct Agent {
   kj::Own<kj::TaskSet> calls;  // needs in flight; cancelled before the connection goes
   kj::Promise<void> life = nullptr;
   uint64_t revocations_seen = 0, revocations_source = 0;
-  uint64_t ring_epoch = 0;    // of the ring held, as shoald follows it; 0: none
+  uint64_t ring_epoch = 0;         // of the ring held, as shoald follows it; 0: none
+  bool ring_of_session = false;    // ring_epoch is this session's
+  Clock::time_point ring_asked{};  // when work last used the ring (a fetch order)
+  // Ends the wait for the next heartbeat early (work needs the ring).
+  kj::Own<kj::PromiseFulfiller<void>> wake;
   uint32_t heartbeat_ms = 0;  // the interval the tracker last told; 0: registerAgent's
   uint32_t backoff_ms = 500;  // before registering again, as shoald: doubles to 10 s
+
+  // Whether this agent follows the ring now, as shoald: while it works.
+  bool Follows(const Options& o) const {
+    return leecher || o.ring_follow_s < 0 ||
+           std::chrono::duration<double>(Clock::now() - ring_asked).count() < o.ring_follow_s;
+  }
 
   void Drop() {
     up = false;
@@ -212,6 +240,18 @@ struct Agent {
     stream = nullptr;
   }
 };
+
+// Answers at once, as if the chunk were fetched. A fetch order is work
+// that uses the ring: an idle agent starts following it, now.
+kj::Promise<void> ControlImpl::fetch(FetchContext c) {
+  c.getResults().setFetched(c.getParams().getChunks().size());
+  stats_.ms[shared_.phase.load()][kFetchOrder].push_back(0);
+  if (!shared_.o.orders_use_ring) return kj::READY_NOW;
+  const bool was = agent_.Follows(shared_.o);
+  agent_.ring_asked = Clock::now();
+  if (!was && agent_.wake.get() != nullptr && agent_.wake->isWaiting()) agent_.wake->fulfill();
+  return kj::READY_NOW;
+}
 
 // One kj event loop multiplexing its share of the agents.
 class Worker {
@@ -290,7 +330,10 @@ class Worker {
                    return Register(a, kj::mv(stream));
                  })
                  .then([this, &a](uint32_t heartbeat_ms) {
-                   return FollowRing(a).then([heartbeat_ms] { return heartbeat_ms; });
+                   // As shoald: the whole ring, if the agent follows it.
+                   kj::Promise<void> ring =
+                       a.Follows(shared_.o) ? FollowRing(a) : kj::Promise<void>(kj::READY_NOW);
+                   return ring.then([heartbeat_ms] { return heartbeat_ms; });
                  })
                  .then([this, &a](uint32_t heartbeat_ms) {
                    return Announce(a, false).then([this, &a, heartbeat_ms](uint32_t interval_ms) {
@@ -344,7 +387,7 @@ class Worker {
     info.setPeerPort(static_cast<uint16_t>(20000 + a.index % 40000));
     info.setCacheBytes(uint64_t{100} << 30);
     info.setVersion("tracker-load");
-    req.setControl(kj::heap<ControlImpl>(stats_, shared_));
+    req.setControl(kj::heap<ControlImpl>(stats_, shared_, a));
     auto start = Clock::now();
     auto disconnected = a.network->onDisconnect().then([]() -> uint32_t {
       kj::throwFatalException(KJ_EXCEPTION(DISCONNECTED, "disconnected while registering"));
@@ -356,7 +399,7 @@ class Worker {
               a.session = r.getSession();
               a.backoff_ms = 500;
               a.id = r.getAgentId();
-              a.ring_epoch = 0;  // a new session: the whole ring, as shoald asks
+              a.ring_of_session = false;  // a new session: the whole ring, when it follows
               return r.getHeartbeatMs();
             },
             [this](kj::Exception&& e) -> uint32_t {
@@ -431,7 +474,11 @@ class Worker {
   kj::Promise<void> HeartbeatLoop(Agent& a, uint32_t heartbeat_ms) {
     auto next = [this, &a, heartbeat_ms] {
       const uint32_t ms = a.heartbeat_ms > 0 ? a.heartbeat_ms : heartbeat_ms;
-      return After(ms).then([this, &a, ms] { return HeartbeatLoop(a, ms); });
+      auto wake = kj::newPromiseAndFulfiller<void>();
+      a.wake = kj::mv(wake.fulfiller);
+      return After(ms).exclusiveJoin(kj::mv(wake.promise)).then([this, &a, ms] {
+        return HeartbeatLoop(a, ms);
+      });
     };
     if (a.index == 0 && shared_.freeze) return FrozenProbe(a);
     KJ_IF_MAYBE (session, a.session) {
@@ -439,12 +486,15 @@ class Worker {
       req.initStats().setTorrents(static_cast<uint32_t>(shared_.hashes.size()));
       req.setRevocationsSeen(a.revocations_seen);
       req.setRevocationsSource(a.revocations_source);
-      req.setRingSeen(a.ring_epoch);
+      const bool follow = a.Follows(shared_.o);
+      req.setRingSeen(follow && a.ring_of_session ? a.ring_epoch : 0);
       req.setHeartbeatMs(heartbeat_ms);
+      if (follow) stats_.beats_following[phase()]++;
       auto start = Clock::now();
       return req.send()
           .then(
-              [this, &a, start](capnp::Response<proto::AgentSession::HeartbeatResults> r) {
+              [this, &a, start,
+               follow](capnp::Response<proto::AgentSession::HeartbeatResults> r) -> bool {
                 Record(kHeartbeat, start);
                 if (a.index == 0) last_beat_ = start;
                 if (r.getHeartbeatMs() > 0) a.heartbeat_ms = r.getHeartbeatMs();
@@ -455,15 +505,16 @@ class Worker {
                   stats_.ring_members[shared_.phase.load()] += r.getRing().getChanges().size();
                   a.ring_epoch = r.getEpoch();
                 }
-                return r.getEpoch();
+                // As shoald: following, a ring the heartbeat could not
+                // bring is asked for; idle, none is.
+                return follow && (!a.ring_of_session || r.getEpoch() != a.ring_epoch);
               },
-              [this](kj::Exception&& e) -> uint64_t {
+              [this](kj::Exception&& e) -> bool {
                 Failed(kHeartbeat, e);
                 kj::throwFatalException(kj::mv(e));
               })
-          .then([this, &a](uint64_t epoch) {
-            // As shoald: a ring the heartbeat could not bring is asked for.
-            return epoch == a.ring_epoch ? kj::Promise<void>(kj::READY_NOW) : FollowRing(a);
+          .then([this, &a](bool ask) {
+            return ask ? FollowRing(a) : kj::Promise<void>(kj::READY_NOW);
           })
           .then(kj::mv(next));
     }
@@ -474,7 +525,7 @@ class Worker {
   kj::Promise<void> FollowRing(Agent& a) {
     KJ_IF_MAYBE (session, a.session) {
       auto req = session->ringRequest();
-      req.setSinceEpoch(a.ring_epoch);
+      req.setSinceEpoch(a.ring_of_session ? a.ring_epoch : 0);
       auto start = Clock::now();
       return req.send().then(
           [this, &a, start](capnp::Response<proto::AgentSession::RingResults> r) {
@@ -483,6 +534,7 @@ class Worker {
             const size_t members = r.getDelta() ? 0 : SnapshotMembers(r.getSnapshot()).size();
             stats_.ring_members[shared_.phase.load()] += members + r.getChanges().size();
             a.ring_epoch = r.getEpoch();
+            a.ring_of_session = true;
           },
           [this](kj::Exception&& e) {
             Failed(kRing, e);
@@ -493,6 +545,9 @@ class Worker {
   }
 
   kj::Promise<void> LeechLoop(Agent& a, uint32_t interval_ms) {
+    // The silent agent is silent on every call: a refused announce would
+    // register it again, and the ring would list it again.
+    if (a.index == 0 && shared_.freeze) return kj::NEVER_DONE;
     return Announce(a, true).then([this, &a](uint32_t next_ms) {
       return After(next_ms).then([this, &a, next_ms] { return LeechLoop(a, next_ms); });
     });
@@ -803,6 +858,12 @@ Options ParseArgs(int argc, char** argv) {
       o.churn_down_ms = std::stoi(v);
     } else if (k == "--torrents") {
       o.torrents = std::stoul(v);
+    } else if (k == "--ring-follow-s") {
+      o.ring_follow_s = std::stod(v);
+    } else if (k == "--load-nice") {
+      o.load_nice = std::stoi(v);
+    } else if (k == "--orders-use-ring") {
+      o.orders_use_ring = v == "1" || v == "true";
     } else if (k == "--numwant") {
       o.numwant = static_cast<uint32_t>(std::stoul(v));
     } else {
@@ -841,7 +902,15 @@ int main(int argc, char** argv) {
   // The probe's agents, last, on their own thread.
   workers.push_back(
       std::make_unique<Worker>(shared, o.threads, o.agents, o.agents + o.probe_agents, 1));
-  for (auto& w : workers) threads.emplace_back([&w] { w->Run(); });
+  for (size_t t = 0; t < workers.size(); ++t) {
+    const bool probe = t + 1 == workers.size();
+    threads.emplace_back([&w = workers[t], probe, nice = o.load_nice] {
+      // The load's threads yield the cores to the tracker and to the
+      // probe, as a fleet on other machines would.
+      if (!probe && nice != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice);
+      w->Run();
+    });
+  }
   while (shared.joined < o.agents + o.probe_agents && Since(t_start) < 900000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -890,6 +959,7 @@ int main(int argc, char** argv) {
       all.loop_lag_ms[p].insert(all.loop_lag_ms[p].end(), s.loop_lag_ms[p].begin(),
                                 s.loop_lag_ms[p].end());
       all.ring_members[p] += s.ring_members[p];
+      all.beats_following[p] += s.beats_following[p];
     }
     all.slow.insert(all.slow.end(), s.slow.begin(), s.slow.end());
     all.churned += s.churned;
@@ -940,9 +1010,12 @@ int main(int argc, char** argv) {
     std::printf(
         ", \"all\": {\"count\": %zu, \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"p999_ms\": %.3f}",
         every.size(), Percentile(every, 0.5), Percentile(every, 0.99), Percentile(every, 0.999));
-    std::printf(", \"entries_per_s\": %.1f, \"ring_members_per_s\": %.1f},\n",
-                static_cast<double>(all.entries[p]) / secs,
-                static_cast<double>(all.ring_members[p]) / secs);
+    const size_t beats = all.ms[p][kHeartbeat].size();
+    std::printf(
+        ", \"entries_per_s\": %.1f, \"ring_members_per_s\": %.1f, "
+        "\"heartbeats_following_share\": %.3f},\n",
+        static_cast<double>(all.entries[p]) / secs, static_cast<double>(all.ring_members[p]) / secs,
+        beats > 0 ? static_cast<double>(all.beats_following[p]) / static_cast<double>(beats) : 0.0);
   }
   std::printf(" \"steady_requests_per_s\": %.1f,\n",
               static_cast<double>(steady_requests) / steady_s);

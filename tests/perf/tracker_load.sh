@@ -132,7 +132,8 @@ print(f"| requests handled, steady | {r['steady_requests_per_s']:.0f} /s ({s['en
 print(f"| tracker CPU | {r['tracker_cores']:.3f} of one core ({r['tracker_cpu_s']:.1f} core-s in {r['steady_s']:.0f} s) |")
 print(f"| requests per tracker core-second | {r['requests_per_core_s']:.0f} |")
 print(f"| every request, steady: p50 / p99 / p99.9 | {s['all']['p50_ms']:.2f} / {s['all']['p99_ms']:.2f} / {s['all']['p999_ms']:.2f} ms |")
-print(f"| ring members and departures sent, steady | {s['ring_members_per_s']:.0f} /s |")
+print(f"| ring members and departures sent, steady | {s['ring_members_per_s']:.0f} /s "
+      f"({100 * s.get('heartbeats_following_share', 1):.0f} % of heartbeats following the ring) |")
 print(f"| generator CPU (same machine) | {r['generator_cores']:.3f} of one core |")
 pr = r["probe"]
 print(f"| probe: {pr['agents']} more agents on a thread of their own, every request p50 / p99 / p99.9 / max | {pr['p50_ms']:.2f} / {pr['p99_ms']:.2f} / {pr['p999_ms']:.2f} / {pr['max_ms']:.1f} ms ({pr['count']} requests; its loop's lag p99 {pr['loop_lag_p99_ms']:.2f} ms) |")

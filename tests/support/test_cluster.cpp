@@ -144,7 +144,8 @@ void TestCluster::PublishOk(const std::string& dir, const std::string& name, int
 
 void TestCluster::PublishUnseeded(const std::string& dir, const std::string& name) const {
   PublishOk(dir, name, -1);
-  // Agents hear of joins with their heartbeat, once a second.
+  // The tracker's ring for fetch orders takes in joins within a heartbeat
+  // or two.
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
 }
 

@@ -98,8 +98,8 @@ class TestCluster {
   // The same, and the test fails (with the CLI's output) unless it worked.
   void PublishOk(const std::string& dir, const std::string& name, int seeder,
                  const std::string& piece_size = "1048576") const;
-  // Publishes `dir` without seeding it, then waits until every agent has
-  // seen the whole ring, so each chunk's owner is settled.
+  // Publishes `dir` without seeding it, then waits until the tracker's
+  // ring holds every agent, so each chunk's owner is settled.
   void PublishUnseeded(const std::string& dir, const std::string& name) const;
 
   // Starts `shoal pull ref --to dest` through agent `agent` as the reader,

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <random>
 
 using namespace shoal;
 using namespace shoal::tracker;
@@ -50,6 +51,80 @@ TEST_CASE("an agent following the ring gets only the changes, and ends with ever
   CHECK(truth.size() == 100);
   CHECK(truth["a3"] == 99);
   CHECK(truth.count("a1") == 0);
+}
+
+TEST_CASE("a member that left and came back as it was is no net change", "[directory]") {
+  AgentDirectory d(2000);
+  for (int i = 0; i < 100; ++i) d.Join(Agent("a" + std::to_string(i), 10), 0);
+  const uint64_t since = d.epoch();
+  uint64_t epoch = 0;
+  HashRing held(*d.RingMembers(0, &epoch), epoch);
+  d.Leave("a1", 1);
+  d.Join(Agent("a1", 10, 2), 0);  // an agent restarting: back as it was
+  d.Leave("a2", 1);
+  d.Join(Agent("a2", 20, 2), 0);  // back with another weight
+  d.Leave("a3", 1);               // gone
+  d.Join(Agent("new", 5), 0);
+  d.Join(Agent("flash", 5), 0);
+  d.Leave("flash", 1);            // came and went: a departure of no one, harmless
+  d.Join(Agent("a4", 10, 2), 0);  // registered again without leaving
+  RingChangeList every, net;
+  REQUIRE(d.RingChanges(since, 0, every, AgentDirectory::Detail::kEvery));
+  REQUIRE(d.RingChanges(since, 0, net, AgentDirectory::Detail::kNet));
+  CHECK(every.changes.size() == 9);
+  CHECK(net.changes.size() == 5);
+  for (const RingChange& c : net.changes) CHECK(c.id != "a1");
+  CHECK(net.epoch == d.epoch());
+  const auto truth = AsMap(*d.RingMembers(0, &epoch));
+  CHECK(AsMap(held.Apply(net.changes, net.epoch).members()) == truth);
+  CHECK(AsMap(held.Apply(every.changes, every.epoch).members()) == truth);
+  // From an epoch after a1 left, its return is a change.
+  RingChangeList later;
+  REQUIRE(d.RingChanges(since + 1, 0, later, AgentDirectory::Detail::kNet));
+  CHECK(later.changes.front().id == "a1");
+  CHECK_FALSE(later.changes.front().left);
+}
+
+TEST_CASE("net ring changes from any epoch end at the members, past the log's wrap",
+          "[directory]") {
+  AgentDirectory d(2000);
+  std::mt19937 rng(7);
+  // Holders of the ring at past epochs, as agents following at their own pace.
+  std::map<uint64_t, HashRing> held;
+  uint64_t sessions = 1;
+  std::map<std::string, uint64_t> session_of;
+  for (int i = 0; i < 400; ++i) {
+    const std::string id = "a" + std::to_string(i);
+    session_of[id] = sessions;
+    d.Join(Agent(id, 10, sessions++), 0);
+  }
+  const size_t steps = AgentDirectory::kRingLogSize + 4000;
+  for (size_t step = 0; step < steps; ++step) {
+    const std::string id = "a" + std::to_string(rng() % 420);  // some ids not yet members
+    if (rng() % 2 == 0) {
+      d.Leave(id, session_of[id]);
+    } else {
+      session_of[id] = sessions;
+      d.Join(Agent(id, 10 + rng() % 2, sessions++), 0);
+    }
+    if (step % 97 == 0) {
+      uint64_t epoch = 0;
+      held.emplace(d.epoch(), HashRing(*d.RingMembers(0, &epoch), epoch));
+    }
+    if (step % 13 != 0 || held.empty()) continue;
+    uint64_t epoch = 0;
+    const auto truth = AsMap(*d.RingMembers(0, &epoch));
+    // A holder from far back: the log may no longer cover it.
+    auto h = held.begin();
+    std::advance(h, static_cast<long>(rng() % held.size()));
+    RingChangeList net;
+    if (!d.RingChanges(h->first, 0, net, AgentDirectory::Detail::kNet)) continue;
+    REQUIRE(net.epoch == d.epoch());
+    HashRing followed = h->second.Apply(net.changes, net.epoch);
+    REQUIRE(AsMap(followed.members()) == truth);
+    held.erase(h);
+    held.emplace(followed.epoch(), followed);
+  }
 }
 
 TEST_CASE("the ring falls back to every member when the changes are not all logged",
