@@ -13,14 +13,15 @@
 // closes).
 //
 // Cost: with thousands of agents the ring changes many times a minute and
-// every agent follows it, so following it must not cost the fleet's size:
-// Ring(since) gives the changes after an epoch the caller holds (from a
-// log of the last kRingLogSize changes), and the full member list is
-// built once per epoch and shared. An agent is sent only the net changes:
-// each member's last one, and none for a member that left and came back
-// as it was (an agent restarting), so what it is sent grows with what
-// changed since it last looked, not with how often it changed. Silent members are looked for at
-// most every kExpireEveryMs (Contains never counts one, whenever it is dropped).
+// every agent at work follows it, so following it must not cost the
+// fleet's size: RingChanges(since) gives the changes after an epoch the
+// caller holds (from a log of the last kRingLogSize changes), and the full
+// member list is built once per epoch and shared. An agent is sent only
+// the net changes (Detail::kNet): each member's last one, and none for a
+// member that left and came back as it was (an agent restarting), so what
+// it is sent grows with what changed since it last looked, not with how
+// often it changed. Silent members are looked for at most every
+// kExpireEveryMs (Contains never counts one, whenever it is dropped).
 //
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_AGENT_DIRECTORY_H_
