@@ -44,7 +44,17 @@ TEST_CASE("a fresh piece goes to the chunk's next owner before any other peer", 
   const auto handed_at = Clock::now();
   REQUIRE(next.engine->ConnectPeer(id, "127.0.0.1", owner.port()).ok());
   REQUIRE(Eventually([&] { return next.store->Contains(f.chunks[0]); }));
-  REQUIRE(Eventually([&] { return other.store->Contains(f.chunks[0]); }));
+  // If the other peer waits on: was the hold handed (the next owner's HAVE
+  // seen), and were its kept requests refused?
+  auto owner_holds = [&] {
+    EngineStats s = owner.engine->Stats();
+    return "owner: " + std::to_string(s.holds_handed) + " holds handed, " +
+           std::to_string(s.requests_kept) + " requests kept, " + std::to_string(s.pieces_held) +
+           " pieces held";
+  };
+  const bool other_got = Eventually([&] { return other.store->Contains(f.chunks[0]); });
+  INFO(owner_holds());
+  REQUIRE(other_got);
   REQUIRE(other.WaitComplete(id));
   CHECK(Clock::now() - handed_at < std::chrono::seconds(10));
   CHECK(other.Materialized(f) == f.data);
