@@ -1,7 +1,10 @@
 #include "rpc_listener.h"
 
 #include <arpa/inet.h>
+#include <capnp/message.h>
 #include <capnp/rpc-twoparty.h>
+#include <capnp/rpc.capnp.h>
+#include <capnp/serialize-async.h>
 #include <fcntl.h>
 #include <kj/debug.h>
 #include <kj/one-of.h>
@@ -12,15 +15,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <thread>
 
 #include "gateway_service.h"
+#include "kj_status.h"
 #include "rpc_frame_guard.h"
 #include "rpc_tls.h"
 #include "shoal/host_port.h"
@@ -46,6 +50,14 @@ std::string PeerIp(kj::AsyncIoStream& conn) {
   return buf;
 }
 
+// Reads and drops what `s` sends until it ends.
+kj::Promise<void> DrainUntilEnd(kj::AsyncIoStream& s, kj::Array<kj::byte>& buf) {
+  return s.tryRead(buf.begin(), 1, buf.size()).then([&s, &buf](size_t n) -> kj::Promise<void> {
+    if (n == 0) return kj::READY_NOW;
+    return DrainUntilEnd(s, buf);
+  });
+}
+
 // Largest message before the peer authenticates: a token, or an agent's
 // registration, fits with room to spare.
 constexpr uint64_t kUnauthenticatedMessageBytes = 64 << 10;
@@ -57,48 +69,22 @@ constexpr uint64_t kAuthenticatedMessageBytes = uint64_t{8} << 20 << 3;
 
 // What every connection of every loop shares; lives as long as the server.
 struct RpcServer::Shared {
-  Shared(const RpcServeOptions& o) : limits(o.limits), metrics(*o.metrics), gateway(*o.gateway) {}
+  Shared(const RpcServeOptions& o)
+      : limits(o.limits),
+        metrics(*o.metrics),
+        gateway(*o.gateway),
+        admission(o.limits, *o.metrics) {}
   const RpcLimits limits;
   TrackerMetrics& metrics;
   const GatewayDeps gateway;
-  std::mutex mu;                               // makes each admission's check and count one step
-  std::map<std::string, uint32_t> per_client;  // open connections by IP, protected by mu
+  RpcAdmission admission;
+  std::atomic<int> refusing{0};  // refusals telling their client why, under way
 };
 
 namespace {
 
 using Shared = RpcServer::Shared;
-
-// A connection's place in the counts, from accept (TLS handshake included)
-// until it closes: among all connections, its IP's, and the
-// unauthenticated ones until it presents a token (Authenticated).
-class ConnectionSlot {
- public:
-  // Call with shared.mu held.
-  ConnectionSlot(Shared& shared, std::string peer) : shared_(shared), peer_(std::move(peer)) {
-    shared_.metrics.rpc_unauthenticated++;
-    shared_.metrics.rpc_connections++;
-    shared_.per_client[peer_]++;
-  }
-  ~ConnectionSlot() {
-    Authenticated();
-    std::lock_guard<std::mutex> l(shared_.mu);
-    shared_.metrics.rpc_connections--;
-    auto it = shared_.per_client.find(peer_);
-    if (--it->second == 0) shared_.per_client.erase(it);
-  }
-  KJ_DISALLOW_COPY(ConnectionSlot);
-  void Authenticated() {
-    std::lock_guard<std::mutex> l(shared_.mu);
-    if (!authenticated_) shared_.metrics.rpc_unauthenticated--;
-    authenticated_ = true;
-  }
-
- private:
-  Shared& shared_;
-  const std::string peer_;
-  bool authenticated_ = false;
-};
+using ConnectionSlot = RpcSlot;
 
 // Serves one connection with its own Gateway, which knows the peer's IP.
 // Until the Gateway accepts a token the connection counts as
@@ -137,7 +123,15 @@ class Connection {
                           Closed("auth_timeout");
                           return kj::READY_NOW;
                         });
-    return network_.onDisconnect().exclusiveJoin(kj::mv(refused)).exclusiveJoin(kj::mv(deadline));
+    // Debug only, as refusals are: evictions come in floods.
+    auto evicted = slot_->Evicted().then([this] {
+      Log(LogLevel::kDebug, "rpc.connection_closed",
+          {{"peer", peer_}, {"reason", std::string("evicted_unauthenticated")}});
+    });
+    return network_.onDisconnect()
+        .exclusiveJoin(kj::mv(refused))
+        .exclusiveJoin(kj::mv(deadline))
+        .exclusiveJoin(kj::mv(evicted));
   }
 
  private:
@@ -176,11 +170,14 @@ kj::Promise<void> ServeConnection(kj::Own<kj::AsyncIoStream> raw, std::string pe
                         .then([]() -> kj::Own<kj::AsyncIoStream> {
                           KJ_FAIL_REQUIRE("TLS handshake not complete in time");
                         });
-    return tls->Accept(kj::mv(raw)).exclusiveJoin(kj::mv(deadline));
+    // Evicted mid-handshake: no stream, and not counted as a failed handshake.
+    auto evicted = slot->Evicted().then([] { return kj::Own<kj::AsyncIoStream>(); });
+    return tls->Accept(kj::mv(raw)).exclusiveJoin(kj::mv(deadline)).exclusiveJoin(kj::mv(evicted));
   }();
   return ready.then(
       [&shared, &timer, peer, slot = kj::mv(slot),
-       accepted_at](kj::Own<kj::AsyncIoStream> stream) mutable {
+       accepted_at](kj::Own<kj::AsyncIoStream> stream) mutable -> kj::Promise<void> {
+        if (stream.get() == nullptr) return kj::READY_NOW;
         auto conn =
             kj::heap<Connection>(kj::mv(stream), peer, kj::mv(slot), shared, timer, accepted_at);
         auto done = conn->Done();
@@ -196,30 +193,42 @@ kj::Promise<void> ServeConnection(kj::Own<kj::AsyncIoStream> raw, std::string pe
       });
 }
 
-// Counts a new connection from `peer` in, or says why it must be closed at
-// once.
-kj::OneOf<kj::Own<ConnectionSlot>, const char*> Admit(Shared& shared, const std::string& peer) {
-  std::lock_guard<std::mutex> l(shared.mu);
-  TrackerMetrics& m = shared.metrics;
-  kj::OneOf<kj::Own<ConnectionSlot>, const char*> out;
-  if (m.rpc_connections >= shared.limits.max_connections) {
-    m.rpc_refused_connections++;
-    out.init<const char*>("too_many_connections");
-    return out;
+// Tells a refused client why, as an RPC Abort message (which its RpcSystem
+// reports as the failure of its calls), then closes: after the TLS
+// handshake if the port speaks TLS, and reading what the client sent
+// meanwhile for up to a second, so that its kernel gets the message before
+// a reset. Bounded by kMaxRefusing at once; past that, just closes.
+constexpr int kMaxRefusing = 64;
+constexpr auto kRefusalTimeout = 1000 * kj::MILLISECONDS;
+
+kj::Promise<void> Refuse(kj::Own<kj::AsyncIoStream> raw, const RpcRefusal& why, Shared& shared,
+                         kj::Timer& timer, RpcTlsServer* tls) {
+  if (shared.refusing.fetch_add(1) >= kMaxRefusing) {
+    shared.refusing--;
+    return kj::READY_NOW;
   }
-  auto mine = shared.per_client.find(peer);
-  if (mine != shared.per_client.end() && mine->second >= shared.limits.max_per_client) {
-    m.rpc_refused_per_client++;
-    out.init<const char*>("too_many_from_client");
-    return out;
-  }
-  if (m.rpc_unauthenticated >= shared.limits.max_unauthenticated) {
-    m.rpc_refused_unauthenticated++;
-    out.init<const char*>("too_many_unauthenticated");
-    return out;
-  }
-  out.init<kj::Own<ConnectionSlot>>(kj::heap<ConnectionSlot>(shared, peer));
-  return out;
+  auto ready = tls == nullptr ? kj::Promise<kj::Own<kj::AsyncIoStream>>(kj::mv(raw))
+                              : tls->Accept(kj::mv(raw));
+  const std::string message = why.message;
+  auto told = ready.then([message](kj::Own<kj::AsyncIoStream> stream) {
+    auto msg = kj::heap<capnp::MallocMessageBuilder>();
+    auto abort = msg->initRoot<capnp::rpc::Message>().initAbort();
+    abort.setType(capnp::rpc::Exception::Type::OVERLOADED);
+    abort.setReason(ExceptionFromStatus(Status::Unavailable(message)).getDescription());
+    auto& s = *stream;
+    auto& m = *msg;
+    return capnp::writeMessage(s, m)
+        .then([&s] {
+          s.shutdownWrite();
+          auto buf = kj::heap<kj::Array<kj::byte>>(kj::heapArray<kj::byte>(4096));
+          auto& b = *buf;
+          return DrainUntilEnd(s, b).attach(kj::mv(buf));
+        })
+        .attach(kj::mv(msg), kj::mv(stream));
+  });
+  return told.exclusiveJoin(timer.afterDelay(kRefusalTimeout))
+      .then([] {}, [](kj::Exception&&) {})
+      .attach(kj::defer([&shared] { shared.refusing--; }));
 }
 
 kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, kj::Timer& timer,
@@ -230,12 +239,14 @@ kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, k
       .then(
           [&, tls](kj::Own<kj::AsyncIoStream>&& stream) {
             std::string peer = PeerIp(*stream);
-            auto admitted = Admit(shared, peer);
-            if (admitted.is<const char*>()) {
-              // Dropping the stream closes it. Logged at debug only: a flood of
-              // these would otherwise flood the log.
+            auto admitted = shared.admission.Admit(peer);
+            if (admitted.is<RpcRefusal>()) {
+              // Logged at debug only: a flood of these would otherwise flood
+              // the log.
+              const RpcRefusal& why = admitted.get<RpcRefusal>();
               Log(LogLevel::kDebug, "rpc.connection_refused",
-                  {{"peer", peer}, {"reason", std::string(admitted.get<const char*>())}});
+                  {{"peer", peer}, {"reason", std::string(why.reason)}});
+              tasks.add(Refuse(kj::mv(stream), why, shared, timer, tls));
             } else {
               tasks.add(ServeConnection(kj::mv(stream), peer,
                                         kj::mv(admitted.get<kj::Own<ConnectionSlot>>()), shared,

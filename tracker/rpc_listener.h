@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rpc_admission.h"
 #include "shoal/status.h"
 
 namespace shoal {
@@ -22,15 +23,6 @@ namespace shoal::tracker {
 
 struct GatewayDeps;
 struct TrackerMetrics;
-
-// What a connection may do before and while it authenticates.
-struct RpcLimits {
-  int64_t auth_timeout_ms = 10000;     // to present a token
-  int64_t message_timeout_ms = 30000;  // for a message to arrive whole after its first byte
-  uint32_t max_unauthenticated = 256;  // connections without a token at once
-  uint32_t max_connections = 4096;     // connections at once, authenticated or not
-  uint32_t max_per_client = 128;       // ... from one IP address
-};
 
 // What the server serves, and how. References and pointers must outlive
 // the server.
@@ -55,9 +47,14 @@ struct RpcServeOptions {
 // Before a connection authenticates (Gateway.authenticate or registerAgent
 // accepts its token) it may send messages of at most 64 KiB, must
 // authenticate within limits.auth_timeout_ms, and counts against
-// limits.max_unauthenticated: a connection accepted beyond that is closed
-// at once. So is one beyond limits.max_connections open in all, or beyond
-// limits.max_per_client from its IP address, authenticated ones included.
+// limits.max_unauthenticated and, from its IP address,
+// limits.max_unauthenticated_per_client; once the first is full, a newcomer
+// takes the place of the busiest address's oldest tokenless connection (see
+// rpc_admission.h). A connection that cannot be admitted, or is beyond
+// limits.max_connections open in all or limits.max_per_client from its IP
+// address (authenticated ones included), is told why in a Cap'n Proto Abort
+// message (after its TLS handshake, with TLS) and closed; past 64 refusals
+// under way at once, the rest are closed without a word.
 // Afterwards messages may reach Cap'n Proto's 64 MiB limit. Every message
 // must arrive whole within limits.message_timeout_ms of its first byte;
 // idling between messages is fine. A failed accept (out of descriptors)

@@ -68,6 +68,10 @@ void AddRpcFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--rpc-max-unauthenticated", o.rpc_max_unauthenticated,
                   "RPC connections allowed at once before they authenticate; more are closed")
       ->capture_default_str();
+  cmd->add_option("--rpc-max-unauthenticated-per-client", o.rpc_max_unauthenticated_per_client,
+                  "of those, from one IP address; once all are taken, a newcomer from a quieter "
+                  "address replaces the busiest address's oldest")
+      ->capture_default_str();
   cmd->add_option("--rpc-max-connections", o.rpc_max_connections,
                   "RPC connections open at once, authenticated or not; more are closed")
       ->capture_default_str();

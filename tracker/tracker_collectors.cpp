@@ -140,6 +140,11 @@ void CollectRpc(MetricsWriter& w, const TrackerMetrics& m) {
                {{"reason", "auth_timeout"}});
   w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused,
                m.rpc_refused_unauthenticated, {{"reason", "too_many_unauthenticated"}});
+  w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused,
+               m.rpc_refused_unauthenticated_per_client,
+               {{"reason", "too_many_unauthenticated_from_client"}});
+  w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused,
+               m.rpc_evicted_unauthenticated, {{"reason", "evicted_unauthenticated"}});
   w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_connections,
                {{"reason", "too_many_connections"}});
   w.AddCounter("shoal_tracker_rpc_connections_refused_total", kRefused, m.rpc_refused_per_client,

@@ -153,8 +153,12 @@ RpcServeOptions RpcServeOptionsOf(TrackerContext& ctx, const GatewayDeps& gatewa
   r.threads = o.rpc_threads > 0
                   ? o.rpc_threads
                   : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 5u)) - 1;
-  r.limits = RpcLimits{o.rpc_auth_timeout_ms, o.rpc_message_timeout_ms, o.rpc_max_unauthenticated,
-                       o.rpc_max_connections, o.rpc_max_connections_per_client};
+  r.limits.auth_timeout_ms = o.rpc_auth_timeout_ms;
+  r.limits.message_timeout_ms = o.rpc_message_timeout_ms;
+  r.limits.max_unauthenticated = o.rpc_max_unauthenticated;
+  r.limits.max_connections = o.rpc_max_connections;
+  r.limits.max_per_client = o.rpc_max_connections_per_client;
+  r.limits.max_unauthenticated_per_client = o.rpc_max_unauthenticated_per_client;
   r.metrics = &ctx.metrics;
   r.gateway = &gateway;
   r.tls = state.tls.has_value() ? &*state.tls : nullptr;

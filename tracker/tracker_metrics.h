@@ -52,12 +52,14 @@ struct TrackerMetrics {
   std::atomic<uint64_t> rpc_refused_message_timeout{0};  // a message not complete in time
   std::atomic<uint64_t> rpc_refused_auth_timeout{0};     // no token presented in time
   std::atomic<uint64_t> rpc_refused_unauthenticated{0};  // too many connections without a token
-  std::atomic<uint64_t> rpc_refused_connections{0};      // too many connections in all
-  std::atomic<uint64_t> rpc_refused_per_client{0};       // too many from one IP address
-  std::atomic<uint64_t> rpc_refused_tls_handshake{0};    // a TLS handshake failed or was too slow
-  std::atomic<uint64_t> rpc_unauthenticated{0};          // gauge: connections without a token yet
-  std::atomic<uint64_t> rpc_connections{0};              // gauge: open RPC connections
-  std::atomic<uint64_t> rpc_accept_errors{0};            // failed accepts (out of descriptors)
+  std::atomic<uint64_t> rpc_refused_unauthenticated_per_client{0};  // ... from one IP address
+  std::atomic<uint64_t> rpc_evicted_unauthenticated{0};             // closed to keep a newcomer in
+  std::atomic<uint64_t> rpc_refused_connections{0};                 // too many connections in all
+  std::atomic<uint64_t> rpc_refused_per_client{0};                  // too many from one IP address
+  std::atomic<uint64_t> rpc_refused_tls_handshake{0};  // a TLS handshake failed or was too slow
+  std::atomic<uint64_t> rpc_unauthenticated{0};        // gauge: connections without a token yet
+  std::atomic<uint64_t> rpc_connections{0};            // gauge: open RPC connections
+  std::atomic<uint64_t> rpc_accept_errors{0};          // failed accepts (out of descriptors)
   // Gauges the fetch scheduler keeps current.
   std::atomic<uint64_t> fetch_queue{0};        // chunks waiting for an order
   std::atomic<uint64_t> fetches_in_flight{0};  // orders sent, not yet answered

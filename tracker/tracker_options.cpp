@@ -40,6 +40,9 @@ Status TrackerOptions::Validate() const {
   if (rpc_max_unauthenticated < 1 || rpc_max_unauthenticated > 65536) {
     return Status::InvalidArgument("--rpc-max-unauthenticated must be 1 to 65536");
   }
+  if (rpc_max_unauthenticated_per_client < 1) {
+    return Status::InvalidArgument("--rpc-max-unauthenticated-per-client must be at least 1");
+  }
   if (rpc_max_connections < 1)
     return Status::InvalidArgument("--rpc-max-connections must be at least 1");
   if (rpc_max_connections_per_client < 1)

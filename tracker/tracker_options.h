@@ -45,7 +45,8 @@ struct TrackerOptions {
   int64_t rpc_message_timeout_ms =
       30000;  // an RPC message must arrive whole within this of its first byte
   uint32_t rpc_max_unauthenticated = 256;  // RPC connections not yet authenticated; more are closed
-  uint32_t rpc_max_connections = 16384;    // RPC connections open at once; more are closed
+  uint32_t rpc_max_unauthenticated_per_client = 32;  // ... of them from one IP address
+  uint32_t rpc_max_connections = 16384;           // RPC connections open at once; more are closed
   uint32_t rpc_max_connections_per_client = 128;  // ... from one IP address
   int rpc_threads = 0;           // event loops serving RPC connections; 0: cores - 1, 1 to 4
   HttpLimits http;               // bounds on the HTTP port's clients (shoal/server/http_limits.h)

@@ -141,8 +141,10 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::ConnectOne(
     for (auto ns : id.getNamespaces()) c.identity.namespaces.push_back(ns);
     c.identity.expires_at_ms = id.getExpiresAtMs();
   });
-  if (s.code() == Status::Code::kUnavailable && !tracker.tls()) {
-    // A TLS port closes a plain client's connection without a word.
+  if (s.code() == Status::Code::kUnavailable && !tracker.tls() &&
+      s.message().find("refused this connection") == std::string::npos) {
+    // A TLS port closes a plain client's connection without a word; a
+    // refusal says why in words.
     return Status::Unavailable(s.message() + " (if it serves TLS, pass --tracker-ca)");
   }
   if (!s.ok()) return s;

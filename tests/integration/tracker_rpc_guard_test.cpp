@@ -10,11 +10,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -328,4 +330,97 @@ TEST_CASE("an authenticated client still publishes and resolves a manifest large
   CHECK(resolved.exit_code == 0);
   CHECK_THAT(resolved.out, Catch::Contains("w.bin"));
   CHECK(tracker.Metric(kRefused + "{reason=\"message_too_large\"}") == 0);
+}
+
+TEST_CASE("idle connections from a few addresses cannot keep a newcomer out of the RPC port",
+          "[tracker][rpc][hostile][limits]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  // The defaults, with a deadline long enough that no idle connection goes
+  // on its own while the test runs.
+  TrackerProcess tracker(tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--rpc-auth-timeout", "60s"});
+  tracker.Start();
+  int port = std::stoi(tracker.rpc_address().substr(tracker.rpc_address().rfind(':') + 1));
+  const std::string token = tracker.MintToken("*", "read", "reader");
+
+  // 100 idle connections from each of three addresses: each address holds
+  // only its share of the tokenless pool.
+  std::vector<std::unique_ptr<RawSocket>> idle;
+  for (const char* from : {"127.0.0.2", "127.0.0.3", "127.0.0.4"}) {
+    for (int i = 0; i < 100; ++i) idle.push_back(std::make_unique<RawSocket>(port, from));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int open = 0;
+  for (auto& s : idle) open += s->ClosedWithin(20) ? 0 : 1;
+  INFO(open << " of 300 idle connections still open");
+  CHECK(open == 3 * 32);  // --rpc-max-unauthenticated-per-client's default
+  CHECK(tracker.Metric(kRefused + "{reason=\"too_many_unauthenticated_from_client\"}") == 300 - 96);
+
+  // The CLI, from another address, is served at once.
+  auto ls = RunProcess({CliBinary(), "ls"},
+                       {"SHOAL_TRACKER=" + tracker.rpc_address(), "SHOAL_TOKEN=" + token});
+  INFO(ls.err);
+  CHECK(ls.exit_code == 0);
+}
+
+TEST_CASE("once the tokenless pool is full, a newcomer takes the busiest address's oldest place",
+          "[tracker][rpc][hostile][limits]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker", {"--origin", "file://" + (tmp / "origin"),
+                                           "--rpc-auth-timeout", "60s", "--rpc-max-unauthenticated",
+                                           "12", "--rpc-max-unauthenticated-per-client", "8"});
+  tracker.Start();
+  int port = std::stoi(tracker.rpc_address().substr(tracker.rpc_address().rfind(':') + 1));
+  // 127.0.0.2 takes 8, 127.0.0.3 the other 4: the pool is full.
+  std::vector<std::unique_ptr<RawSocket>> busy, quiet;
+  for (int i = 0; i < 8; ++i) busy.push_back(std::make_unique<RawSocket>(port, "127.0.0.2"));
+  for (int i = 0; i < 4; ++i) quiet.push_back(std::make_unique<RawSocket>(port, "127.0.0.3"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(tracker.Metric("shoal_tracker_rpc_unauthenticated_connections") == 12);
+
+  // An agent from 127.0.0.1 gets in, and authenticates: the oldest of
+  // 127.0.0.2's eight was closed for it, and no one else.
+  auto io = kj::setupAsyncIo();
+  TokenClient agent(io, tracker.rpc_address(), tracker.MintToken("*", "read", "agent"));
+  CHECK(agent.Whoami() == "agent");
+  CHECK(busy[0]->ClosedWithin(1000));
+  for (size_t i = 1; i < busy.size(); ++i) CHECK(!busy[i]->ClosedWithin(1));
+  for (auto& s : quiet) CHECK(!s->ClosedWithin(1));
+  CHECK(tracker.Metric(kRefused + "{reason=\"evicted_unauthenticated\"}") == 1);
+
+  // Among equals nothing is taken: 127.0.0.2 (7) and 127.0.0.3 (now 4,
+  // asking a fifth while the pool is full again) are not swapped for each
+  // other beyond one apart.
+  RawSocket refill(port, "127.0.0.3");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(!refill.ClosedWithin(1));  // the pool had the agent's place free
+  RawSocket one_more(port, "127.0.0.3");
+  CHECK(!one_more.ClosedWithin(300));  // 127.0.0.2 holds 7 > 5 + 1: its oldest went
+  CHECK(busy[1]->ClosedWithin(1000));
+  RawSocket equal(port, "127.0.0.3");
+  CHECK(equal.ClosedWithin(1000));  // 127.0.0.2 holds 6, 127.0.0.3 would hold 7: refused
+  CHECK(tracker.Metric(kRefused + "{reason=\"too_many_unauthenticated\"}") == 1);
+}
+
+TEST_CASE("a refused RPC client is told why, not that the tracker may be down",
+          "[tracker][rpc][hostile][limits]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "origin");
+  TrackerProcess tracker(tmp / "tracker",
+                         {"--origin", "file://" + (tmp / "origin"), "--rpc-auth-timeout", "60s",
+                          "--rpc-max-unauthenticated-per-client", "2"});
+  tracker.Start();
+  int port = std::stoi(tracker.rpc_address().substr(tracker.rpc_address().rfind(':') + 1));
+  RawSocket a(port), b(port);  // both from 127.0.0.1, as the CLI will be
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto ls = RunProcess({CliBinary(), "ls"}, {"SHOAL_TRACKER=" + tracker.rpc_address(),
+                                             "SHOAL_TOKEN=" + tracker.MintToken("*", "read", "r")});
+  INFO(ls.err);
+  CHECK(ls.exit_code != 0);
+  CHECK(ls.err.find("the tracker refused this connection") != std::string::npos);
+  CHECK(ls.err.find("--rpc-max-unauthenticated-per-client") != std::string::npos);
+  CHECK(ls.err.find("is it running") == std::string::npos);
+  CHECK(std::count(ls.err.begin(), ls.err.end(), '\n') == 1);
 }

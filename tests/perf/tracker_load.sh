@@ -73,7 +73,7 @@ for t in $(seq 1 "$trackers"); do
     --http-listen 127.0.0.1:0 --port-file "$work/ports$t" --origin "file://$work/origin" \
     "${registry[@]}" "${secrets[@]}" \
     --peer-tls off --rpc-max-connections $((agents + 1000)) \
-    --rpc-max-connections-per-client $((agents + 1000)) \
+    --rpc-max-connections-per-client $((agents + 1000)) --rpc-max-unauthenticated-per-client 256 \
     --max-swarm-peers $((agents * 200 + 100000)) "${tracker_flags[@]}" >"$work/tracker$t.log" 2>&1 &
   tracker_pids+=($!)
   for _ in $(seq 100); do [[ -s $work/ports$t ]] && break; sleep 0.1; done
