@@ -162,6 +162,9 @@ AgentStats Agent::Stats() {
 Status Agent::Health() const {
   if (!link_.registered())
     return Status::Unavailable("not registered with tracker " + options_.tracker.address);
+  // A cache that cannot take a chunk cannot serve a pull or a cold read.
+  const StoreSpace space = store_->Space();
+  if (space.refusing && !space.room) return Status::Unavailable("cache degraded: " + space.why);
   return Status::OK();
 }
 

@@ -21,6 +21,13 @@ void WriteCacheMetrics(MetricsWriter& w, ChunkStore& store) {
   w.AddCounter("shoal_agent_cache_evictions_total", "Chunks evicted", s.evictions);
   w.AddCounter("shoal_agent_cache_corrupt_total", "Chunks dropped for failing verification",
                s.corrupt_dropped);
+  w.AddCounter("shoal_agent_cache_no_space_total",
+               "Chunk writes refused for want of room that no eviction could make",
+               s.no_space_refusals);
+  const StoreSpace space = store.Space();
+  w.AddGauge("shoal_agent_cache_degraded",
+             "1 while the cache refuses writes and no eviction could make room (/healthz is 503)",
+             space.refusing && !space.room ? 1 : 0);
 }
 
 // Peers: bytes, bad data, the hand-on, TLS admission.

@@ -17,6 +17,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long a pull waits, gaining nothing while the cache refuses writes that
+// no eviction can make room for, before it fails: long enough for a pin
+// held by a read or another pull's last write to go.
+constexpr int64_t kNoSpaceGraceMs = 5000;
+
 int64_t MsSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
 }
@@ -64,6 +69,7 @@ Result<PullResult> PullJob::Run() {
     Result<bool> done = Poll();
     if (!done.ok()) return done.status();
     if (*done) break;
+    SHOAL_RETURN_IF_ERROR(CheckSpace());
     SHOAL_RETURN_IF_ERROR(CheckStall());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -153,6 +159,34 @@ Status PullJob::CheckStall() {
   return Status::Unavailable("pull of " + ref_->ToString() + " gained no byte for " +
                              std::to_string(ctx_.options.stall_timeout_ms / 1000) + " s" +
                              StallCause(ctx_));
+}
+
+void PullJob::ResumeStoppedWrites() {
+  if (stopped_.empty() || MsSince(last_resume_) < 1000) return;
+  const StoreSpace space = ctx_.store.Space();
+  if (space.refusing && !space.room) return;  // CheckSpace's case
+  last_resume_ = Clock::now();
+  for (size_t i : stopped_) {
+    Status s = ctx_.engine.ResumeWrites(tasks_[i].torrent);
+    Log(LogLevel::kInfo, "pull.writes_resumed",
+        {{"task", tasks_[i].label},
+         {"disk_free", space.disk_free_bytes},
+         {"evictable", space.evictable_bytes},
+         {"error", s}});
+  }
+}
+
+Status PullJob::CheckSpace() {
+  if (MsSince(last_change_) < kNoSpaceGraceMs) return Status::OK();
+  const StoreSpace space = ctx_.store.Space();
+  if (!space.refusing || space.room || space.refusing_ms < kNoSpaceGraceMs) return Status::OK();
+  const uint64_t needed =
+      result_.total_bytes > state_.have_bytes ? result_.total_bytes - state_.have_bytes : 0;
+  return Status::NoSpace("pull of " + ref_->ToString() + " stopped: the cache in " +
+                         ctx_.options.cache_dir + " has no room, " +
+                         FormatBytes(space.disk_free_bytes) +
+                         " free on its filesystem, and the pull needs " + FormatBytes(needed) +
+                         " more (" + space.why + ")");
 }
 
 PullResult PullJob::Finish() {

@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "private_files_env.h"
+
 namespace shoal {
 namespace {
 
@@ -71,6 +73,8 @@ Result<std::unique_ptr<ChunkIndex>> ChunkIndex::Open(const std::string& path,
   leveldb::Options options;
   options.create_if_missing = true;
   options.max_open_files = 64;
+  options.env = PrivateFilesEnv();
+  NarrowToPrivate(path);  // an index made by an older shoald
   leveldb::Cache* cache = leveldb::NewLRUCache(static_cast<size_t>(cache_bytes));
   options.block_cache = cache;
   leveldb::DB* db = nullptr;

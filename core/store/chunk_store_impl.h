@@ -14,6 +14,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,7 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
   Status Materialize(const std::vector<ChunkId>& chunks, uint64_t file_size, uint32_t piece_size,
                      const std::string& target_path, uint32_t mode) override;
   StoreStats Stats() override;
+  StoreSpace Space() override;
   Status Flush() override;
 
   void Unpin(const ChunkId& id, uint64_t generation) override;
@@ -111,6 +113,9 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
   IndexRecord RecordOf(const ChunkEntry& e) const;
   std::string CacheFullMessage(uint64_t bytes) const;
   std::string DiskFullMessage(uint64_t bytes) const;
+  // A write of `bytes` was refused with `why`; the refusal state starts now
+  // unless it is already on.
+  void NoteRefusalLocked(uint64_t bytes, const std::string& why);
 
   // Deletes removed files and tells the listener. REQUIRES: mu_ not held.
   void FinishRemovals(const std::vector<Removed>& removed);
@@ -131,7 +136,14 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
   uint64_t pinned_chunks_ = 0;
   uint64_t pinned_bytes_ = 0;
   uint64_t owned_chunks_ = 0;
-  StoreStats counters_;                // only the counter fields are used
+  StoreStats counters_;  // only the counter fields are used
+  // Since the first write refused NoSpace after the last write that began
+  // (steady clock, ms; 0: not refusing), with the last refusal's size and
+  // message. refusing_ mirrors refusing_since_ms_ != 0 for a lock-free check.
+  int64_t refusing_since_ms_ = 0;
+  uint64_t refused_bytes_ = 0;
+  std::string refusal_;
+  std::atomic<bool> refusing_{false};
   std::vector<ChunkId> dirty_access_;  // entries whose access_dirty is set
   int64_t last_access_flush_ms_ = 0;
 };

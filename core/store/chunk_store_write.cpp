@@ -37,6 +37,7 @@ Result<std::unique_ptr<ChunkWriter>> ChunkStoreImpl::BeginWrite(const ChunkId& i
       return Status::AlreadyExists("chunk " + id.ToHex() + " is already in the cache");
     }
     s = ReserveLocked(size, &removed);
+    if (s.IsNoSpace()) NoteRefusalLocked(size, s.message());
   }
   FinishRemovals(removed);
   SHOAL_RETURN_IF_ERROR(s);
@@ -61,7 +62,10 @@ Result<std::unique_ptr<ChunkWriter>> ChunkStoreImpl::BeginWrite(const ChunkId& i
       {
         std::lock_guard<std::mutex> l(mu_);
         freed = EvictForDiskLocked(size + kIndexSlack, &removed);
-        if (freed == 0) full = DiskFullMessage(size);
+        if (freed == 0) {
+          full = DiskFullMessage(size);
+          NoteRefusalLocked(size, full);
+        }
       }
       FinishRemovals(removed);
       if (freed > 0) continue;
@@ -71,6 +75,11 @@ Result<std::unique_ptr<ChunkWriter>> ChunkStoreImpl::BeginWrite(const ChunkId& i
     AbandonWrite(size);
     if (err == ENOSPC) return Status::NoSpace(full);
     return Status::FromErrno("preallocate " + tmp, err);
+  }
+  if (refusing_.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> l(mu_);
+    refusing_since_ms_ = 0;
+    refusing_ = false;
   }
   return std::unique_ptr<ChunkWriter>(
       new ChunkWriterImpl(this, id, size, wo.owned,

@@ -120,6 +120,9 @@ class ChunkStore {
                              uint32_t mode) = 0;
 
   virtual StoreStats Stats() = 0;
+  // Whether writes are being refused for want of room (see StoreSpace).
+  // Calls statvfs(2) on the folder: for polls, not for every write.
+  virtual StoreSpace Space() = 0;
 
   // Writes batched last-access times to the index now. Also done on
   // destruction.

@@ -98,9 +98,28 @@ TEST_CASE("on a full disk the store evicts, then fails clearly, then recovers",
     CHECK(store->Stats().reserved_bytes == 0);
     CHECK_FALSE(store->Contains(extra.id));
 
+    // The store says it is refusing, and that no eviction could help.
+    StoreSpace space = store->Space();
+    CHECK(space.refusing);
+    CHECK_FALSE(space.room);
+    CHECK(space.refused_bytes == kChunk);
+    CHECK(space.evictable_bytes == 0);
+    CHECK(space.disk_free_bytes < kChunk);
+    CHECK(space.why == full.message());
+    CHECK(store->Stats().no_space_refusals >= 1);
+
+    // Unpinned, the chunks could be evicted: there is room, though writes
+    // have not begun again yet.
+    pins.clear();
+    space = store->Space();
+    CHECK(space.refusing);
+    CHECK(space.room);
+    CHECK(space.evictable_bytes > 0);
+
     // The other program frees its space: the same put now works.
     REQUIRE(::unlink(filler.c_str()) == 0);
     REQUIRE(store->Put(extra.id, extra.data.data(), kChunk).ok());
+    CHECK_FALSE(store->Space().refusing);
     CHECK((*ReadAll(*store, extra.id) == extra.data));
     CHECK(store->Stats().index_errors == 0);
   }

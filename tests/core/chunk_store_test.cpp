@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -257,4 +258,36 @@ TEST_CASE("store options name the bad field", "[store]") {
   CHECK(o.Validate().ok());
   o.low_watermark = 0.99;
   CHECK_THAT(o.Validate().message(), Catch::Contains("watermarks"));
+}
+
+TEST_CASE("the cache's index folder is 0700 and its files 0600, also for an older index",
+          "[store]") {
+  TempDir dir;
+  const mode_t old_mask = ::umask(022);  // the common default, which LevelDB's files follow
+  auto modes = [&](const std::string& index) {
+    std::vector<std::string> wrong;
+    struct stat st {};
+    if (::stat(index.c_str(), &st) != 0 || (st.st_mode & 0777) != 0700) wrong.push_back(index);
+    for (const std::string& path : FilesUnder(index)) {
+      if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 0777) != 0600) wrong.push_back(path);
+    }
+    return wrong;
+  };
+  const std::string index = dir.path() + "/index";
+  {
+    auto store = OpenOrDie(TestOptions(dir.path(), 64 << 20));
+    TestChunk c = MakeChunk(7, 3 * kBlockSize);
+    REQUIRE(store->Put(c.id, c.data.data(), c.data.size()).ok());
+    REQUIRE(store->Flush().ok());
+    REQUIRE(!FilesUnder(index).empty());
+    CHECK(modes(index).empty());
+  }
+  // An index an older build left readable by others is narrowed at open.
+  REQUIRE(::chmod(index.c_str(), 0755) == 0);
+  for (const std::string& path : FilesUnder(index)) REQUIRE(::chmod(path.c_str(), 0644) == 0);
+  {
+    auto store = OpenOrDie(TestOptions(dir.path(), 64 << 20));
+    CHECK(modes(index).empty());
+  }
+  ::umask(old_mask);
 }
