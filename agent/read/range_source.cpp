@@ -1,5 +1,8 @@
 #include "read/range_source.h"
 
+#include <memory>
+#include <mutex>
+
 namespace shoal {
 namespace {
 
@@ -20,13 +23,52 @@ RangeSource::RangeSource(ReadFetcher& fetcher, ChunkStore& store,
       pos_(range.first) {}
 
 void RangeSource::Prime(std::chrono::milliseconds within, std::function<void(Status)> done) {
+  // With the first piece on the node, the range's first chunk that is not:
+  // if no peer or the origin can supply it within the same wait, the answer
+  // is a clean 503 rather than a body cut off there. (A cold first piece is
+  // the first missing chunk itself.)
+  const uint64_t first_piece = pos_ / file_->piece_size;
+  const uint64_t last_piece = range_.last / file_->piece_size;
+  uint64_t missing = last_piece + 1;
+  if (store_.Contains(file_->chunks[first_piece])) {
+    missing = first_piece + 1;
+    while (missing <= last_piece && store_.Contains(file_->chunks[missing])) ++missing;
+  }
+  // Both waits may end on different threads; the last to end answers.
+  struct Join {
+    std::mutex mu;
+    std::function<void(Status)> done;
+    int left = 1;
+    Status error;
+  };
+  auto join = std::make_shared<Join>();
+  join->done = std::move(done);
+  join->left = missing <= last_piece ? 2 : 1;
+  auto finished = [join](Status s) {
+    std::function<void(Status)> done;
+    {
+      std::lock_guard<std::mutex> l(join->mu);
+      if (!s.ok() && join->error.ok()) join->error = s;
+      if (--join->left > 0) return;
+      done = std::move(join->done);
+    }
+    done(join->error);
+  };
   Send(
-      [self = shared_from_this(), done = std::move(done)](Result<HttpBodyPiece> piece) {
-        if (!piece.ok()) return done(piece.status());
+      [self = shared_from_this(), finished](Result<HttpBodyPiece> piece) {
+        if (!piece.ok()) return finished(piece.status());
         self->primed_ = std::move(piece).value();
-        done(Status::OK());
+        finished(Status::OK());
       },
       0, within);
+  if (missing > last_piece) return;
+  const uint64_t offset = missing * file_->piece_size;
+  fetcher_.Await(
+      file_, missing, last_piece,
+      [finished, offset](Status s) {
+        finished(s.ok() ? s : s.WithContext("bytes from " + std::to_string(offset) + " on"));
+      },
+      within);
 }
 
 void RangeSource::Next(Ready ready) {

@@ -33,7 +33,10 @@ class RangeSource final : public HttpBodySource, public std::enable_shared_from_
   // goes out, so a read never promises a length it then cannot send: calls
   // `done` with OK once the piece is pinned (the next Next() returns it at
   // once), or with the error that would have cut the body short, e.g.
-  // Unavailable when no peer or origin delivered within `within`.
+  // Unavailable when no peer or origin delivered within `within`. If the
+  // first piece is on the node but a later one of the range is not, the
+  // first such piece must also arrive within `within`, so that a body is
+  // not promised whole and then cut at a chunk no one can supply.
   // REQUIRES: called at most once, before the first Next().
   void Prime(std::chrono::milliseconds within, std::function<void(Status)> done);
 

@@ -296,7 +296,7 @@ void ReadService::FailFirstBytes(const std::shared_ptr<ReadCall>& call, const st
   const int64_t retry_s = std::max<int64_t>(1, std::min<int64_t>(within_ms / 1000, 30));
   ReadError e{
       s.code() == Status::Code::kCorruption ? ReadFailure::kInternal : ReadFailure::kUnavailable,
-      "the first bytes of '" + path + "' could not be had: " + s.message() +
+      "'" + path + "' could not be read: " + s.message() +
           "; retry later, or check that a peer or the origin holds the model"};
   if (e.failure == ReadFailure::kUnavailable)
     e.headers.emplace_back("Retry-After", std::to_string(retry_s));

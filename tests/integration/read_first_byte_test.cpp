@@ -2,6 +2,7 @@
 // bytes: a real tracker and an agent that cannot reach the origin, a file
 // only the origin holds, and curl, on 127.0.0.1.
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include "support/test_cluster.h"
 
@@ -13,15 +14,21 @@ constexpr size_t kMiB = 1 << 20;
 
 // One agent with no origin and a 2 s first-byte bound. Model "warm" is
 // seeded by that agent; model "cold" is published to the origin only, so
-// no peer and no origin this agent can reach holds its bytes.
+// no peer and no origin this agent can reach holds its bytes. Model
+// "holed" starts with warm's first MiB (the same chunk, so the agent holds
+// it) and goes on with bytes only the origin holds.
 struct NoOrigin : TestCluster {
-  std::string warm = tmp / "warm", cold = tmp / "cold";
+  std::string warm = tmp / "warm", cold = tmp / "cold", holed = tmp / "holed";
   NoOrigin() {
     AddAgent({"--read-first-byte-timeout-ms", "2000"});
     WriteRandomFile(warm + "/model.bin", 3 * kMiB + 100, 1);
     WriteRandomFile(cold + "/model.bin", 3 * kMiB + 100, 2);
     PublishOk(warm, "team-a/warm", 0);
     PublishOk(cold, "team-a/cold", -1);
+    WriteRandomFile(holed + "/model.bin", 3 * kMiB, 3);
+    std::string bytes = Slurp(warm + "/model.bin").substr(0, kMiB) + Slurp(holed + "/model.bin");
+    std::ofstream(holed + "/model.bin", std::ios::binary | std::ios::trunc) << bytes;
+    PublishOk(holed, "team-a/holed", -1);
   }
   std::string Auth() const { return "Authorization: Bearer " + reader; }
 };
@@ -70,4 +77,22 @@ TEST_CASE("a read whose bytes are here still streams, whole and by range",
   CHECK(part.status == 206);
   CHECK(part.headers["content-range"] == "bytes 1048000-2100000/" + std::to_string(bytes.size()));
   CHECK(part.body == bytes.substr(1048000, 2100000 - 1048000 + 1));
+}
+
+TEST_CASE("a whole read whose first chunk is here but a later one cannot be had answers 503",
+          "[agent][read][first-byte]") {
+  NoOrigin c;
+  CurlAnswer a = c.Curl({"-H", c.Auth(), c.FileUrl(0, "holed", "model.bin")}, 20);
+  CHECK(a.status == 503);
+  CHECK(a.exit_code == 0);  // a whole answer, not a body cut at the missing chunk
+  CHECK(a.seconds < 10);
+  CHECK(!a.headers["retry-after"].empty());
+  CHECK(a.body.find("model.bin") != std::string::npos);
+  CHECK(a.body.find("bytes from 1048576 on") != std::string::npos);  // where the hole is
+  CHECK(a.body.size() < 2000);
+  // The first MiB alone is here, and is served.
+  CurlAnswer head =
+      c.Curl({"-H", c.Auth(), "-r", "0-1048575", c.FileUrl(0, "holed", "model.bin")}, 20);
+  CHECK(head.status == 206);
+  CHECK(head.body == Slurp(c.warm + "/model.bin").substr(0, kMiB));
 }
