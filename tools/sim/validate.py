@@ -14,9 +14,9 @@ one row of their measured mean. A measured p99 is followed, in brackets,
 by its network part (p99 of each node's last byte received); the rest is
 writing the files, which the simulator does not model.
 
-    tools/sim/validate.py docs/cluster-bench/run-n8-relay.json
-    tools/sim/validate.py --seeds 30 --shape docs/cluster-bench/handon-r1*.json
-    tools/sim/validate.py --sim-arg=--link-efficiency=1 docs/cluster-bench/run-n8-relay.json
+    tools/sim/validate.py tests/perf/results/cluster-bench/run-n8-relay.json
+    tools/sim/validate.py --seeds 30 --shape tests/perf/results/cluster-bench/handon-r1*.json
+    tools/sim/validate.py --sim-arg=--link-efficiency=1 tests/perf/results/cluster-bench/run-n8-relay.json
 
 --shape adds a second table: when the median node had received 10, 50 and
 90 % of what it lacked at its start, and when the origin had sent half and
@@ -186,7 +186,7 @@ def group_row(scenario, config, measured, runs):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("runs", nargs="+", help="cluster benchmark JSON files (docs/cluster-bench/*.json)")
+    p.add_argument("runs", nargs="+", help="cluster benchmark JSON files (tests/perf/results/cluster-bench/*.json)")
     p.add_argument("--sim", default="build/bin/shoal-sim", help="the shoal-sim binary")
     p.add_argument("--seeds", type=int, default=20, help="simulated runs per scenario, seeds 1 to this")
     p.add_argument("--sim-arg", action="append", default=[], help="an extra shoal-sim flag (repeatable)")
