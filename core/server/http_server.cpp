@@ -110,7 +110,8 @@ struct HttpServer::Impl {
             {{"listener", options.metrics_listener}})),
         context{options, router, nullptr, nullptr, {}} {
     const char* reasons[] = {"idle_timeout",     "header_timeout",        "body_timeout",
-                             "header_too_large", "request_line_too_long", "body_too_large"};
+                             "header_too_large", "request_line_too_long", "body_too_large",
+                             "evicted_idle"};
     static_assert(sizeof(reasons) / sizeof(reasons[0]) == size_t(HttpCut::kCount));
     for (size_t i = 0; i < size_t(HttpCut::kCount); ++i) {
       context.cuts[i] =
@@ -133,6 +134,10 @@ struct HttpServer::Impl {
     if (!slot) {
       (why == Admission::kTooManyInAll ? refused_total : refused_client).Increment();
       return Refuse(socket);
+    }
+    // Counted here: the evicted connection is sure to close, a moment later.
+    if (why == Admission::kAdmittedByEvicting) {
+      context.cuts[size_t(HttpCut::kEvictedIdle)]->Increment();
     }
     StartHttpSession(std::move(socket), context, std::move(slot));
   }

@@ -72,10 +72,19 @@ class Session : public std::enable_shared_from_this<Session<Transport>> {
   }
 
   // A new connection's first request, and with TLS its handshake before
-  // it, must arrive whole within the header timeout of the accept.
+  // it, must arrive whole within the header timeout of the accept. Until
+  // its first byte (and through the handshake) it is idle, and may be
+  // evicted to make room for a newcomer: the close then comes through the
+  // strand, and MarkBusy keeps an evicted session from going on.
   void Start() {
+    slot_.SetEvictor([weak = this->weak_from_this(), strand = stream_.get_executor()] {
+      boost::asio::post(strand, [weak] {
+        if (auto self = weak.lock()) self->Close();
+      });
+    });
     Lowest().expires_after(options_.header_timeout);
     if constexpr (kTls) {
+      slot_.MarkIdle();
       stream_.async_handshake(boost::asio::ssl::stream_base::server,
                               [self = shared_from_this()](beast::error_code ec) {
                                 if (ec) {
@@ -101,23 +110,25 @@ class Session : public std::enable_shared_from_this<Session<Transport>> {
     parser_.emplace();
     parser_->header_limit(uint32_t(options_.max_header_bytes));
     parser_->body_limit(options_.max_body_bytes);
-    if (first_request_) {
-      first_request_ = false;  // its deadline runs from the accept
-      return ReadHeader();
-    }
+    bool first = first_request_;  // if so, its deadline runs from the accept
+    first_request_ = false;
     if (buffer_.size() > 0) {  // pipelined: its first bytes are here
       Lowest().expires_after(options_.header_timeout);
       return ReadHeader();
     }
-    Lowest().expires_after(options_.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
-                              self->buffer_.commit(n);
-                              if (ec == beast::error::timeout) self->Count(HttpCut::kIdleTimeout);
-                              if (ec) return self->Close();
-                              self->Lowest().expires_after(self->options_.header_timeout);
-                              self->ReadHeader();
-                            });
+    if (!first) Lowest().expires_after(options_.idle_timeout);
+    slot_.MarkIdle();
+    auto on_first_byte = [self = shared_from_this(), first](beast::error_code ec, size_t n) {
+      self->buffer_.commit(n);
+      if (!self->slot_.MarkBusy()) return self->Close();  // evicted for a newcomer
+      if (ec == beast::error::timeout) {
+        self->Count(first ? HttpCut::kHeaderTimeout : HttpCut::kIdleTimeout);
+      }
+      if (ec) return self->Close();
+      if (!first) self->Lowest().expires_after(self->options_.header_timeout);
+      self->ReadHeader();
+    };
+    stream_.async_read_some(buffer_.prepare(kFirstReadBytes), std::move(on_first_byte));
   }
 
   void ReadHeader() {

@@ -24,6 +24,7 @@ enum class HttpCut {
   kHeaderTooLarge,      // 431
   kRequestLineTooLong,  // 414
   kBodyTooLarge,        // 413
+  kEvictedIdle,         // idle when a newcomer needed its place (ConnectionLimits)
   kCount
 };
 
@@ -41,7 +42,8 @@ struct HttpSessionContext {
 
 // Starts serving `socket` on its own strand. The session keeps itself alive
 // through its pending operations and ends when the peer goes, a timeout
-// fires or the io_context stops; `slot` is released then.
+// fires, `slot` is evicted while the session waits for a request, or the
+// io_context stops; `slot` is released then.
 // REQUIRES: everything in `context` outlives the socket's io_context, except
 // the workers, which are joined and destroyed before that io_context.
 void StartHttpSession(boost::asio::ip::tcp::socket socket, const HttpSessionContext& context,

@@ -112,7 +112,7 @@ TEST_CASE("one client may hold only so many connections, and other clients still
   CHECK(Hello(again) == 200);
 }
 
-TEST_CASE("connections beyond the total are refused, whichever client they come from",
+TEST_CASE("connections beyond the total are refused if no other address holds more",
           "[http][limits]") {
   HttpServerOptions o;
   o.max_connections = 3;
@@ -122,7 +122,9 @@ TEST_CASE("connections beyond the total are refused, whichever client they come 
     held.push_back(std::make_unique<TestConnection>(s.port(), from));
     REQUIRE(Hello(*held.back()) == 200);
   }
-  TestConnection fourth(s.port(), "127.0.0.5");
+  // 127.0.0.2 already holds as many as any: nothing is closed for it
+  // (http_eviction_test.cpp has newcomers from other addresses).
+  TestConnection fourth(s.port(), "127.0.0.2");
   CHECK(fourth.Read().status == 503);
   CHECK(fourth.ServerClosed());
   CHECK(s.Refused("too_many_connections") == 1);

@@ -6,12 +6,15 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -110,6 +113,17 @@ class TestConnection {
 
   // True once the server has closed its side (and nothing is buffered).
   bool ServerClosed() { return buf_.empty() && !Fill(); }
+
+  // True if the server closes the connection within `wait` without sending
+  // anything more: end of file or a reset, not a timeout.
+  bool ReadsEof(std::chrono::milliseconds wait) {
+    if (!buf_.empty()) return false;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, int(wait.count())) != 1) return false;
+    char c;
+    ssize_t n = ::recv(fd_, &c, 1, MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+  }
 
  private:
   // Decodes a chunked body; false if the connection closed before its end.

@@ -15,7 +15,9 @@ namespace shoal {
 struct HttpServerOptions;
 
 struct HttpLimits {
-  uint32_t max_connections = 4096;             // open at once; more get 503 and are closed
+  // Open at once; more get 503 and are closed, unless the busiest address
+  // has an idle connection to give up (see HttpServerOptions).
+  uint32_t max_connections = 4096;
   uint32_t max_connections_per_client = 256;   // ... from one IP address; the unix socket is exempt
   uint32_t max_header_bytes = 16 * 1024;       // request line and headers; more gets 431
   uint32_t max_request_line_bytes = 8 * 1024;  // more gets 414

@@ -54,7 +54,11 @@ struct HttpServerOptions {
   // Connections open at once, in all and from one client IP address (the
   // unix socket's clients are exempt from the per-client count: they are
   // the node's own pods and share one address). A connection beyond either
-  // is accepted, answered 503 with Retry-After, and closed at once.
+  // is accepted, answered 503 with Retry-After, and closed at once, except
+  // that when all max_connections are open a newcomer is let in by closing
+  // the oldest idle connection (one waiting for a request) of the busiest
+  // address that holds more than the newcomer's and has one. The unix
+  // socket's clients are never closed so.
   size_t max_connections = 4096;
   size_t max_connections_per_client = 256;
   // Keep-alive: how long a connection may wait for its next request's first
