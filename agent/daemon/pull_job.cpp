@@ -161,21 +161,6 @@ Status PullJob::CheckStall() {
                              StallCause(ctx_));
 }
 
-void PullJob::ResumeStoppedWrites() {
-  if (stopped_.empty() || MsSince(last_resume_) < 1000) return;
-  const StoreSpace space = ctx_.store.Space();
-  if (space.refusing && !space.room) return;  // CheckSpace's case
-  last_resume_ = Clock::now();
-  for (size_t i : stopped_) {
-    Status s = ctx_.engine.ResumeWrites(tasks_[i].torrent);
-    Log(LogLevel::kInfo, "pull.writes_resumed",
-        {{"task", tasks_[i].label},
-         {"disk_free", space.disk_free_bytes},
-         {"evictable", space.evictable_bytes},
-         {"error", s}});
-  }
-}
-
 Status PullJob::CheckSpace() {
   if (MsSince(last_change_) < kNoSpaceGraceMs) return Status::OK();
   const StoreSpace space = ctx_.store.Space();

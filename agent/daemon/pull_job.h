@@ -13,11 +13,11 @@
 // A pull that gains no byte for `stall_timeout_ms` fails, naming what it
 // waits for; one whose caller goes away, or whose agent stops, ends within
 // a poll period and releases its pins and threads. A full cache disk is
-// waited out while eviction could make room: a torrent that stopped
-// downloading on a refused write is resumed once the store has room again.
-// When no eviction could make room for the refused write and the pull has
-// gained nothing for kNoSpaceGraceMs, it fails with NoSpace, naming the
-// cache folder, the free space and what the pull still needs.
+// waited out while eviction could make room (the engine resumes a torrent
+// whose writes stopped once the store has room again). When no eviction
+// could make room for the refused write and the pull has gained nothing
+// for 5 s (kNoSpaceGraceMs), it fails with NoSpace, naming the cache
+// folder, the free space and what the pull still needs.
 //
 // While the tracker cannot be reached, the agent falls back to a local
 // rule: a chunk's first owner on the last ring it saw fetches it itself,
@@ -188,9 +188,6 @@ class PullJob {
   Status AskTracker();         // the chunks Decide() queued for the tracker
   Status TakeOriginFetches();  // this pull's own origin fetches that finished
   Status CheckStall();
-  // Resumes the torrents whose writes stopped (stopped_) if the store has
-  // room for them again; at most once a second.
-  void ResumeStoppedWrites();
   Status CheckSpace();  // NoSpace once no eviction can make room (see above)
 
   // Constant after construction.
@@ -229,8 +226,6 @@ class PullJob {
   std::shared_ptr<const HashRing> ring_;
   int64_t takeover_ms_ = 0;
   std::vector<std::pair<size_t, uint64_t>> ask_;
-  std::vector<size_t> stopped_;  // this pass's tasks whose writes stopped
-  Clock::time_point last_resume_;
 };
 
 // Runs a PullJob.

@@ -29,7 +29,6 @@ Result<bool> PullJob::Poll() {
   SHOAL_RETURN_IF_ERROR(Interrupted());
   ReconnectTracker();
   ask_.clear();
-  stopped_.clear();
   ring_ = ctx_.ring ? ctx_.ring() : nullptr;
   PullPace pace;
   pace.fetch_ms = fetch_ms_ewma_;
@@ -52,7 +51,6 @@ Result<bool> PullJob::Poll() {
     state_.files_done += t.complete && cache_only_ ? t.file_count : t.files_done;
   }
   if (!cache_only_) state_.have_bytes = writer_->bytes_written();
-  ResumeStoppedWrites();
   SHOAL_RETURN_IF_ERROR(AskTracker());
   SHOAL_RETURN_IF_ERROR(TakeOriginFetches());
   state_.bytes_from_origin = origin_watch_->bytes();
@@ -106,7 +104,6 @@ Result<bool> PullJob::PollTask(size_t i, bool& all_done) {
   }
   if (!prog.ok()) return prog.status().WithContext(t.label);
   t.from_peers = prog->bytes_from_peers;
-  if (prog->writes_stopped) stopped_.push_back(i);
   state_.peers += static_cast<uint32_t>(prog->peers);
   if (cache_only_) {
     if (prog->have_pieces != t.pinned_at_have || prog->complete) {

@@ -94,6 +94,11 @@ class TorrentEngine::Impl {
   void ApplyEvictions();
   // Queues the chunks of `h`'s torrent that the store lacks as evicted.
   void SuspectTorrent(const lt::torrent_handle& h);
+  // libtorrent stops a torrent's downloads (upload mode) when a write fails
+  // for want of space, for ten minutes; these resume them as soon as the
+  // store can make room again, checked once a second (engine thread).
+  void NoteWritesStopped(const lt::torrent_handle& h);
+  void ResumeStoppedWrites();
   void Readd(FileTorrent& t);
 
   // Constant after construction.
@@ -140,9 +145,10 @@ class TorrentEngine::Impl {
   std::mutex evict_mu_;
   std::vector<ChunkId> evicted_;  // protected by evict_mu_
 
-  uint64_t file_errors_ = 0;    // engine thread only
-  uint64_t refusals_seen_ = 0;  // engine thread only
-  bool apply_now_ = false;      // engine thread only: apply evictions without batching
+  uint64_t file_errors_ = 0;                        // engine thread only
+  std::vector<lt::torrent_handle> writes_stopped_;  // engine thread only
+  uint64_t refusals_seen_ = 0;                      // engine thread only
+  bool apply_now_ = false;  // engine thread only: apply evictions without batching
 
   std::atomic<bool> stop_thread_{false};
   std::thread thread_;

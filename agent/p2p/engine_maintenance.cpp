@@ -12,6 +12,7 @@ namespace shoal {
 
 void TorrentEngine::Impl::MaintenanceLoop() {
   auto next_stats = std::chrono::steady_clock::now();
+  auto next_resume = next_stats;
   auto first_eviction = std::chrono::steady_clock::time_point::max();
   while (!stop_thread_) {
     session_->wait_for_alert(lt::milliseconds(100));
@@ -20,6 +21,10 @@ void TorrentEngine::Impl::MaintenanceLoop() {
     if (now >= next_stats) {
       session_->post_session_stats();
       next_stats = now + std::chrono::milliseconds(500);
+    }
+    if (!writes_stopped_.empty() && now >= next_resume) {
+      ResumeStoppedWrites();
+      next_resume = now + std::chrono::seconds(1);
     }
     bool pending;
     {
@@ -74,6 +79,7 @@ void TorrentEngine::Impl::HandleAlerts() {
       // listener is not wired): treat the torrent's missing chunks as
       // evicted, so it stops advertising them.
       if (e->op == lt::operation_t::file_read) SuspectTorrent(e->handle);
+      if (e->error == boost::system::errc::no_space_on_device) NoteWritesStopped(e->handle);
     } else if (auto* te = lt::alert_cast<lt::torrent_error_alert>(a)) {
       Log(LogLevel::kError, "p2p.torrent.error",
           {{"torrent", te->torrent_name()}, {"error", te->error.message()}});
@@ -96,6 +102,30 @@ void TorrentEngine::Impl::HandleAlerts() {
            {"error", tr->error.message()}});
     }
   }
+}
+
+void TorrentEngine::Impl::NoteWritesStopped(const lt::torrent_handle& h) {
+  for (const lt::torrent_handle& seen : writes_stopped_) {
+    if (seen == h) return;
+  }
+  writes_stopped_.push_back(h);
+}
+
+void TorrentEngine::Impl::ResumeStoppedWrites() {
+  // While the last refused write would still not fit, evicting all that
+  // can be, resuming would only fail again: a pull says so (NoSpace) once
+  // that lasts.
+  const StoreSpace space = store_.Space();
+  if (space.refusing && !space.room) return;
+  for (const lt::torrent_handle& h : writes_stopped_) {
+    if (!h.is_valid()) continue;  // removed meanwhile
+    h.unset_flags(lt::torrent_flags::upload_mode);
+    Log(LogLevel::kInfo, "p2p.writes_resumed",
+        {{"torrent", h.status({}).name},
+         {"disk_free", space.disk_free_bytes},
+         {"evictable", space.evictable_bytes}});
+  }
+  writes_stopped_.clear();
 }
 
 void TorrentEngine::Impl::SuspectTorrent(const lt::torrent_handle& h) {

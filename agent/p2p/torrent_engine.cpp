@@ -186,22 +186,7 @@ Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId&
   p.peers = st.num_peers;
   p.tracker_peers = tracker_peers;
   p.complete = p.have_pieces == p.total_pieces;
-  p.writes_stopped = static_cast<bool>(st.flags & lt::torrent_flags::upload_mode);
   return p;
-}
-
-Status TorrentEngine::ResumeWrites(const FileTorrentId& id) {
-  auto t = impl_->Find(id);
-  if (t == nullptr) return impl_->Missing(id);
-  lt::torrent_handle h;
-  {
-    std::lock_guard<std::mutex> l(impl_->mu_);
-    h = t->handle;
-  }
-  return CallLibtorrent("resume writes", [&] {
-    h.unset_flags(lt::torrent_flags::upload_mode);
-    return Status::OK();
-  });
 }
 
 Status TorrentEngine::ChunkArrived(const FileTorrentId& id, uint64_t piece) {

@@ -96,9 +96,6 @@ class TorrentEngine {
     int peers = 0;                  // connected peers
     int tracker_peers = -1;         // other peers in the tracker's last reply; -1 before the first
     bool complete = false;          // the torrent has every piece (so the store has every chunk)
-    // A write to the store failed for want of space, and the torrent stopped
-    // downloading (libtorrent's upload mode) until ResumeWrites.
-    bool writes_stopped = false;
   };
   // NotFound for an unknown torrent; IOError if the torrent stopped on a
   // disk error; Unavailable for a moment while the torrent is re-added after
@@ -113,10 +110,6 @@ class TorrentEngine {
   // since it arrived: fetch it again); InvalidArgument for a piece out of
   // range.
   Status ChunkArrived(const FileTorrentId& id, uint64_t piece);
-
-  // Lets a torrent whose writes stopped (FileProgress::writes_stopped)
-  // download again, once the store can make room. NotFound if unknown.
-  Status ResumeWrites(const FileTorrentId& id);
 
   // Makes pieces [first, last] the torrent's most urgent: top priority and
   // deadlines in file order, so libtorrent asks peers for them before any
