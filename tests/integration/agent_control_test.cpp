@@ -95,6 +95,16 @@ TEST_CASE("the control socket and the cache are private to the agent by default"
     }
   }
   CHECK(chunk_files > 0);
+  // The chunk index (LevelDB) is as private as the chunks.
+  const std::string index = c.agents[0]->cache_dir() + "/index";
+  CHECK(Mode(index) == 0700);
+  int index_files = 0;
+  for (const auto& e : fs::directory_iterator(index)) {
+    INFO(e.path());
+    CHECK(Mode(e.path()) == 0600);
+    ++index_files;
+  }
+  CHECK(index_files > 0);
   // Another user cannot even connect.
   OpenUp(c.tmp.path());
   OpenUp(c.tmp / "agents");
