@@ -97,10 +97,12 @@ interface Gateway {
   # made. When the cluster admits peers by certificate, `peerCa` is its CA
   # (PEM; every torrent carries it) and `peerCert` the agent's certificate
   # for that key; both empty when peers speak plain BitTorrent.
+  # `peerAuthOnly` (with a CA): torrents are plain BitTorrent, not TLS, and
+  # peers prove holding such a certificate in the extension handshake.
   registerAgent @2 (token :Text, info :AgentInfo, control :AgentControl, peerKey :Text)
       -> (session :AgentSession, agentId :Text, epoch :UInt64, heartbeatMs :UInt32,
           httpPort :UInt16,     # the tracker's HTTP port, for /announce
-          peerCa :Text, peerCert :PeerCert);
+          peerCa :Text, peerCert :PeerCert, peerAuthOnly :Bool);
 }
 
 interface Registry {

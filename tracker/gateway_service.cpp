@@ -75,6 +75,7 @@ class GatewayImpl final : public proto::Gateway::Server {
       auto cert = d_.peer_certs.Issue(Text(p.getToken()), Text(p.getPeerKey()), id);
       if (!cert.ok()) ThrowIfError(cert.status());
       results.setPeerCa(d_.peer_certs.ca_pem());
+      results.setPeerAuthOnly(d_.peer_certs.auth_only());
       FillPeerCert(*cert, results.initPeerCert());
     }
     const uint64_t session = NewSessionId();

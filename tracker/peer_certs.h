@@ -1,5 +1,5 @@
 // PeerCerts: the tracker's side of peer admission. When the cluster admits
-// peers by certificate (--peer-tls on), each agent sends the public half of
+// peers by certificate (--peer-security tls or auth), each agent sends the public half of
 // a key it made and gets a short-lived certificate from the cluster's peer
 // CA for it: at registration, and again before it expires.
 //
@@ -32,12 +32,17 @@ Status CheckAgentToken(const TokenVerifier& tokens, std::string_view token, int6
 
 class PeerCerts {
  public:
-  // `ca` null: peers speak plain BitTorrent and nothing is issued. `ca`,
-  // `tokens` and `metrics` must outlive this.
-  PeerCerts(const PeerCa* ca, int64_t ttl_ms, const TokenVerifier& tokens, TrackerMetrics& metrics)
-      : ca_(ca), ttl_ms_(ttl_ms), tokens_(tokens), metrics_(metrics) {}
+  // `ca` null: peers speak plain BitTorrent and nothing is issued. With
+  // `auth_only`, torrents are plain and peers prove holding a certificate in
+  // the extension handshake instead of speaking TLS. `ca`, `tokens` and
+  // `metrics` must outlive this.
+  PeerCerts(const PeerCa* ca, int64_t ttl_ms, const TokenVerifier& tokens, TrackerMetrics& metrics,
+            bool auth_only = false)
+      : ca_(ca), ttl_ms_(ttl_ms), tokens_(tokens), metrics_(metrics), auth_only_(auth_only) {}
 
   bool enabled() const { return ca_ != nullptr; }
+  // Certificates are issued, but peers speak plain BitTorrent (--peer-security auth).
+  bool auth_only() const { return ca_ != nullptr && auth_only_; }
   // The CA's certificate (PEM); empty when not enabled.
   std::string ca_pem() const;
 
@@ -53,6 +58,7 @@ class PeerCerts {
   const int64_t ttl_ms_;
   const TokenVerifier& tokens_;
   TrackerMetrics& metrics_;
+  const bool auth_only_;
 };
 
 }  // namespace shoal::tracker

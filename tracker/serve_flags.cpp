@@ -105,6 +105,23 @@ Status ParseDurationFlag(const std::string& value, const char* flag, bool allow_
   return Status::OK();
 }
 
+// --peer-security wins; --peer-tls off beside anything but off is a
+// contradiction the operator should settle.
+Status ApplyPeerSecurity(const std::string& security, const std::string& tls, PeerSecurity* out) {
+  if (security.empty()) {
+    *out = tls == "off" ? PeerSecurity::kOff : PeerSecurity::kTls;
+    return Status::OK();
+  }
+  *out = security == "auth"  ? PeerSecurity::kAuth
+         : security == "off" ? PeerSecurity::kOff
+                             : PeerSecurity::kTls;
+  if (tls == "off" && *out != PeerSecurity::kOff) {
+    return Status::InvalidArgument("--peer-tls off contradicts --peer-security " + security +
+                                   ": give only --peer-security");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
@@ -140,9 +157,14 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--max-swarm-peers", o.max_swarm_peers,
                   "live peers over all swarms; announces from new peers beyond it are refused")
       ->capture_default_str();
+  cmd->add_option("--peer-security", f->peer_security,
+                  "tls: agents exchange pieces over TLS, admitted by certificates from the "
+                  "cluster's peer CA; auth: plain BitTorrent, but a peer proves it holds such a "
+                  "certificate before any piece moves; off: plain BitTorrent, no admission "
+                  "(default: tls, or as --peer-tls says)")
+      ->check(CLI::IsMember({"tls", "auth", "off"}));
   cmd->add_option("--peer-tls", f->peer_tls,
-                  "on: agents exchange pieces over TLS, admitted by certificates from the "
-                  "cluster's peer CA; off: plain BitTorrent, for a network already trusted")
+                  "the older form of --peer-security: on = tls, off = off")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   cmd->add_option("--peer-cert-ttl", f->peer_cert_ttl,
@@ -184,7 +206,7 @@ Status ApplyServeFlags(ServeFlags& f) {
                                           &o.http.body_timeout_ms));
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_idle_timeout, "--http-idle-timeout", false,
                                           &o.http.idle_timeout_ms));
-  o.peer_tls = f.peer_tls == "on";
+  SHOAL_RETURN_IF_ERROR(ApplyPeerSecurity(f.peer_security, f.peer_tls, &o.peer_security));
   return o.Validate();
 }
 

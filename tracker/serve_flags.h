@@ -28,7 +28,8 @@ struct ServeFlags {
   std::string http_header_timeout = "10s";
   std::string http_body_timeout = "60s";
   std::string http_idle_timeout = "30s";
-  std::string peer_tls = "on";
+  std::string peer_security;    // tls, auth or off; empty: as --peer-tls says
+  std::string peer_tls = "on";  // the older flag: on = tls, off = off
   std::string peer_cert_ttl = "12h";
   bool print_config = false;
 };

@@ -51,7 +51,9 @@ struct TrackerContext {
         pool(options.blocking_threads),
         swarm(3 * options.announce_interval_ms, 3 * options.seed_announce_interval_ms,
               SwarmLimits{options.max_swarms, options.max_swarm_peers}),
-        torrents(ca != nullptr ? ca->cert_pem() : std::string()),
+        // Only TLS torrents carry the CA; auth and off torrents are plain.
+        torrents(ca != nullptr && options.peer_security == PeerSecurity::kTls ? ca->cert_pem()
+                                                                              : std::string()),
         agents(options.heartbeat_ms, options.heartbeat_budget),
         version_chunks(s) {}
 
@@ -68,7 +70,8 @@ struct TrackerContext {
   BlockingPool pool;
   SwarmStore swarm;
   TorrentIndex torrents;  // which namespaces may announce which torrents
-  PeerCerts peer_certs{peer_ca, options.peer_cert_ttl_ms, tokens, metrics};
+  PeerCerts peer_certs{peer_ca, options.peer_cert_ttl_ms, tokens, metrics,
+                       options.peer_security == PeerSecurity::kAuth};
   AgentDirectory agents;
   RingSnapshots ring_snapshots{agents};
   uint16_t http_port = 0;  // set once the HTTP server listens

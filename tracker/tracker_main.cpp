@@ -84,7 +84,7 @@ struct TrackerState {
   std::unique_ptr<RegistryStore> store;
   std::unique_ptr<TokenAuthority> tokens;
   std::unique_ptr<ManifestSigner> signer;
-  std::unique_ptr<PeerCa> peer_ca;  // null with --peer-tls off
+  std::unique_ptr<PeerCa> peer_ca;  // null with --peer-security off
   std::optional<TlsServerPem> tls;  // the control ports' identity; none: plain
 };
 
@@ -126,7 +126,7 @@ Status OpenState(const TrackerOptions& o, TrackerState* state) {
   if (!tokens.ok()) return tokens.status();
   auto signer = ManifestSigner::LoadOrCreate(secrets + "/signing.key");
   if (!signer.ok()) return signer.status();
-  if (o.peer_tls) {
+  if (o.peer_security != PeerSecurity::kOff) {
     auto ca = PeerCa::LoadOrCreate(secrets);
     if (!ca.ok()) return ca.status().WithContext("peer CA");
     state->peer_ca = std::move(ca).value();
@@ -305,7 +305,7 @@ Status Serve(ServeFlags& f) {
        {"data_dir", o.data_dir},
        {"origin", state.origin->Describe()},
        {"signing_key", state.signer->key_id()},
-       {"peer_tls", o.peer_tls},
+       {"peer_security", PeerSecurityName(o.peer_security)},
        {"control_tls", state.tls.has_value()},
        {"versions", versions.ok() ? static_cast<int64_t>(*versions) : -1},
        {"torrents", static_cast<int64_t>(ctx.torrents.size())},

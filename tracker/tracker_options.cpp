@@ -2,6 +2,18 @@
 
 namespace shoal::tracker {
 
+const char* PeerSecurityName(PeerSecurity s) {
+  switch (s) {
+    case PeerSecurity::kTls:
+      return "tls";
+    case PeerSecurity::kAuth:
+      return "auth";
+    case PeerSecurity::kOff:
+      break;
+  }
+  return "off";
+}
+
 Status TrackerOptions::Validate() const {
   if (data_dir.empty()) return Status::InvalidArgument("--data-dir must be set");
   if (rpc_listen.empty()) return Status::InvalidArgument("--rpc-listen must be set");

@@ -12,6 +12,20 @@
 
 namespace shoal::tracker {
 
+// How agents admit each other as peers, one setting per cluster.
+enum class PeerSecurity {
+  // Peers are admitted by certificates from the cluster's peer CA (kept in
+  // data_dir) and speak TLS.
+  kTls,
+  // The same certificates, but torrents are plain BitTorrent: each peer
+  // proves membership in the extension handshake before any piece moves.
+  kAuth,
+  // Plain BitTorrent with no admission, for trusted networks.
+  kOff,
+};
+// "tls", "auth" or "off".
+const char* PeerSecurityName(PeerSecurity s);
+
 struct TrackerOptions {
   std::string data_dir = "/var/lib/shoal-tracker";  // LevelDB, token secret, signing key
   // The token secret, signing key and peer CA; empty: data_dir. Every
@@ -52,9 +66,8 @@ struct TrackerOptions {
   HttpLimits http;               // bounds on the HTTP port's clients (shoal/server/http_limits.h)
   uint64_t max_swarms = 200000;  // torrents with live peers; announces starting more are refused
   uint64_t max_swarm_peers = 4000000;  // live peers over all swarms; new ones beyond are refused
-  // Peers are admitted by certificates from the cluster's peer CA (kept in
-  // data_dir) and speak TLS; false: plain BitTorrent, for trusted networks.
-  bool peer_tls = true;
+  // How agents admit each other as peers (see PeerSecurity).
+  PeerSecurity peer_security = PeerSecurity::kTls;
   int64_t peer_cert_ttl_ms = 12 * 3600 * 1000;  // agents' certificates last this long
   // If both are set, the RPC and HTTP ports speak TLS with this certificate
   // chain and key (PEM); clients verify it against their CA file.

@@ -57,6 +57,16 @@ void WriteEngineMetrics(MetricsWriter& w, TorrentEngine& engine) {
   }
   w.AddGauge("shoal_agent_peer_tls", "1 if peers are admitted by certificate and speak TLS",
              e.peer_tls ? 1 : 0);
+  w.AddGauge("shoal_agent_peer_auth",
+             "1 if peers prove membership by certificate, then speak plain BitTorrent",
+             e.peer_auth ? 1 : 0);
+  for (size_t r = 0; r < e.auth_refused.size(); ++r) {
+    w.AddCounter("shoal_agent_peer_auth_refused_total",
+                 "Peers closed for want of a valid membership proof, by reason", e.auth_refused[r],
+                 {{"reason", PeerAuthRefusalName(static_cast<PeerAuthRefusal>(r))}});
+  }
+  w.AddCounter("shoal_agent_peer_auth_admitted_total", "Peers admitted by a membership proof",
+               e.peers_admitted);
   w.AddGauge("shoal_agent_peer_cert_expiry_timestamp_seconds",
              "When the agent's peer certificate expires (unix seconds); 0 without one",
              static_cast<double>(e.cert_not_after_ms) / 1000.0);

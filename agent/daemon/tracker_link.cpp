@@ -114,11 +114,14 @@ TrackerLink::TrackerLink(kj::AsyncIoContext& io, const AgentOptions& options,
       revocations_(revocations),
       peer_key_(GeneratePeerKey()) {}
 
-int64_t TrackerLink::TakePeerIdentity(const std::string& ca_pem, const IssuedCert& cert) {
+int64_t TrackerLink::TakePeerIdentity(const std::string& ca_pem, bool auth_only,
+                                      const IssuedCert& cert) {
   peer_ca_ = ca_pem;
+  peer_auth_only_ = auth_only;
   PeerIdentity id;
   if (!ca_pem.empty()) {
     id.ca_pem = ca_pem;
+    id.auth_only = auth_only;
     id.cert_pem = cert.cert_pem;
     id.key_pem = peer_key_->private_key_pem;
     id.not_after_ms = cert.not_after_ms;
@@ -145,7 +148,7 @@ kj::Promise<void> TrackerLink::RenewLoop(proto::AgentSession::Client session, in
         req.setPeerKey(peer_key_->public_key_pem);
         return req.send().then(
             [this](capnp::Response<proto::AgentSession::RenewPeerCertResults> r) {
-              return TakePeerIdentity(peer_ca_, ReadPeerCert(r.getPeerCert()));
+              return TakePeerIdentity(peer_ca_, peer_auth_only_, ReadPeerCert(r.getPeerCert()));
             },
             [](kj::Exception&& e) -> int64_t {
               Status s = StatusFromException(e, "renew peer certificate");
@@ -319,7 +322,8 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
               {{"agent", std::string(r.getAgentId())},
                {"tracker", tracker_.address},
                {"epoch", r.getEpoch()}});
-          const int64_t renew_at = TakePeerIdentity(r.getPeerCa(), ReadPeerCert(r.getPeerCert()));
+          const int64_t renew_at =
+              TakePeerIdentity(r.getPeerCa(), r.getPeerAuthOnly(), ReadPeerCert(r.getPeerCert()));
           auto session = r.getSession();
           // The tracker holds none of this agent's swarm entries yet.
           SetSession(session);

@@ -144,7 +144,7 @@ class TrackerLink {
   void TakeRevocations(proto::RevocationDelta::Reader delta);
   // Hands the identity in a registration or renewal to the handler, and
   // returns when the certificate should be renewed (0: never).
-  int64_t TakePeerIdentity(const std::string& ca_pem, const IssuedCert& cert);
+  int64_t TakePeerIdentity(const std::string& ca_pem, bool auth_only, const IssuedCert& cert);
   // Renews the certificate at `renew_at_ms` and then again, for as long as
   // the session lasts. Never fails: a refusal is logged and retried.
   kj::Promise<void> RenewLoop(proto::AgentSession::Client session, int64_t renew_at_ms);
@@ -161,6 +161,7 @@ class TrackerLink {
   RevocationList& revocations_;
   const Result<PeerKey> peer_key_;  // made once; an error is reported at registration
   std::string peer_ca_;             // event loop only: the CA of the last registration
+  bool peer_auth_only_ = false;     // event loop only: ... and whether peers skip TLS
   uint32_t backoff_ms_ = 500;
 
   // Connection state, owned by the event loop.

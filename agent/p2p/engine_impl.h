@@ -24,6 +24,7 @@
 #include "libtorrent/torrent_handle.hpp"
 #include "libtorrent/torrent_info.hpp"
 #include "p2p/chunk_disk_io.h"
+#include "p2p/peer_auth_plugin.h"
 #include "p2p/piece_holds.h"
 #include "p2p/torrent_engine.h"
 #include "p2p/torrent_layout.h"
@@ -137,6 +138,9 @@ class TorrentEngine::Impl {
   // session may hold until it is destroyed.
   const std::shared_ptr<std::atomic<uint64_t>> peers_stalled_ =
       std::make_shared<std::atomic<uint64_t>>(0);
+  // Membership proofs of `auth` mode; shared with the plugin likewise.
+  const std::shared_ptr<PeerAuthGate> auth_gate_ =
+      std::make_shared<PeerAuthGate>(std::chrono::seconds(options_.handshake_timeout_s));
   // Pieces served only to their next owners; shared with the plugin likewise.
   const std::shared_ptr<PieceHolds> holds_ = std::make_shared<PieceHolds>();
 

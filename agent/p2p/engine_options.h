@@ -13,13 +13,20 @@ namespace shoal {
 
 // Who the engine is to its peers. With a CA, every torrent is an SSL torrent
 // of that CA (shoal/file_torrent_info.h): connections are TLS, and both ends
-// must present a certificate the CA signed and that has not expired. Without
-// one, peers speak plain BitTorrent (a cluster whose network is trusted).
+// must present a certificate the CA signed and that has not expired. With a
+// CA and `auth_only`, torrents are plain and each end proves holding such a
+// certificate in the extension handshake before any piece moves
+// (peer_auth_plugin.h). Without a CA, peers speak plain BitTorrent (a
+// cluster whose network is trusted).
 struct PeerIdentity {
   std::string ca_pem;        // the cluster's peer CA; empty: plain peers
   std::string cert_pem;      // this engine's certificate, signed by ca_pem
   std::string key_pem;       // its private key
   int64_t not_after_ms = 0;  // when cert_pem expires, ms since the epoch
+  bool auth_only = false;    // with ca_pem: plain torrents, membership proved in-band
+
+  bool tls() const { return !ca_pem.empty() && !auth_only; }
+  bool auth() const { return !ca_pem.empty() && auth_only; }
 };
 
 struct EngineOptions {
@@ -53,10 +60,29 @@ enum class PeerRefusal {
   kBadCertificate,  // one the cluster's CA did not sign, expired, or not for this torrent
   kNotTls,          // plain BitTorrent (or anything but TLS) on a TLS port
   kOtherTls,        // any other TLS failure (an unknown torrent, a broken handshake)
+  // Refused at once: its address already held its share of the TLS
+  // handshakes under way, or all were taken (the rebuilt libtorrent's
+  // patches 03 and 04).
+  kTooManyHandshakes,
+  kEvicted,  // a handshake under way, closed to make room for another address's
   kCount
 };
-// "no_certificate", "bad_certificate", "not_tls", "other_tls".
+// "no_certificate", "bad_certificate", "not_tls", "other_tls",
+// "too_many_handshakes", "evicted".
 const char* PeerRefusalName(PeerRefusal r);
+
+// Why a peer was refused in `auth` mode (peer_auth_plugin.h), and the
+// label of each in shoal_agent_peer_auth_refused_total.
+enum class PeerAuthRefusal {
+  kNoProof,         // no nonce or no shoal_auth in its extension handshake
+  kTimeout,         // no valid proof within the handshake timeout
+  kBadCertificate,  // not signed by the cluster's CA, expired or not yet valid
+  kBadSignature,    // the certificate's key did not sign this connection's challenge
+  kMalformed,       // a proof that does not parse
+};
+constexpr size_t kPeerAuthRefusalCount = 5;
+// "no_proof", "timeout", "bad_certificate", "bad_signature", "malformed".
+const char* PeerAuthRefusalName(PeerAuthRefusal r);
 
 struct EngineStats {
   uint64_t bytes_up = 0;           // payload bytes sent to peers
@@ -77,7 +103,11 @@ struct EngineStats {
   uint64_t holds_handed = 0;   // holds ended by a next owner having the piece
   // Connections refused before they became peers, by PeerRefusal.
   std::array<uint64_t, static_cast<size_t>(PeerRefusal::kCount)> refused{};
-  bool peer_tls = false;          // peers are admitted by certificate
+  bool peer_tls = false;   // peers are admitted by certificate and speak TLS
+  bool peer_auth = false;  // peers prove membership, then speak plain BitTorrent
+  // Peers refused by the membership proof (peer_auth_plugin.h), by PeerAuthRefusal.
+  std::array<uint64_t, kPeerAuthRefusalCount> auth_refused{};
+  uint64_t peers_admitted = 0;    // peers that proved membership (auth mode)
   int64_t cert_not_after_ms = 0;  // when the engine's certificate expires; 0: none
 };
 

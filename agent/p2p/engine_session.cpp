@@ -90,6 +90,7 @@ Status TorrentEngine::Impl::StartSession() {
   // torrent, and smart-ban would read a failed piece back, which the store
   // has already dropped. A peer that sends a bad piece is banned anyway.
   params.extensions.clear();
+  params.extensions.push_back(NewPeerAuthPlugin(auth_gate_));  // first: it gates requests
   PeerDeadlineOptions deadlines;
   deadlines.handshake = std::chrono::seconds(options_.handshake_timeout_s);
   deadlines.message = std::chrono::seconds(options_.message_stall_s);

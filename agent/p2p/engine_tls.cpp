@@ -58,6 +58,10 @@ const char* PeerRefusalName(PeerRefusal r) {
       return "bad_certificate";
     case PeerRefusal::kNotTls:
       return "not_tls";
+    case PeerRefusal::kTooManyHandshakes:
+      return "too_many_handshakes";
+    case PeerRefusal::kEvicted:
+      return "evicted";
     case PeerRefusal::kOtherTls:
     case PeerRefusal::kCount:
       break;
@@ -69,6 +73,10 @@ const char* PeerRefusalName(PeerRefusal r) {
 // behind them differ between the two ends of a handshake.
 PeerRefusal ClassifyRefusal(const lt::error_code& ec) {
   if (ec == lt::errors::invalid_ssl_cert) return PeerRefusal::kBadCertificate;
+  // The codes the rebuilt libtorrent's hold_incoming_ssl() posts (patches
+  // 03 and 04): a newcomer refused, or a held handshake closed for one.
+  if (ec == lt::errors::too_many_connections) return PeerRefusal::kTooManyHandshakes;
+  if (ec == lt::errors::optimistic_disconnect) return PeerRefusal::kEvicted;
   const std::string m = ec.message();
   if (Contains(m, "did not return a certificate") || Contains(m, "certificate required"))
     return PeerRefusal::kNoCertificate;
@@ -115,19 +123,19 @@ Result<std::string> TorrentEngine::Impl::AwaitPeerCa() {
                                std::to_string(options_.add_timeout_ms) +
                                " ms: the agent has not registered with the tracker yet");
   }
-  return identity_.ca_pem;
+  return identity_.tls() ? identity_.ca_pem : std::string();  // auth torrents are plain
 }
 
 bool TorrentEngine::Impl::PeerTls() const {
   std::lock_guard<std::mutex> l(mu_);
-  return !identity_.ca_pem.empty();
+  return identity_.tls();
 }
 
 void TorrentEngine::Impl::PresentCertificate(const lt::torrent_handle& h) {
   std::string cert, key;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (identity_.ca_pem.empty()) return;
+    if (!identity_.tls()) return;
     cert = identity_.cert_pem;
     key = identity_.key_pem;
   }
@@ -167,13 +175,14 @@ Status TorrentEngine::SetPeerIdentity(const PeerIdentity& identity) {
   // add_mu_ keeps other calls of this and every AddFile out until the
   // listen socket matches the identity and it is published.
   std::lock_guard<std::mutex> add(impl_->add_mu_);
-  const bool tls = !identity.ca_pem.empty();
+  const bool tls = identity.tls();
   bool first, relisten;
   {
     std::lock_guard<std::mutex> l(impl_->mu_);
     if (impl_->stopped_) return Status::Unavailable("the peer-to-peer engine is stopped");
     first = !impl_->identity_known_;
-    if (!first && identity.ca_pem != impl_->identity_.ca_pem) {
+    if (!first && (identity.ca_pem != impl_->identity_.ca_pem ||
+                   identity.auth_only != impl_->identity_.auth_only)) {
       return Status::InvalidArgument(
           "the cluster's peer CA changed (or peer TLS was turned on or off): every torrent's "
           "info-hash changes with it, so restart the agent to follow");
@@ -181,6 +190,7 @@ Status TorrentEngine::SetPeerIdentity(const PeerIdentity& identity) {
     relisten = first && tls != impl_->listen_tls_;
   }
   if (relisten) SHOAL_RETURN_IF_ERROR(impl_->ListenFor(tls));
+  if (identity.auth()) SHOAL_RETURN_IF_ERROR(impl_->auth_gate_->SetIdentity(identity));
   std::vector<lt::torrent_handle> handles;
   {
     std::lock_guard<std::mutex> l(impl_->mu_);
@@ -192,7 +202,10 @@ Status TorrentEngine::SetPeerIdentity(const PeerIdentity& identity) {
   impl_->identity_cv_.notify_all();
   for (const lt::torrent_handle& h : handles) impl_->PresentCertificate(h);
   Log(LogLevel::kInfo, "p2p.identity",
-      {{"peer_tls", tls}, {"not_after_ms", identity.not_after_ms}, {"renewed", !first}});
+      {{"peer_tls", tls},
+       {"peer_auth", identity.auth()},
+       {"not_after_ms", identity.not_after_ms},
+       {"renewed", !first}});
   return Status::OK();
 }
 

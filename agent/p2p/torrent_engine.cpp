@@ -416,7 +416,10 @@ EngineStats TorrentEngine::Stats() const {
   s.requests_kept = impl_->holds_->kept.load();
   s.holds_handed = impl_->holds_->handed.load();
   s.refused = impl_->refused_;
-  s.peer_tls = !impl_->identity_.ca_pem.empty();
+  s.peer_tls = impl_->identity_.tls();
+  s.peer_auth = impl_->identity_.auth();
+  s.auth_refused = impl_->auth_gate_->refused();
+  s.peers_admitted = impl_->auth_gate_->admitted();
   s.cert_not_after_ms = impl_->identity_.not_after_ms;
   return s;
 }

@@ -8,6 +8,9 @@
 // With --tls DIR on both, peers are admitted by certificate and speak TLS,
 // as agents do by default: the seeder makes a CA and a certificate for each
 // end in DIR before it writes its port file, and the leecher reads its own.
+// Adding --auth 1 on both keeps the certificates but speaks plain
+// BitTorrent, each end proving membership first (the tracker's
+// --peer-security auth).
 //
 // Each process prints one JSON line: the CPU it used (user + system, all
 // threads) during the transfer only, and its peak and final anonymous RSS.
@@ -165,7 +168,8 @@ PeerIdentity IssueIdentity(const PeerCa& ca, const std::string& dir, const std::
   return PeerIdentity{ca.cert_pem(), cert->cert_pem, key->private_key_pem, cert->not_after_ms};
 }
 
-// Engine options, and the identity to give the engine: TLS with --tls.
+// Engine options, and the identity to give the engine: TLS with --tls,
+// proof then plain with --tls and --auth.
 EngineOptions BenchOptions(std::map<std::string, std::string>& f, const std::string& role,
                            PeerIdentity* identity) {
   EngineOptions o;
@@ -182,6 +186,7 @@ EngineOptions BenchOptions(std::map<std::string, std::string>& f, const std::str
     *identity = PeerIdentity{ReadAll(dir + "/ca.pem"), ReadAll(dir + "/leech.pem"),
                              ReadAll(dir + "/leech.key"), 0};
   }
+  identity->auth_only = f.count("--auth") > 0;
   return o;
 }
 

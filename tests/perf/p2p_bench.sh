@@ -12,8 +12,10 @@
 # the transfer, that CPU as a multiple of the SHA-256 floor F measured in the
 # same run by `openssl speed -evp sha256 -bytes 16384`, and each process's
 # peak anonymous RSS (file pages of the page cache and tmpfs not counted).
-# P2P_BENCH_TLS=1 admits the peers by certificate and runs the transfer over
-# TLS, as agents do by default (the tracker's --peer-tls on).
+# P2P_BENCH_SECURITY says how peers admit each other, as the tracker's
+# --peer-security: off (the default), tls (by certificate, over TLS, as
+# agents do by default) or auth (a membership proof, then plain BitTorrent).
+# P2P_BENCH_TLS=1 is the older spelling of tls.
 set -euo pipefail
 build=${1:-build}
 size_mib=${2:-2048}
@@ -25,12 +27,13 @@ bench="$build/tests/perf/p2p_bench"
 work=$(mktemp -d "${P2P_BENCH_DIR:-/var/tmp}/shoal-p2p-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 size=$((size_mib * 1048576))
-tls=${P2P_BENCH_TLS:-0}
+security=${P2P_BENCH_SECURITY:-$([[ ${P2P_BENCH_TLS:-0} == 1 ]] && echo tls || echo off)}
+case $security in tls | auth | off) ;; *) echo "P2P_BENCH_SECURITY: tls, auth or off" >&2; exit 1 ;; esac
 
 # F: core-seconds per GiB for SHA-256 over 16 KiB blocks.
 sha_kbs=$(openssl speed -seconds 3 -evp sha256 -bytes 16384 2>/dev/null | grep -iE '^(sha256|sha2-256|evp)' | tail -1 | awk '{print $NF}' | tr -d k)
 floor=$(awk -v k="$sha_kbs" 'BEGIN { printf "%.3f", 1073741824 / (k * 1000) }')
-echo "SHA-256 16 KiB: ${sha_kbs} kB/s per core, F = ${floor} core-s/GiB; peer TLS $([[ $tls == 1 ]] && echo on || echo off); stores on $(findmnt -n -o FSTYPE --target "$work"); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "SHA-256 16 KiB: ${sha_kbs} kB/s per core, F = ${floor} core-s/GiB; peer security $security; stores on $(findmnt -n -o FSTYPE --target "$work"); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| piece | MB/s | CPU core-s/GiB (seed + leech) | CPU / F | seeder peak anon RSS | leecher peak anon RSS |"
 echo "|---|---|---|---|---|---|"
@@ -38,7 +41,8 @@ for p in "${pieces[@]}"; do
   run="$work/p$p"
   mkdir -p "$run"
   tls_flags=()
-  if [[ $tls == 1 ]]; then mkdir -p "$run/tls"; tls_flags=(--tls "$run/tls"); fi
+  if [[ $security != off ]]; then mkdir -p "$run/tls"; tls_flags=(--tls "$run/tls"); fi
+  if [[ $security == auth ]]; then tls_flags+=(--auth 1); fi
   "$bench" seed --dir "$run/seed" --size "$size" --piece $((p * 1048576)) "${tls_flags[@]}" \
     --entry "$run/entry" --port-file "$run/port" --done "$run/done" > "$run/seed.json" 2> "$run/seed.log" &
   seed_pid=$!

@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # The user's alternative, in the same run: Debian's `aws s3 cp` of the same
 # number of bytes from a one-node radosgw, against the peer-to-peer transfer
-# of tests/perf/p2p_bench.sh (16 MiB pieces), with peer TLS off and on.
+# of tests/perf/p2p_bench.sh (16 MiB pieces) in each peer security mode
+# (the tracker's --peer-security): off, tls (the default) and auth.
 #
-#   tests/perf/p2p_vs_s3_bench.sh BUILD_DIR [SIZE_MIB=2048]
+#   tests/perf/p2p_vs_s3_bench.sh BUILD_DIR [SIZE_MIB=2048] [MODES=off,tls,auth]
+#
+# The last line compares each mode's MB/s with awscli; the default mode's
+# figure is the one after "with TLS on".
 set -euo pipefail
 build=$(cd "${1:?usage: p2p_vs_s3_bench.sh BUILD_DIR [size_mib]}" && pwd)
 size_mib=${2:-2048}
+IFS=, read -r -a modes <<<"${3:-off,tls,auth}"
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /var/tmp/shoal-p2p-s3.XXXXXX)
 cleanup() { "$here/../s3/radosgw.sh" stop "$work/rgw" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 
 mbs() { awk -F'|' '/^\| 16 / {gsub(/ /, "", $3); print $3}'; }
-plain=$(P2P_BENCH_TLS=0 "$here/p2p_bench.sh" "$build" "$size_mib" 16)
-echo "$plain"
-tls=$(P2P_BENCH_TLS=1 "$here/p2p_bench.sh" "$build" "$size_mib" 16)
-echo "$tls"
-plain_mbs=$(echo "$plain" | mbs)
-tls_mbs=$(echo "$tls" | mbs)
+declare -A rate=()
+for m in "${modes[@]}"; do
+  out=$(P2P_BENCH_SECURITY=$m "$here/p2p_bench.sh" "$build" "$size_mib" 16)
+  echo "$out"
+  rate[$m]=$(echo "$out" | mbs)
+done
 
 export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_mib / 1024 + 2) * 1073741824 ))
 "$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
@@ -31,7 +36,16 @@ rm -f "$work/object"
 /usr/bin/time -f '%e' -o "$work/t" /usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --only-show-errors \
   "s3://$SHOAL_S3_BUCKET/p2p-baseline" /dev/null
 aws_s=$(cat "$work/t")
-awk -v mib="$size_mib" -v s="$aws_s" -v p="$plain_mbs" -v t="$tls_mbs" 'BEGIN {
+rates=""
+for m in "${modes[@]}"; do rates+="$m=${rate[$m]} "; done
+awk -v mib="$size_mib" -v s="$aws_s" -v rates="$rates" 'BEGIN {
   a = mib * 1048576 / s / 1e6;
-  printf "\naws s3 cp of %d MiB from radosgw: %.1f s, %.0f MB/s; peer-to-peer %s MB/s = %.2fx awscli with TLS off, %s MB/s = %.2fx with TLS on\n", mib, s, a, p, p / a, t, t / a;
+  printf "\naws s3 cp of %d MiB from radosgw: %.1f s, %.0f MB/s; peer-to-peer", mib, s, a;
+  n = split(rates, r, " ");
+  for (i = 1; i <= n; i++) {
+    split(r[i], kv, "=");
+    label = kv[1] == "off" ? "TLS off" : kv[1] == "tls" ? "TLS on" : "auth (proof, then plain)";
+    printf "%s %s MB/s = %.2fx awscli with %s", (i > 1 ? "," : ""), kv[2], kv[2] / a, label;
+  }
+  printf "\n";
 }'
