@@ -14,6 +14,7 @@
 #include <iterator>
 #include <thread>
 
+#include "integration/outsider_torrent.h"
 #include "p2p/torrent_metainfo.h"
 #include "shoal/peer_cert.h"
 #include "shoal/piece_hasher.h"
@@ -27,23 +28,6 @@ namespace {
 
 constexpr uint32_t kPiece = 1 << 20;
 constexpr int64_t kHour = 3600 * 1000;
-
-// The .torrent agents of a cluster with peer CA `ca` serve for the file at
-// `path`, written to `out`.
-std::string WriteTorrent(const std::string& path, const std::string& ca, const std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  FileHashes h = HashBuffer(reinterpret_cast<const uint8_t*>(data.data()), data.size(), kPiece);
-  FileEntry file;
-  file.path = "model.bin";
-  file.size = data.size();
-  file.pieces_root = h.pieces_root;
-  file.piece_layer = h.piece_layer;
-  auto meta = BuildTorrentMetainfo(file, kPiece, ca);
-  REQUIRE(meta.ok());
-  std::ofstream(out, std::ios::binary) << meta->torrent;
-  return out;
-}
 
 struct Identity {
   std::string cert, key;  // PEM files
@@ -112,7 +96,8 @@ TEST_CASE("an outsider's BitTorrent client gets no byte from an agent's peer por
   CHECK(agent.Metric("shoal_agent_peer_tls") == 1);
   CHECK(agent.Metric(kExpiry) * 1000 > static_cast<double>(NowMs()));
 
-  const std::string torrent = WriteTorrent(ckpt + "/model.bin", ca, c.tmp / "model.torrent");
+  const std::string torrent =
+      WriteTorrent(ckpt + "/model.bin", kPiece, ca, c.tmp / "model.torrent");
   auto cluster_ca = PeerCa::LoadOrCreate(c.tracker.data_dir());  // as the tracker holds it
   REQUIRE(cluster_ca.ok());
   auto foreign_ca = PeerCa::Create("another cluster's CA", NowMs(), 24 * kHour);
@@ -127,8 +112,8 @@ TEST_CASE("an outsider's BitTorrent client gets no byte from an agent's peer por
   Outcome lapsed = RunOutsider(torrent, port, 5, &expired);
   // A client that ignores the CA builds the torrent agents served before
   // peer TLS: plain BitTorrent on the TLS port.
-  Outcome plain =
-      RunOutsider(WriteTorrent(ckpt + "/model.bin", "", c.tmp / "plain.torrent"), port, 5, nullptr);
+  Outcome plain = RunOutsider(
+      WriteTorrent(ckpt + "/model.bin", kPiece, "", c.tmp / "plain.torrent"), port, 5, nullptr);
   for (const Outcome* o : {&none, &stranger, &lapsed, &plain}) {
     INFO(o->json);
     CHECK(o->downloaded == 0);

@@ -18,6 +18,7 @@
 #include <iterator>
 #include <thread>
 
+#include "integration/outsider_torrent.h"
 #include "p2p/torrent_metainfo.h"
 #include "shoal/peer_cert.h"
 #include "shoal/piece_hasher.h"
@@ -36,23 +37,6 @@ ClusterOptions AuthCluster() {
   ClusterOptions o;
   o.tracker_flags = {"--announce-interval", "1s", "--peer-security", "auth"};
   return o;
-}
-
-// The .torrent for the file at `path` in a cluster whose torrents carry the
-// CA `ca` ("" for plain torrents, as in `auth`), written to `out`.
-std::string WriteTorrent(const std::string& path, const std::string& ca, const std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  FileHashes h = HashBuffer(reinterpret_cast<const uint8_t*>(data.data()), data.size(), kPiece);
-  FileEntry file;
-  file.path = "model.bin";
-  file.size = data.size();
-  file.pieces_root = h.pieces_root;
-  file.piece_layer = h.piece_layer;
-  auto meta = BuildTorrentMetainfo(file, kPiece, ca);
-  REQUIRE(meta.ok());
-  std::ofstream(out, std::ios::binary) << meta->torrent;
-  return out;
 }
 
 // A certificate `issuer` signed, valid from `now_ms` for `ttl_ms`, written
@@ -152,7 +136,8 @@ TEST_CASE("in auth mode an outsider's client gets no byte without a cluster proo
   c.PublishOk(ckpt, "team-a/m", 0);
   const std::string ca = c.tracker.peer_ca();
   REQUIRE(ca.find("BEGIN CERTIFICATE") != std::string::npos);
-  const std::string torrent = WriteTorrent(ckpt + "/model.bin", "", c.tmp / "model.torrent");
+  const std::string torrent =
+      WriteTorrent(ckpt + "/model.bin", kPiece, "", c.tmp / "model.torrent");
   auto cluster_ca = PeerCa::LoadOrCreate(c.tracker.data_dir());
   REQUIRE(cluster_ca.ok());
   auto foreign_ca = PeerCa::Create("another cluster's CA", NowMs(), 24 * kHour);
@@ -169,8 +154,8 @@ TEST_CASE("in auth mode an outsider's client gets no byte without a cluster proo
   Outcome lapsed = RunClient(torrent, port, 5, "prove", expired);
   Outcome stolen = RunClient(torrent, port, 5, "prove", keyless);
   // A `tls` cluster's torrent of the same file names another info-hash.
-  Outcome ssl = RunClient(WriteTorrent(ckpt + "/model.bin", ca, c.tmp / "ssl.torrent"), port, 5,
-                          "prove", member);
+  Outcome ssl = RunClient(WriteTorrent(ckpt + "/model.bin", kPiece, ca, c.tmp / "ssl.torrent"),
+                          port, 5, "prove", member);
   for (const Outcome* o : {&silent, &stranger, &lapsed, &stolen, &ssl}) {
     INFO(o->json);
     CHECK(o->downloaded == 0);
@@ -203,7 +188,8 @@ TEST_CASE("in auth mode a captured membership proof gets no byte when replayed",
       {CliBinary(), "pull", "team-a/m:latest", "--to", c.tmp / "out", "--agent", second.socket()},
       {"SHOAL_TOKEN=" + c.reader});
   REQUIRE(pull.exit_code == 0);
-  const std::string torrent = WriteTorrent(ckpt + "/model.bin", "", c.tmp / "model.torrent");
+  const std::string torrent =
+      WriteTorrent(ckpt + "/model.bin", kPiece, "", c.tmp / "model.torrent");
 
   // An agent proves itself to anyone who offers a nonce: capture that proof.
   const std::string proof = c.tmp / "proof.bin";
