@@ -36,7 +36,6 @@ kj::OneOf<kj::Own<RpcSlot>, RpcRefusal> RpcAdmission::Admit(const std::string& p
     counter++;
     out.init<RpcRefusal>(RpcRefusal{reason, "the tracker refused this connection: " + why});
   };
-  auto pair = kj::newPromiseAndCrossThreadFulfiller<void>();
   std::lock_guard<std::mutex> l(mu_);
   TrackerMetrics& m = metrics_;
   const std::string from = " from " + peer;
@@ -62,7 +61,7 @@ kj::OneOf<kj::Own<RpcSlot>, RpcRefusal> RpcAdmission::Admit(const std::string& p
                "(--rpc-max-unauthenticated-per-client); try again once they have");
     return out;
   }
-  if (m.rpc_unauthenticated >= limits_.max_unauthenticated && !EvictForLocked(peer)) {
+  if (m.rpc_unauthenticated >= limits_.max_unauthenticated && !EvictForLocked(mine_waiting)) {
     refuse(m.rpc_refused_unauthenticated, "too_many_unauthenticated",
            std::to_string(limits_.max_unauthenticated) +
                " connections have not authenticated yet, its limit "
@@ -70,7 +69,7 @@ kj::OneOf<kj::Own<RpcSlot>, RpcRefusal> RpcAdmission::Admit(const std::string& p
                peer + "; try again later");
     return out;
   }
-  kj::Own<RpcSlot> slot(new RpcSlot(*this, peer, kj::mv(pair)),
+  kj::Own<RpcSlot> slot(new RpcSlot(*this, peer, kj::newPromiseAndCrossThreadFulfiller<void>()),
                         kj::_::HeapDisposer<RpcSlot>::instance);
   std::list<RpcSlot*>& list = waiting_[peer];
   slot->waiting_at_ = list.insert(list.end(), slot.get());
@@ -81,14 +80,12 @@ kj::OneOf<kj::Own<RpcSlot>, RpcRefusal> RpcAdmission::Admit(const std::string& p
   return out;
 }
 
-bool RpcAdmission::EvictForLocked(const std::string& peer) {
+bool RpcAdmission::EvictForLocked(size_t mine_waiting) {
   auto busiest = waiting_.end();
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
     if (busiest == waiting_.end() || it->second.size() > busiest->second.size()) busiest = it;
   }
   if (busiest == waiting_.end()) return false;
-  auto mine = waiting_.find(peer);
-  const size_t mine_waiting = mine == waiting_.end() ? 0 : mine->second.size();
   // Taking one from an address that would then hold no fewer than the
   // newcomer's: a swap among equals would only churn.
   if (busiest->second.size() <= mine_waiting + 1) return false;

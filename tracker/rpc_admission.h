@@ -27,6 +27,7 @@
 #include <kj/async.h>
 #include <kj/one-of.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -105,8 +106,9 @@ class RpcAdmission {
  private:
   friend class RpcSlot;
   // The tokenless pool is full: evicts the oldest tokenless connection of
-  // the busiest address if it holds more than one more than `peer` does.
-  bool EvictForLocked(const std::string& peer);
+  // the busiest address if it holds more than one more than the
+  // newcomer's address, which holds `mine_waiting`.
+  bool EvictForLocked(size_t mine_waiting);
   void LeaveWaitingLocked(RpcSlot& slot);  // REQUIRES: slot.state_ == kWaiting
   void Release(RpcSlot& slot);
 

@@ -84,7 +84,6 @@ struct RpcServer::Shared {
 namespace {
 
 using Shared = RpcServer::Shared;
-using ConnectionSlot = RpcSlot;
 
 // Serves one connection with its own Gateway, which knows the peer's IP.
 // Until the Gateway accepts a token the connection counts as
@@ -94,7 +93,7 @@ class Connection {
   // `stream` is the connection after any TLS handshake; `accepted_at` is
   // when the socket was accepted, from which the authentication deadline
   // runs.
-  Connection(kj::Own<kj::AsyncIoStream> stream, std::string peer, kj::Own<ConnectionSlot> slot,
+  Connection(kj::Own<kj::AsyncIoStream> stream, std::string peer, kj::Own<RpcSlot> slot,
              Shared& shared, kj::Timer& timer, kj::TimePoint accepted_at)
       : shared_(shared),
         timer_(timer),
@@ -151,7 +150,7 @@ class Connection {
   const std::string peer_;
   const kj::TimePoint accepted_at_;
   bool authenticated_ = false;
-  kj::Own<ConnectionSlot> slot_;
+  kj::Own<RpcSlot> slot_;
   kj::Own<FrameGuard> stream_;
   capnp::TwoPartyVatNetwork network_;
   capnp::RpcSystem<capnp::rpc::twoparty::VatId> rpc_;  // last: its Gateway calls Authenticated()
@@ -161,7 +160,7 @@ class Connection {
 // loop's), once its handshake completes, which must happen within the
 // authentication deadline.
 kj::Promise<void> ServeConnection(kj::Own<kj::AsyncIoStream> raw, std::string peer,
-                                  kj::Own<ConnectionSlot> slot, Shared& shared, kj::Timer& timer,
+                                  kj::Own<RpcSlot> slot, Shared& shared, kj::Timer& timer,
                                   RpcTlsServer* tls) {
   const kj::TimePoint accepted_at = timer.now();
   auto ready = [&]() -> kj::Promise<kj::Own<kj::AsyncIoStream>> {
@@ -249,8 +248,8 @@ kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, Shared& shared, k
               tasks.add(Refuse(kj::mv(stream), why, shared, timer, tls));
             } else {
               tasks.add(ServeConnection(kj::mv(stream), peer,
-                                        kj::mv(admitted.get<kj::Own<ConnectionSlot>>()), shared,
-                                        timer, tls));
+                                        kj::mv(admitted.get<kj::Own<RpcSlot>>()), shared, timer,
+                                        tls));
             }
             return AcceptLoop(listener, shared, timer, tasks, tls);
           },

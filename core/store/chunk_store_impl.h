@@ -14,8 +14,8 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -137,16 +137,22 @@ class ChunkStoreImpl final : public ChunkStore, public PinHandle::Owner {
   uint64_t pinned_bytes_ = 0;
   uint64_t owned_chunks_ = 0;
   StoreStats counters_;  // only the counter fields are used
-  // Since the first write refused NoSpace after the last write that began
-  // (steady clock, ms; 0: not refusing), with the last refusal's size and
-  // message. refusing_ mirrors refusing_since_ms_ != 0 for a lock-free check.
-  int64_t refusing_since_ms_ = 0;
+  // Whether writes are being refused NoSpace: set by a refused write,
+  // cleared by the next write that begins (read without mu_ on that path).
+  // While set: since the first refusal, and the last refusal's size and
+  // message.
+  std::atomic<bool> refusing_{false};
+  std::chrono::steady_clock::time_point refusing_since_;
   uint64_t refused_bytes_ = 0;
   std::string refusal_;
-  std::atomic<bool> refusing_{false};
   std::vector<ChunkId> dirty_access_;  // entries whose access_dirty is set
   int64_t last_access_flush_ms_ = 0;
 };
+
+// Preallocated beyond a chunk when its write begins and given back just
+// before commit, so the index update that follows finds room on a nearly
+// full disk.
+constexpr uint64_t kIndexSlack = 64u << 10;
 
 // The file's change time in nanoseconds (see ChunkEntry::file_ctime_ns).
 int64_t ChangeTimeNs(const struct stat& st);

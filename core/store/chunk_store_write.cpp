@@ -14,10 +14,6 @@
 namespace shoal {
 namespace {
 
-// Preallocated beyond the chunk and given back just before commit, so the
-// index update that follows finds room on a nearly full disk.
-constexpr uint64_t kIndexSlack = 64u << 10;
-
 // Puts at least this big are written and hashed by two threads.
 constexpr size_t kSplitPutBytes = 4u << 20;
 
@@ -78,7 +74,6 @@ Result<std::unique_ptr<ChunkWriter>> ChunkStoreImpl::BeginWrite(const ChunkId& i
   }
   if (refusing_.load(std::memory_order_relaxed)) {
     std::lock_guard<std::mutex> l(mu_);
-    refusing_since_ms_ = 0;
     refusing_ = false;
   }
   return std::unique_ptr<ChunkWriter>(

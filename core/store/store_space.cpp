@@ -8,23 +8,10 @@
 #include "chunk_store_impl.h"
 
 namespace shoal {
-namespace {
-
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// What a write preallocates beyond its chunk (chunk_store_write.cpp's
-// kIndexSlack): room for the index update that follows.
-constexpr uint64_t kWriteSlack = 64u << 10;
-
-}  // namespace
 
 void ChunkStoreImpl::NoteRefusalLocked(uint64_t bytes, const std::string& why) {
   ++counters_.no_space_refusals;
-  if (refusing_since_ms_ == 0) refusing_since_ms_ = SteadyMs();
+  if (!refusing_) refusing_since_ = std::chrono::steady_clock::now();
   refused_bytes_ = bytes;
   refusal_ = why;
   refusing_ = true;
@@ -37,16 +24,18 @@ StoreSpace ChunkStoreImpl::Space() {
   if (have_fs) s.disk_free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
   std::lock_guard<std::mutex> l(mu_);
   s.evictable_bytes = used_bytes_ - std::min(used_bytes_, pinned_bytes_);
-  if (refusing_since_ms_ == 0) return s;
+  if (!refusing_) return s;
   s.refusing = true;
-  s.refusing_ms = SteadyMs() - refusing_since_ms_;
+  s.refusing_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - refusing_since_)
+                      .count();
   s.refused_bytes = refused_bytes_;
   s.why = refusal_;
   const uint64_t held = pinned_bytes_ + reserved_bytes_;
   const bool budget =
       options_.capacity_bytes >= held && options_.capacity_bytes - held >= refused_bytes_;
   const bool disk =
-      !have_fs || s.disk_free_bytes + s.evictable_bytes >= refused_bytes_ + kWriteSlack;
+      !have_fs || s.disk_free_bytes + s.evictable_bytes >= refused_bytes_ + kIndexSlack;
   s.room = budget && disk;
   return s;
 }
