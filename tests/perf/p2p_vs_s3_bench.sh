@@ -7,7 +7,12 @@
 #   tests/perf/p2p_vs_s3_bench.sh BUILD_DIR [SIZE_MIB=2048] [MODES=off,tls,auth]
 #
 # The last line compares each mode's MB/s with awscli; the default mode's
-# figure is the one after "with TLS on".
+# figure is the one after "with TLS on". A mode with the suffix -before
+# (tls-before) runs against the libtorrent in $P2P_BENCH_BEFORE_LIBDIR, for
+# example an earlier Shoal build of it unpacked with
+#   dpkg-deb -x /var/cache/shoal/libtorrent/VERSION/libtorrent-rasterbar2.0_*.deb DIR
+# and P2P_BENCH_BEFORE_LIBDIR=DIR/usr/lib/x86_64-linux-gnu, so a change to
+# the library is measured before and after in one run.
 set -euo pipefail
 build=$(cd "${1:?usage: p2p_vs_s3_bench.sh BUILD_DIR [size_mib]}" && pwd)
 size_mib=${2:-2048}
@@ -20,7 +25,11 @@ trap cleanup EXIT
 mbs() { awk -F'|' '/^\| 16 / {gsub(/ /, "", $3); print $3}'; }
 declare -A rate=()
 for m in "${modes[@]}"; do
-  out=$(P2P_BENCH_SECURITY=$m "$here/p2p_bench.sh" "$build" "$size_mib" 16)
+  lib=${LD_LIBRARY_PATH:-}
+  if [[ $m == *-before ]]; then
+    lib=${P2P_BENCH_BEFORE_LIBDIR:?mode $m needs P2P_BENCH_BEFORE_LIBDIR}
+  fi
+  out=$(LD_LIBRARY_PATH=$lib P2P_BENCH_SECURITY=${m%-before} "$here/p2p_bench.sh" "$build" "$size_mib" 16)
   echo "$out"
   rate[$m]=$(echo "$out" | mbs)
 done
@@ -44,7 +53,9 @@ awk -v mib="$size_mib" -v s="$aws_s" -v rates="$rates" 'BEGIN {
   n = split(rates, r, " ");
   for (i = 1; i <= n; i++) {
     split(r[i], kv, "=");
-    label = kv[1] == "off" ? "TLS off" : kv[1] == "tls" ? "TLS on" : "auth (proof, then plain)";
+    mode = kv[1]; sub(/-before$/, "", mode);
+    label = mode == "off" ? "TLS off" : mode == "tls" ? "TLS on" : "auth (proof, then plain)";
+    if (kv[1] ~ /-before$/) label = label " (library before)";
     printf "%s %s MB/s = %.2fx awscli with %s", (i > 1 ? "," : ""), kv[2], kv[2] / a, label;
   }
   printf "\n";
