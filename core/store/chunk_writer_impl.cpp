@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "chunk_store_impl.h"
@@ -13,9 +14,17 @@
 namespace shoal {
 namespace {
 
-// Data is written and hashed in steps of this size, and writeback of each
-// step is started at once, so the disk works while the CPU hashes the next.
+// Data is written and hashed in steps of this size. A write of a step or
+// more (a put) starts writeback of each step at once, so the disk works
+// while the CPU hashes the next.
 constexpr size_t kStep = 1u << 20;
+
+// A chunk written block by block as peers send it starts writeback once per
+// window, when a write ends on the window's boundary. Starting it on every
+// write (16 KiB blocks) made each disk thread submit writeback itself and
+// wait on the device queue between blocks: a pull onto ext4 with
+// --cache-sync ran at about 0.6x `dd conv=fdatasync`.
+constexpr uint64_t kWritebackWindow = 4u << 20;
 
 }  // namespace
 
@@ -33,7 +42,8 @@ ChunkWriterImpl::ChunkWriterImpl(ChunkStoreImpl* store, const ChunkId& id, uint6
 
 ChunkWriterImpl::~ChunkWriterImpl() { Abort(); }
 
-Status ChunkWriterImpl::WriteData(uint64_t offset, const uint8_t* data, size_t len) {
+Status ChunkWriterImpl::WriteData(uint64_t offset, const uint8_t* data, size_t len,
+                                  uint64_t writeback_from) {
   Status s = PwriteFull(fd_.get(), data, len, offset, tmp_path_);
   if (!s.ok()) {
     if (s.IsNoSpace()) {
@@ -42,9 +52,10 @@ Status ChunkWriterImpl::WriteData(uint64_t offset, const uint8_t* data, size_t l
     }
     return s;
   }
-  if (sync_) {
-    ::sync_file_range(fd_.get(), static_cast<off_t>(offset), static_cast<off_t>(len),
-                      SYNC_FILE_RANGE_WRITE);
+  const uint64_t end = offset + len;
+  if (sync_ && writeback_from < end) {
+    ::sync_file_range(fd_.get(), static_cast<off_t>(writeback_from),
+                      static_cast<off_t>(end - writeback_from), SYNC_FILE_RANGE_WRITE);
   }
   return Status::OK();
 }
@@ -68,7 +79,16 @@ Status ChunkWriterImpl::WriteAt(uint64_t offset, const uint8_t* data, size_t len
   std::vector<Digest> hashes;
   for (size_t done = 0; done < len; done += kStep) {
     size_t n = len - done < kStep ? len - done : kStep;
-    SHOAL_RETURN_IF_ERROR(WriteData(offset + done, data + done, n));
+    // A write of a step or more (a put) starts each step's writeback; one
+    // of a few blocks, its window's when it ends the window.
+    const uint64_t end = offset + done + n;
+    uint64_t writeback_from = end;
+    if (len >= kStep) {
+      writeback_from = offset + done;
+    } else if (end % kWritebackWindow == 0 || end == size_) {
+      writeback_from = end - std::min<uint64_t>(end, kWritebackWindow);
+    }
+    SHOAL_RETURN_IF_ERROR(WriteData(offset + done, data + done, n, writeback_from));
     hashes.clear();
     for (size_t b = 0; b < n; b += kBlockSize) {
       hashes.push_back(h.Hash(data + done + b, n - b < kBlockSize ? n - b : kBlockSize));
@@ -94,7 +114,7 @@ Status ChunkWriterImpl::WriteAllHashed(const uint8_t* data, const std::vector<Di
   }
   for (uint64_t done = 0; done < size_; done += kStep) {
     size_t n = static_cast<size_t>(size_ - done < kStep ? size_ - done : kStep);
-    SHOAL_RETURN_IF_ERROR(WriteData(done, data + done, n));
+    SHOAL_RETURN_IF_ERROR(WriteData(done, data + done, n, done));
   }
   std::lock_guard<std::mutex> l(mu_);
   leaves_ = leaves;

@@ -38,7 +38,9 @@ class ChunkWriterImpl final : public ChunkWriter {
   Status WriteAllHashed(const uint8_t* data, const std::vector<Digest>& leaves);
 
  private:
-  Status WriteData(uint64_t offset, const uint8_t* data, size_t len);
+  // Writes `len` bytes at `offset` and, with sync, starts writeback of
+  // [writeback_from, offset + len) when that range is not empty.
+  Status WriteData(uint64_t offset, const uint8_t* data, size_t len, uint64_t writeback_from);
   void AbortLocked();
 
   // Constant after construction.

@@ -11,6 +11,9 @@
 // Adding --auth 1 on both keeps the certificates but speaks plain
 // BitTorrent, each end proving membership first (the tracker's
 // --peer-security auth).
+// With --sync 1, the leecher's store fsyncs each chunk before it is visible,
+// as an agent's does by default (--cache-sync). --disk-threads N sets the
+// engine's disk threads (an agent's --disk-threads).
 //
 // Each process prints one JSON line: the CPU it used (user + system, all
 // threads) during the transfer only, and its peak and final anonymous RSS.
@@ -103,11 +106,11 @@ std::map<std::string, std::string> Flags(int argc, char** argv) {
   return f;
 }
 
-std::unique_ptr<ChunkStore> OpenStore(const std::string& dir) {
+std::unique_ptr<ChunkStore> OpenStore(const std::string& dir, bool sync) {
   StoreOptions so;
   so.dir = dir;
   so.capacity_bytes = 64ull << 30;
-  so.sync = false;  // tmpfs in the benchmark; fsync cost is the store's own benchmark
+  so.sync = sync;
   auto s = ChunkStore::Open(so);
   if (!s.ok()) Die(s.status().ToString());
   return std::move(*s);
@@ -173,6 +176,7 @@ PeerIdentity IssueIdentity(const PeerCa& ca, const std::string& dir, const std::
 EngineOptions BenchOptions(std::map<std::string, std::string>& f, const std::string& role,
                            PeerIdentity* identity) {
   EngineOptions o;
+  if (f.count("--disk-threads")) o.disk_threads = std::stoi(f["--disk-threads"]);
   if (!f.count("--tls")) return o;
   o.await_peer_identity = true;
   const std::string dir = f["--tls"];
@@ -207,7 +211,7 @@ std::unique_ptr<TorrentEngine> StartEngine(std::map<std::string, std::string>& f
 int Seed(std::map<std::string, std::string>& f) {
   uint64_t size = std::stoull(f["--size"]);
   uint32_t piece = static_cast<uint32_t>(std::stoul(f["--piece"]));
-  auto store = OpenStore(f["--dir"]);
+  auto store = OpenStore(f["--dir"], f["--sync"] == "1");
   uint64_t pieces = (size + piece - 1) / piece;
   std::vector<ChunkId> ids;
   std::vector<uint8_t> buf(piece);
@@ -244,7 +248,7 @@ int Seed(std::map<std::string, std::string>& f) {
 int Leech(std::map<std::string, std::string>& f) {
   uint32_t piece = 0;
   FileEntry e = DecodeEntry(f["--entry"], &piece);
-  auto store = OpenStore(f["--dir"]);
+  auto store = OpenStore(f["--dir"], f["--sync"] == "1");
   RssSampler rss;
   double cpu0 = CpuSeconds();
   auto engine = StartEngine(f, "leech", *store);

@@ -15,7 +15,11 @@
 # P2P_BENCH_SECURITY says how peers admit each other, as the tracker's
 # --peer-security: off (the default), tls (by certificate, over TLS, as
 # agents do by default) or auth (a membership proof, then plain BitTorrent).
-# P2P_BENCH_TLS=1 is the older spelling of tls.
+# P2P_BENCH_TLS=1 is the older spelling of tls. P2P_BENCH_SYNC=1 makes the
+# leecher's store fsync each chunk, as an agent's does by default
+# (--cache-sync), and adds a baseline: `dd conv=fdatasync` of the same
+# number of bytes into the same folder, in the same run.
+# P2P_BENCH_DISK_THREADS=N sets both engines' disk threads (default 2).
 set -euo pipefail
 build=${1:-build}
 size_mib=${2:-2048}
@@ -40,17 +44,19 @@ echo "|---|---|---|---|---|---|"
 for p in "${pieces[@]}"; do
   run="$work/p$p"
   mkdir -p "$run"
-  tls_flags=()
-  if [[ $security != off ]]; then mkdir -p "$run/tls"; tls_flags=(--tls "$run/tls"); fi
-  if [[ $security == auth ]]; then tls_flags+=(--auth 1); fi
-  "$bench" seed --dir "$run/seed" --size "$size" --piece $((p * 1048576)) "${tls_flags[@]}" \
+  flags=()
+  if [[ $security != off ]]; then mkdir -p "$run/tls"; flags=(--tls "$run/tls"); fi
+  if [[ $security == auth ]]; then flags+=(--auth 1); fi
+  [[ ${P2P_BENCH_SYNC:-0} == 1 ]] && flags+=(--sync 1)
+  [[ -n ${P2P_BENCH_DISK_THREADS:-} ]] && flags+=(--disk-threads "$P2P_BENCH_DISK_THREADS")
+  "$bench" seed --dir "$run/seed" --size "$size" --piece $((p * 1048576)) "${flags[@]}" \
     --entry "$run/entry" --port-file "$run/port" --done "$run/done" > "$run/seed.json" 2> "$run/seed.log" &
   seed_pid=$!
   while [[ ! -f "$run/port" ]]; do
     kill -0 "$seed_pid" 2>/dev/null || { cat "$run/seed.log" >&2; exit 1; }
     sleep 0.2
   done
-  "$bench" leech --dir "$run/leech" --entry "$run/entry" --peer "$(cat "$run/port")" "${tls_flags[@]}" \
+  "$bench" leech --dir "$run/leech" --entry "$run/entry" --peer "$(cat "$run/port")" "${flags[@]}" \
     --done "$run/done" > "$run/leech.json" 2> "$run/leech.log"
   wait "$seed_pid"
   python3 - "$run/seed.json" "$run/leech.json" "$p" "$floor" <<'PY'
@@ -64,3 +70,9 @@ print(f"| {p} MiB | {l['mb_per_s']:.0f} | {cpu:.2f} ({s['cpu_s']/gib:.2f} + {l['
 PY
   rm -rf "$run"
 done
+if [[ ${P2P_BENCH_SYNC:-0} == 1 ]]; then
+  dd_out=$(dd if=/dev/zero of="$work/dd" bs=16M count=$((size_mib / 16)) conv=fdatasync 2>&1 | tail -1)
+  rm -f "$work/dd"
+  echo
+  echo "dd conv=fdatasync of $size_mib MiB into the same folder: $(echo "$dd_out" | awk -F, '{print $NF}' | sed 's/^ *//')"
+fi
