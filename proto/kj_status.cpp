@@ -44,6 +44,8 @@ Status StatusFromException(const kj::Exception& e, const std::string& peer) {
           return Status::AlreadyExists(msg);
         case Status::Code::kUnauthenticated:
           return Status::Unauthenticated(msg);
+        case Status::Code::kFailedPrecondition:
+          return Status::FailedPrecondition(msg);
         case Status::Code::kOk:
           break;
       }

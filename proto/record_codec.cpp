@@ -15,6 +15,8 @@ void FillVersionInfo(const VersionInfo& v, proto::VersionSummary::Builder out) {
   out.setFileCount(v.file_count);
   auto tags = out.initTags(static_cast<unsigned>(v.tags.size()));
   for (size_t i = 0; i < v.tags.size(); ++i) tags.set(static_cast<unsigned>(i), v.tags[i]);
+  out.setState(VersionStateName(v.state));
+  out.setStateDetail(v.state_detail);
 }
 
 Result<VersionInfo> ReadVersionInfo(proto::VersionSummary::Reader in) {
@@ -32,6 +34,10 @@ Result<VersionInfo> ReadVersionInfo(proto::VersionSummary::Reader in) {
   v.total_bytes = in.getTotalBytes();
   v.file_count = in.getFileCount();
   for (auto t : in.getTags()) v.tags.push_back(Text(t));
+  Result<VersionState> state = ParseVersionState(Text(in.getState()));
+  if (!state.ok()) return state.status();
+  v.state = *state;
+  v.state_detail = Text(in.getStateDetail());
   return v;
 }
 

@@ -6,6 +6,7 @@
 //
 // Fill writes every field. Read refuses a version or chunk ID of the wrong
 // size with InvalidArgument (see capnp_views.h); an optional ID may be empty.
+// A version's state reads as ParseVersionState reads it (empty: durable).
 #ifndef SHOAL_PROTO_RECORD_CODEC_H_
 #define SHOAL_PROTO_RECORD_CODEC_H_
 

@@ -33,6 +33,9 @@ struct VersionSummary {
   totalBytes @6 :UInt64;
   fileCount @7 :UInt32;
   tags @8 :List(Text);            # tags that point at this version now
+  state @9 :Text;                 # "durable" (every chunk in the origin), "uploading" or
+                                  # "failed"; empty (a tracker from before states) is durable
+  stateDetail @10 :Text;          # uploading: who uploads it since when; failed: why
 }
 
 struct ModelSummary {
@@ -75,6 +78,18 @@ struct UploadPlan {
   upload @0 :List(Data);          # chunks this caller should upload now
   wait @1 :List(Data);            # chunks another publish is uploading
   leaseMs @2 :UInt32;             # how long this caller's upload claim lasts
+}
+
+# A version committed before every chunk was in the origin (Registry.commit
+# with `pending`), while its publisher goes on uploading: the registry's
+# U|ns|name|<version hex> record. Deleted once the version is durable.
+struct PendingUpload {
+  state @0 :Text;                 # "uploading" or "failed"
+  leaseUntilMs @1 :Int64;         # uploading: reads as failed after this unless renewed
+  heldTags @2 :List(Text);        # tags moved to the version once it is durable
+  publisher @3 :Text;             # subject of the token whose commit started the upload
+  startedAtMs @4 :Int64;          # when that commit was made
+  detail @5 :Text;                # failed: why, as the publisher reported it
 }
 
 struct GcReport {
@@ -121,10 +136,23 @@ interface Registry {
   # Registers a version from canonical manifest bytes and points `tags` at
   # it. Fails unless every chunk is in the origin. Idempotent: committing
   # the same bytes again returns the same signed manifest.
-  commit @2 (manifest :Data, tags :List(Text)) -> (signed :M.SignedManifest, created :Bool);
+  # `pending`: the version is pullable before it is durable. The chunks in
+  # the origin are not checked; the version is stored in state "uploading"
+  # with a lease of the tracker's --publish-lease, which the publisher keeps
+  # with renewUpload until it calls finishUpload. The tags are held and move
+  # to it once it is durable, unless `tagEarly` (they move now). A pending
+  # commit of a version still uploading or failed takes it over (a new
+  # lease, these tags held); of a durable one, moves the tags now. A commit
+  # without `pending` of a version still uploading or failed makes it
+  # durable and moves its held tags too. `state` is the version's state
+  # after the call ("durable" or "uploading"; an older tracker sends none).
+  commit @2 (manifest :Data, tags :List(Text), pending :Bool, tagEarly :Bool)
+      -> (signed :M.SignedManifest, created :Bool, state :Text);
 
   # A tag or a version ID (64 hex digits, or a unique prefix of 8 or more).
-  resolve @3 (namespace :Text, name :Text, ref :Text) -> (signed :M.SignedManifest);
+  # A version whose upload failed (or lapsed) is refused, naming why; one
+  # still uploading resolves, with `state` "uploading" (else "durable").
+  resolve @3 (namespace :Text, name :Text, ref :Text) -> (signed :M.SignedManifest, state :Text);
 
   listModels @4 (namespace :Text, after :Text, limit :UInt32)
       -> (models :List(ModelSummary), next :Text);
@@ -166,6 +194,21 @@ interface Registry {
   # fetch, with the last error.
   need @12 (namespace :Text, name :Text, versionId :Data, chunks :List(Data))
       -> (queued :UInt32, pending :UInt32, recent :UInt32, failed :List(FailedChunk));
+
+  # Keeps a version committed with `pending` uploading: its lease runs
+  # `leaseMs` from now (renew well before that; a lapsed lease reads as
+  # failed). Write role. 0 for a version that is durable already; a failed
+  # or lapsed one is refused (failed precondition), naming why.
+  renewUpload @13 (namespace :Text, name :Text, versionId :Data) -> (leaseMs :UInt32);
+
+  # Ends the upload of a version committed with `pending`. Write role.
+  # Empty `error`: every chunk must be in the origin now (refused, naming
+  # how many are missing, if not); the version becomes durable and its held
+  # tags move to it. A durable version answers "durable" again; a failed or
+  # lapsed one is refused. Otherwise the upload failed: the version becomes
+  # "failed" with `error` as the reason and resolves no more (a durable one
+  # stays durable). `state` is the version's state after the call.
+  finishUpload @14 (namespace :Text, name :Text, versionId :Data, error :Text) -> (state :Text);
 }
 
 struct FailedChunk {

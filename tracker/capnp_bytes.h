@@ -4,11 +4,14 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <kj/exception.h>
 
 #include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "shoal/status.h"
 
 namespace shoal::tracker {
 
@@ -46,6 +49,23 @@ class BytesReader {
   kj::Array<capnp::word> words_;
   std::optional<capnp::FlatArrayMessageReader> reader_;
 };
+
+// Reads the registry record `bytes` (stored under `key`) as a `Schema` with
+// `read` (a record_codec.h Read: Schema::Reader -> Result<T>); one that does
+// not read back is Corruption naming its key.
+template <typename Schema, typename Read>
+auto DecodeRecord(const std::string& key, const std::string& bytes, Read read)
+    -> decltype(read(BytesReader("").root<Schema>())) {
+  using Out = decltype(read(BytesReader("").root<Schema>()));
+  try {
+    BytesReader br(bytes);
+    auto record = read(br.root<Schema>());
+    if (record.ok()) return record;
+    return Out(Status::Corruption("registry record " + key + ": " + record.status().message()));
+  } catch (const kj::Exception& e) {
+    return Out(Status::Corruption("registry record " + key + ": " + e.getDescription().cStr()));
+  }
+}
 
 }  // namespace shoal::tracker
 

@@ -103,6 +103,11 @@ HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
     }
     auto v = d.store.GetVersion(ns, name, *id);
     if (!v.ok()) return HttpResponse::FromStatus(v.status());
+    auto upload = d.store.UploadOf(ns, name, *id, NowMs());
+    if (!upload.ok()) return HttpResponse::FromStatus(upload.status());
+    if (upload->state == VersionState::kFailed) {
+      return HttpResponse::FromStatus(FailedVersionError(ns, name, *id, upload->detail));
+    }
     auto m = DecodeManifest(v->manifest_bytes);
     if (!m.ok()) return HttpResponse::FromStatus(m.status());
     HttpResponse r = HttpResponse::Json(200, ManifestToJson(*m, *id));
@@ -111,6 +116,7 @@ HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
         hex::Encode(reinterpret_cast<const uint8_t*>(v->signature.data()), v->signature.size()));
     r.headers.Set("X-Shoal-Signer", v->signer_key_id);
     r.headers.Set("ETag", "\"" + id->ToHex() + "\"");
+    r.headers.Set("X-Shoal-State", VersionStateName(upload->state));
     return r;
   }
   if (p.size() == 7 && p[4] == "tags" && p[6] == "history") {

@@ -42,6 +42,13 @@ inline std::string HistoryPrefix(const std::string& ns, const std::string& name,
                                  const std::string& tag) {
   return "H|" + ns + "|" + name + "|" + tag + "|";
 }
+// A version not yet durable: a PendingUpload (registry_upload_state.cpp).
+inline std::string UploadPrefix(const std::string& ns, const std::string& name) {
+  return "U|" + ns + "|" + name + "|";
+}
+inline std::string UploadKey(const std::string& ns, const std::string& name, const VersionId& id) {
+  return UploadPrefix(ns, name) + id.ToHex();
+}
 inline std::string ChunkKey(const ChunkId& id) { return "C|" + id.ToHex(); }
 // An upload lease: <expiry ms as Seq>|<holder> (registry_upload_leases.cpp).
 inline std::string LeaseKey(const ChunkId& id) { return "L|" + id.ToHex(); }

@@ -13,6 +13,7 @@
 #include "origin_chunks.h"
 #include "record_codec.h"
 #include "record_fill.h"
+#include "registry_publish.h"
 #include "registry_store.h"
 #include "shoal/hash256.h"
 #include "shoal/log.h"
@@ -110,41 +111,19 @@ class RegistryImpl final : public proto::Registry::Server {
       tags->push_back(Text(t));
       ThrowIfError(ValidateTag(tags->back()));
     }
-    OriginChunks oc = Checks();
-    return d_.pool.Run<Status>([oc, m] { return EnsureChunksInOrigin(oc, *m); })
-        .then([this, c, m, bytes, tags](Status s) mutable {
-          if (!s.ok()) d_.metrics.publish_rejected++;
-          ThrowIfError(s);
-          auto v = std::make_shared<StoredVersion>();
-          v->id = ComputeVersionId(*bytes);
-          v->manifest_bytes = *bytes;
-          v->signature = d_.signer.Sign(v->id);
-          v->signer_key_id = d_.signer.key_id();
-          v->created_at_ms = m->created_at_ms;
-          std::string tag_list;
-          for (const std::string& t : *tags) tag_list += (tag_list.empty() ? "" : ",") + t;
-          AuditEntry audit =
-              MakeAudit("publish", m->ns + "/" + m->name + ":" + v->id.ToHex(), "tags=" + tag_list);
-          // The commit writes the manifest's copy to the origin, so it too
-          // runs off the event loop.
-          auto created = std::make_shared<bool>(false);
-          RegistryStore& store = d_.store;
-          return d_.pool
-              .Run<Status>([&store, m, v, tags, audit, created] {
-                Result<bool> r = store.CommitVersion(*m, *v, *tags, audit);
-                if (r.ok()) *created = *r;
-                return r.status();
-              })
-              .then([this, c, m, v, created](Status committed) mutable {
-                ThrowIfError(committed);
-                if (*created) {
-                  d_.metrics.publishes++;
-                  d_.torrents.Add(v->id, *m);
-                }
-                ApplyRetention(m->ns, m->name);
-                FillSigned(*v, c.getResults().initSigned());
-                c.getResults().setCreated(*created);
-              });
+    CommitRequest request{m, bytes, tags, p.getPending(), p.getTagEarly()};
+    return StoreCommit(d_, request, MakeAudit("publish", "", ""))
+        .then([this, c, m](Result<CommitDone> done) mutable {
+          ThrowIfError(done.status());
+          if (done->outcome.created) {
+            d_.metrics.publishes++;
+            d_.torrents.Add(done->version.id, *m);
+          }
+          if (done->outcome.state == VersionState::kUploading) d_.metrics.pending_commits++;
+          ApplyRetention(m->ns, m->name);
+          FillSigned(done->version, c.getResults().initSigned());
+          c.getResults().setCreated(done->outcome.created);
+          c.getResults().setState(VersionStateName(done->outcome.state));
         });
   }
 
@@ -156,7 +135,12 @@ class RegistryImpl final : public proto::Registry::Server {
     VersionId id = ResolveRef(ns, name, ref);
     Result<StoredVersion> v = d_.store.GetVersion(ns, name, id);
     ThrowIfError(v.status());
+    VersionUpload upload = ValueOrThrow(d_.store.UploadOf(ns, name, id, NowMs()));
+    if (upload.state == VersionState::kFailed) {
+      ThrowIfError(FailedVersionError(ns, name, id, upload.detail));
+    }
     FillSigned(*v, c.getResults().initSigned());
+    c.getResults().setState(VersionStateName(upload.state));
     return kj::READY_NOW;
   }
 
@@ -296,6 +280,26 @@ class RegistryImpl final : public proto::Registry::Server {
     return AnswerNeed(d_.warm, ns, name, c);
   }
 
+  kj::Promise<void> renewUpload(RenewUploadContext c) override {
+    auto p = c.getParams();
+    std::string ns = Text(p.getNamespace()), name = Text(p.getName());
+    RequireModel(ns, name, Role::kWrite);
+    VersionId id = ValueOrThrow(ParseVersionId(p.getVersionId()));
+    c.getResults().setLeaseMs(ValueOrThrow(RenewVersionUpload(d_, ns, name, id)));
+    return kj::READY_NOW;
+  }
+
+  kj::Promise<void> finishUpload(FinishUploadContext c) override {
+    auto p = c.getParams();
+    std::string ns = Text(p.getNamespace()), name = Text(p.getName());
+    RequireModel(ns, name, Role::kWrite);
+    VersionId id = ValueOrThrow(ParseVersionId(p.getVersionId()));
+    return FinishVersionUpload(d_, ns, name, id, Text(p.getError()), MakeAudit("", "", ""))
+        .then([c](Result<VersionState> state) mutable {
+          c.getResults().setState(VersionStateName(ValueOrThrow(state)));
+        });
+  }
+
   kj::Promise<void> whoami(WhoamiContext c) override {
     StillValid();
     FillIdentity(claims_, c.getResults().initIdentity());
@@ -362,7 +366,10 @@ class RegistryImpl final : public proto::Registry::Server {
     auto versions = d_.store.ListVersions(ns, name, "", kMaxPage, &next);
     if (!versions.ok() || versions->size() <= keep) return;
     for (size_t i = keep; i < versions->size(); ++i) {
-      if (!(*versions)[i].tags.empty()) continue;
+      // A version still uploading may hold tags, to move once it is durable.
+      if (!(*versions)[i].tags.empty() || (*versions)[i].state == VersionState::kUploading) {
+        continue;
+      }
       const VersionId& id = (*versions)[i].id;
       AuditEntry a = MakeAudit("retention", ns + "/" + name + ":" + id.ToHex(),
                                "keep_versions=" + std::to_string(keep));

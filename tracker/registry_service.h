@@ -28,7 +28,7 @@ struct TrackerOptions;
 // What a Registry touches. Every reference must outlive every Registry
 // capability (they outlive the RPC listener).
 struct RegistryDeps {
-  const TrackerOptions& options;  // upload lease, retention, GC grace, origin parallelism
+  const TrackerOptions& options;  // upload and publish leases, retention, GC grace, origin HEADs
   const TokenVerifier& tokens;    // every call checks the token is still valid
   RegistryStore& store;
   UploadLeases& leases;

@@ -17,6 +17,7 @@
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/manifest.capnp.h"
 #include "shoal/proto/tracker.capnp.h"
+#include "shoal/utc_time.h"
 
 namespace shoal::tracker {
 namespace {
@@ -52,25 +53,6 @@ std::string EncodeSummary(const VersionInfo& v) {
   return RecordBytes<proto::VersionSummary>(v, FillVersionInfo);
 }
 
-std::string EncodeTagEvent(const TagChange& c) {
-  return RecordBytes<proto::TagEvent>(c, FillTagChange);
-}
-
-// Reads the record in `p` with `read` (a record_codec.h Read); one that does
-// not read back is Corruption naming its key.
-template <typename Schema, typename Read>
-auto DecodeRecord(const KvPair& p, Read read) -> decltype(read(BytesReader("").root<Schema>())) {
-  using Out = decltype(read(BytesReader("").root<Schema>()));
-  try {
-    BytesReader br(p.value);
-    auto record = read(br.root<Schema>());
-    if (record.ok()) return record;
-    return Out(Status::Corruption("registry record " + p.key + ": " + record.status().message()));
-  } catch (const kj::Exception& e) {
-    return Out(Status::Corruption("registry record " + p.key + ": " + e.getDescription().cStr()));
-  }
-}
-
 // The tags among `all` (tag, version) that point at `id`.
 std::vector<std::string> TagsOn(const VersionId& id,
                                 const std::vector<std::pair<std::string, VersionId>>& all) {
@@ -79,13 +61,6 @@ std::vector<std::string> TagsOn(const VersionId& id,
     if (target == id) out.push_back(tag);
   }
   return out;
-}
-
-Result<std::optional<VersionId>> ParseTagValue(const std::optional<std::string>& hex) {
-  if (!hex) return std::optional<VersionId>();
-  auto id = VersionId::ParseHex(*hex);
-  if (!id.ok()) return Status::Corruption("tag value '" + *hex + "' is not a version ID");
-  return std::optional<VersionId>(*id);
 }
 
 }  // namespace
@@ -127,61 +102,49 @@ Result<std::string> RegistryStore::EncodeForKv(const StoredVersion& v) const {
   return EncodeSigned(slim);
 }
 
-Result<bool> RegistryStore::CommitVersion(const Manifest& m, const StoredVersion& v,
-                                          const std::vector<std::string>& tag_list,
-                                          const AuditEntry& audit) {
-  const std::string vkey = VersionKey(m.ns, m.name, v.id);
-  // The copy in the origin comes first: once the registry names a version,
-  // every tracker can read its manifest.
-  auto existing = kv_.Get(vkey);
+Status RegistryStore::ArchiveIfNew(const Manifest& m, const StoredVersion& v) {
+  auto existing = kv_.Get(VersionKey(m.ns, m.name, v.id));
   if (!existing.ok()) return existing.status();
-  if (!existing->has_value() && archive_ != nullptr) {
-    SHOAL_RETURN_IF_ERROR(archive_->Put(m.ns, m.name, v));
-  }
-  std::vector<std::string> tags = tag_list;
-  std::sort(tags.begin(), tags.end());
-  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+  if (existing->has_value() || archive_ == nullptr) return Status::OK();
+  return archive_->Put(m.ns, m.name, v);
+}
+
+Status RegistryStore::PutVersion(KvBatch* batch, const Manifest& m, const StoredVersion& v,
+                                 bool* created) {
+  const std::string vkey = VersionKey(m.ns, m.name, v.id);
+  auto now = kv_.Get(vkey);
+  if (!now.ok()) return now.status();
+  *created = !now->has_value();
+  if (!*created) return Status::OK();
+  VersionInfo info;
+  info.ns = m.ns;
+  info.name = m.name;
+  info.id = v.id;
+  info.created_by = m.created_by;
+  info.created_at_ms = m.created_at_ms;
+  info.parent = m.parent;
+  info.total_bytes = m.TotalBytes();
+  info.file_count = static_cast<uint32_t>(m.files.size());
+  Result<std::string> value = EncodeForKv(v);
+  if (!value.ok()) return value.status();
+  batch->ExpectAbsent(vkey);
+  batch->Put(ModelKey(m.ns, m.name), "");
+  batch->Put(vkey, std::move(value).value());
+  batch->Put(SummaryKey(m.ns, m.name, m.created_at_ms, v.id), EncodeSummary(info));
+  return PutFeed(batch, /*deleted=*/false, m.ns, m.name, v.id);
+}
+
+Result<bool> RegistryStore::CommitVersion(const Manifest& m, const StoredVersion& v,
+                                          const std::vector<std::string>& tags,
+                                          const AuditEntry& audit) {
+  SHOAL_RETURN_IF_ERROR(ArchiveIfNew(m, v));
   bool created = false;
   Status s = Write("commit " + m.ns + "/" + m.name + ":" + v.id.ShortHex(), [&](KvBatch* batch) {
-    auto now = kv_.Get(vkey);
-    if (!now.ok()) return now.status();
-    created = !now->has_value();
-    if (created) {
-      VersionInfo info{m.ns,
-                       m.name,
-                       v.id,
-                       m.created_by,
-                       m.created_at_ms,
-                       m.parent,
-                       m.TotalBytes(),
-                       static_cast<uint32_t>(m.files.size()),
-                       {}};
-      Result<std::string> value = EncodeForKv(v);
-      if (!value.ok()) return value.status();
-      batch->ExpectAbsent(vkey);
-      batch->Put(ModelKey(m.ns, m.name), "");
-      batch->Put(vkey, std::move(value).value());
-      batch->Put(SummaryKey(m.ns, m.name, m.created_at_ms, v.id), EncodeSummary(info));
-      SHOAL_RETURN_IF_ERROR(PutFeed(batch, /*deleted=*/false, m.ns, m.name, v.id));
-    }
-    for (const std::string& tag : tags) {
-      const std::string tkey = TagKey(m.ns, m.name, tag);
-      auto current = kv_.Get(tkey);
-      if (!current.ok()) return current.status();
-      auto from = ParseTagValue(*current);
-      if (!from.ok()) return from.status();
-      if (*from && **from == v.id) continue;
-      if (*current) {
-        batch->ExpectValue(tkey, **current);
-      } else {
-        batch->ExpectAbsent(tkey);
-      }
-      TagChange c{m.ns, m.name, tag, *from, v.id, audit.subject, audit.at_ms};
-      Result<uint64_t> seq = NextSeq(HistoryPrefix(m.ns, m.name, tag), batch);
-      if (!seq.ok()) return seq.status();
-      batch->Put(tkey, v.id.ToHex());
-      batch->Put(HistoryPrefix(m.ns, m.name, tag) + Seq(*seq), EncodeTagEvent(c));
-    }
+    SHOAL_RETURN_IF_ERROR(PutVersion(batch, m, v, &created));
+    std::vector<std::string> moving = tags;
+    SHOAL_RETURN_IF_ERROR(ClearUpload(batch, m.ns, m.name, v.id, &moving));
+    SHOAL_RETURN_IF_ERROR(
+        PutTagMoves(batch, m.ns, m.name, v.id, std::move(moving), audit.subject, audit.at_ms));
     return PutAudit(batch, audit);
   });
   if (!s.ok()) return s;
@@ -246,11 +209,12 @@ Result<std::vector<VersionInfo>> RegistryStore::ListVersions(const std::string& 
                                 out.back().id.ToHex();
       break;
     }
-    Result<VersionInfo> v = DecodeRecord<proto::VersionSummary>(p, ReadVersionInfo);
+    Result<VersionInfo> v = DecodeRecord<proto::VersionSummary>(p.key, p.value, ReadVersionInfo);
     if (!v.ok()) return v.status();
     v->tags = TagsOn(v->id, *tags);
     out.push_back(std::move(v).value());
   }
+  SHOAL_RETURN_IF_ERROR(AddUploadStates(ns, name, NowMs(), &out));
   return out;
 }
 
@@ -272,17 +236,22 @@ Result<std::vector<ModelInfo>> RegistryStore::ListModels(const std::string& ns,
     ModelInfo m;
     m.ns = p.key.substr(2, bar - 2);
     m.name = p.key.substr(bar + 1);
-    std::string unused;
-    auto versions = ListVersions(m.ns, m.name, "", 1, &unused);
-    if (!versions.ok()) return versions.status();
-    if (!versions->empty()) {
-      m.latest = versions->front().id;
-      m.latest_at_ms = versions->front().created_at_ms;
-    }
-    SHOAL_RETURN_IF_ERROR(VisitPrefix(kv_, "S|" + m.ns + "|" + m.name + "|", [&](const KvPair&) {
+    // S|ns|name|<created ms>|<hex> keys sort by time: the last names the newest.
+    std::string newest;
+    SHOAL_RETURN_IF_ERROR(VisitPrefix(kv_, "S|" + m.ns + "|" + m.name + "|", [&](const KvPair& s) {
       ++m.version_count;
+      newest = s.key;
       return true;
     }));
+    if (!newest.empty()) {
+      const size_t hex_at = newest.size() > 64 + 17 ? newest.size() - 64 : 0;
+      auto id = VersionId::ParseHex(newest.substr(hex_at));
+      if (hex_at == 0 || !id.ok()) {
+        return Status::Corruption("registry key " + newest + " names no version");
+      }
+      m.latest = *id;
+      m.latest_at_ms = static_cast<int64_t>(SeqOfKey(newest.substr(0, hex_at - 1)));
+    }
     auto tags = TagsOf(m.ns, m.name);
     if (!tags.ok()) return tags.status();
     m.tags = std::move(tags).value();
@@ -309,96 +278,15 @@ Status RegistryStore::DeleteVersion(const std::string& ns, const std::string& na
         batch->ExpectValue(vkey, **record);
         batch->Delete(vkey);
         batch->Delete(SummaryKey(ns, name, m->created_at_ms, id));
+        batch->Delete(UploadKey(ns, name, id));
         SHOAL_RETURN_IF_ERROR(PutFeed(batch, /*deleted=*/true, ns, name, id));
-        auto tags = TagsOf(ns, name);
-        if (!tags.ok()) return tags.status();
-        for (const auto& [tag, target] : *tags) {
-          if (target != id) continue;
-          const std::string tkey = TagKey(ns, name, tag);
-          batch->ExpectValue(tkey, id.ToHex());
-          batch->Delete(tkey);
-          TagChange c{ns, name, tag, id, std::nullopt, audit.subject, audit.at_ms};
-          Result<uint64_t> seq = NextSeq(HistoryPrefix(ns, name, tag), batch);
-          if (!seq.ok()) return seq.status();
-          batch->Put(HistoryPrefix(ns, name, tag) + Seq(*seq), EncodeTagEvent(c));
-        }
+        SHOAL_RETURN_IF_ERROR(PutTagRemovals(batch, ns, name, id, audit.subject, audit.at_ms));
         return PutAudit(batch, audit);
       }));
   // The registry no longer names the version, so its archived copy is
   // garbage; one left behind by a failure here is harmless.
   if (archive_ != nullptr) (void)archive_->Delete(ns, name, id);
   return Status::OK();
-}
-
-Result<std::optional<VersionId>> RegistryStore::GetTag(const std::string& ns,
-                                                       const std::string& name,
-                                                       const std::string& tag) {
-  auto hex = kv_.Get(TagKey(ns, name, tag));
-  if (!hex.ok()) return hex.status();
-  return ParseTagValue(*hex);
-}
-
-Result<std::vector<std::pair<std::string, VersionId>>> RegistryStore::TagsOf(
-    const std::string& ns, const std::string& name) {
-  std::vector<std::pair<std::string, VersionId>> out;
-  const std::string prefix = "T|" + ns + "|" + name + "|";
-  Status s = VisitPrefix(kv_, prefix, [&](const KvPair& p) {
-    auto id = VersionId::ParseHex(p.value);
-    if (id.ok()) out.emplace_back(p.key.substr(prefix.size()), *id);
-    return true;
-  });
-  if (!s.ok()) return s;
-  return out;
-}
-
-Result<std::optional<VersionId>> RegistryStore::SetTag(const TagChange& change,
-                                                       const AuditEntry& audit) {
-  const std::string tkey = TagKey(change.ns, change.name, change.tag);
-  std::optional<VersionId> previous;
-  Status s = Write("tag " + change.ns + "/" + change.name + ":" + change.tag, [&](KvBatch* batch) {
-    auto current = kv_.Get(tkey);
-    if (!current.ok()) return current.status();
-    auto from = ParseTagValue(*current);
-    if (!from.ok()) return from.status();
-    previous = *from;
-    if (*current) {
-      batch->ExpectValue(tkey, **current);
-    } else {
-      batch->ExpectAbsent(tkey);
-    }
-    if (change.to) {
-      batch->Put(tkey, change.to->ToHex());
-    } else {
-      batch->Delete(tkey);
-    }
-    TagChange c = change;
-    c.from = previous;
-    Result<uint64_t> seq = NextSeq(HistoryPrefix(change.ns, change.name, change.tag), batch);
-    if (!seq.ok()) return seq.status();
-    batch->Put(HistoryPrefix(change.ns, change.name, change.tag) + Seq(*seq), EncodeTagEvent(c));
-    return PutAudit(batch, audit);
-  });
-  if (!s.ok()) return s;
-  return previous;
-}
-
-Result<std::vector<TagChange>> RegistryStore::TagHistory(const std::string& ns,
-                                                         const std::string& name,
-                                                         const std::string& tag) {
-  std::vector<TagChange> out;
-  Status failed;
-  Status s = VisitPrefix(kv_, HistoryPrefix(ns, name, tag), [&](const KvPair& p) {
-    Result<TagChange> c = DecodeRecord<proto::TagEvent>(p, ReadTagChange);
-    if (!c.ok()) {
-      failed = c.status();
-      return false;
-    }
-    out.push_back(std::move(c).value());
-    return true;
-  });
-  if (!s.ok()) return s;
-  if (!failed.ok()) return failed;
-  return out;
 }
 
 Status RegistryStore::ForEachManifest(

@@ -1,9 +1,10 @@
 // RegistryStore: the tracker's durable state, over an ordered key-value
 // engine (kv_store.h): LevelDB for one tracker, etcd for a fleet.
 //
-// Holds versions (signed manifests), tags and their history, the index of
-// chunks the origin holds, the audit log and token revocations; for a
-// fleet, also upload leases and the claims of tokens minted for it. Every
+// Holds versions (signed manifests) and the state of their upload to the
+// origin, tags and their history, the index of chunks the origin holds,
+// the audit log and token revocations; for a fleet, also upload leases and
+// the claims of tokens minted for it. Every
 // multi-key change is one atomic KvBatch, so a killed tracker loses nothing
 // it acknowledged and a reader never sees half a change. Several trackers
 // may share one engine: each write is guarded on what it read (a version
@@ -19,6 +20,7 @@
 //   V|ns|name|<version hex>       SignedManifest (flat Cap'n Proto) + meta
 //   S|ns|name|<created ms>|<hex>  VersionSummary, ordered by time
 //   T|ns|name|tag                 version hex
+//   U|ns|name|<version hex>       PendingUpload: a version not yet durable
 //   H|ns|name|tag|<seq>           TagEvent
 //   C|<chunk hex>                 chunk is in the origin: size, when
 //   L|<chunk hex>                 upload lease: expiry ms, holder (fleets only)
@@ -30,6 +32,13 @@
 //
 // The F| feed lets each tracker of a fleet follow what the others commit
 // (registry_follower.h); it is written in the same batch as the change.
+//
+// A version committed before every chunk is in the origin (CommitPending)
+// has a U| record until it is durable: it is uploading while its publisher
+// renews the lease, and failed once the publisher reports a failure or lets
+// the lease lapse. Its tags are held in the record and move when it becomes
+// durable (FinishUpload, or a CommitVersion of it). Nothing sweeps lapsed
+// records: a lapse is worked out whenever the record is read.
 //
 // Thread-safety: safe for concurrent use.
 #ifndef SHOAL_TRACKER_REGISTRY_STORE_H_
@@ -77,6 +86,33 @@ struct AuditEntry {
   std::string subject, token_id, action, target, detail;
 };
 
+// A version's upload to the origin: its U| record, if it has one.
+struct VersionUpload {
+  VersionState state = VersionState::kDurable;  // kDurable: no U| record
+  int64_t lease_until_ms = 0;                   // uploading: failed after this unless renewed
+  std::vector<std::string> held_tags;           // moved to the version once it is durable
+  std::string publisher;                        // subject of the commit that started the upload
+  int64_t started_at_ms = 0;                    // when that commit was made
+  std::string detail;                           // failed: why
+
+  // This upload as of now_ms: one whose lease lapsed is failed, with a
+  // detail saying when its publisher stopped renewing it.
+  VersionUpload At(int64_t now_ms) const;
+  // VersionInfo::state_detail: who uploads it since when, or why it failed;
+  // empty when durable.
+  std::string Describe() const;
+};
+
+// The error for resolving (or renewing, or finishing) a failed version:
+// FailedPrecondition, one line naming it and why it failed.
+Status FailedVersionError(const std::string& ns, const std::string& name, const VersionId& id,
+                          const std::string& detail);
+
+struct CommitOutcome {
+  bool created = false;                         // false: the version was stored already
+  VersionState state = VersionState::kDurable;  // the version's, after the commit
+};
+
 class ManifestArchive;
 
 class RegistryStore {
@@ -94,25 +130,63 @@ class RegistryStore {
 
   // Stores a version and moves `tags` to it, in one batch with their history
   // and the audit record. Returns false if the version already existed (the
-  // tags still move).
+  // tags still move). The version is durable: the caller checked that every
+  // chunk is in the origin. So a U| record it has goes in the same batch,
+  // and the tags it held move too.
   Result<bool> CommitVersion(const Manifest& m, const StoredVersion& v,
                              const std::vector<std::string>& tags, const AuditEntry& audit);
+  // Stores a version that may lack chunks in the origin yet, in state
+  // uploading until lease_until_ms, with its U| record in the same batch as
+  // CommitVersion's writes. `tags` are held in the record, to move once it
+  // is durable, unless `tag_early`: then they move now. A version stored
+  // already and still uploading or failed is taken over (uploading again
+  // until lease_until_ms, by audit.subject since audit.at_ms, holding these
+  // tags); a durable one stays durable and its tags move now.
+  Result<CommitOutcome> CommitPending(const Manifest& m, const StoredVersion& v,
+                                      const std::vector<std::string>& tags, const AuditEntry& audit,
+                                      bool tag_early, int64_t lease_until_ms);
+
+  // The upload of version `id` as of now_ms (VersionUpload::At); kDurable
+  // without a U| record, whether or not the version exists: one read, for
+  // callers that found the version already.
+  Result<VersionUpload> UploadOf(const std::string& ns, const std::string& name,
+                                 const VersionId& id, int64_t now_ms);
+  // Moves the lease of an uploading version to lease_until_ms and returns
+  // kUploading; kDurable for a durable version (nothing to renew).
+  // FailedPrecondition (FailedVersionError) if it failed by now_ms;
+  // NotFound if it does not exist.
+  Result<VersionState> RenewUpload(const std::string& ns, const std::string& name,
+                                   const VersionId& id, int64_t now_ms, int64_t lease_until_ms);
+  // Makes an uploading version durable: deletes its U| record and moves its
+  // held tags to it (with their history, by audit.subject at audit.at_ms),
+  // with `audit`, in one batch. kDurable, writing nothing, for a version
+  // durable already. FailedPrecondition if it failed by now_ms; NotFound if
+  // it does not exist.
+  // REQUIRES: every chunk of the version is in the origin.
+  Result<VersionState> FinishUpload(const std::string& ns, const std::string& name,
+                                    const VersionId& id, int64_t now_ms, const AuditEntry& audit);
+  // Marks an uploading or failed version failed because of `detail`, with
+  // `audit`, and returns kFailed. A durable version stays durable: kDurable,
+  // nothing written. NotFound if it does not exist.
+  Result<VersionState> FailUpload(const std::string& ns, const std::string& name,
+                                  const VersionId& id, const std::string& detail,
+                                  const AuditEntry& audit);
 
   Result<StoredVersion> GetVersion(const std::string& ns, const std::string& name,
                                    const VersionId& id);
   // A full ID or a unique hex prefix of at least 8 digits.
   Result<VersionId> ResolveVersionPrefix(const std::string& ns, const std::string& name,
                                          const std::string& prefix);
-  // Versions newest first, each with the tags on it now; `after` is the
-  // `next` token of the previous page.
+  // Versions newest first, each with the tags on it now and its upload's
+  // state as of now; `after` is the `next` token of the previous page.
   Result<std::vector<VersionInfo>> ListVersions(const std::string& ns, const std::string& name,
                                                 const std::string& after, uint32_t limit,
                                                 std::string* next);
   // Models in name order; empty ns lists every namespace (admin views).
   Result<std::vector<ModelInfo>> ListModels(const std::string& ns, const std::string& after,
                                             uint32_t limit, std::string* next);
-  // Removes a version, its summary and any tags on it (recording the tag
-  // removals), in one batch.
+  // Removes a version, its summary, its U| record and any tags on it
+  // (recording the tag removals), in one batch.
   Status DeleteVersion(const std::string& ns, const std::string& name, const VersionId& id,
                        const AuditEntry& audit);
 
@@ -195,6 +269,33 @@ class RegistryStore {
   Status PutFeed(KvBatch* batch, bool deleted, const std::string& ns, const std::string& name,
                  const VersionId& id);
   Result<std::string> EncodeForKv(const StoredVersion& v) const;
+  // Copies a version the registry does not hold yet to the archive: once
+  // the registry names a version, every tracker can read its manifest.
+  Status ArchiveIfNew(const Manifest& m, const StoredVersion& v);
+  // Adds the writes of a version not stored yet (V|, S|, M| and its feed
+  // entry) to `batch`, guarded on its absence; *created says if it was.
+  Status PutVersion(KvBatch* batch, const Manifest& m, const StoredVersion& v, bool* created);
+  // Adds the moves of `tags` to `id` to `batch`, each guarded on the tag's
+  // current target and recorded in its history as by `by` at `at_ms`; a
+  // tag on `id` already stays as it is.
+  Status PutTagMoves(KvBatch* batch, const std::string& ns, const std::string& name,
+                     const VersionId& id, std::vector<std::string> tags, const std::string& by,
+                     int64_t at_ms);
+  // Adds the removal of every tag on `id` to `batch`, recorded likewise.
+  Status PutTagRemovals(KvBatch* batch, const std::string& ns, const std::string& name,
+                        const VersionId& id, const std::string& by, int64_t at_ms);
+  // The U| record of `id` (nullopt: none), as stored; a record read gets a
+  // guard on its value in `batch` (which may be null for a plain read). An
+  // absent one needs none: see registry_upload_state.cpp.
+  Result<std::optional<VersionUpload>> GuardUpload(KvBatch* batch, const std::string& ns,
+                                                   const std::string& name, const VersionId& id);
+  // For a version made durable: deletes its U| record, if any, in `batch`
+  // and appends the tags it held to *tags.
+  Status ClearUpload(KvBatch* batch, const std::string& ns, const std::string& name,
+                     const VersionId& id, std::vector<std::string>* tags);
+  // Sets the state of each of `versions` (all of ns/name) from its U| record.
+  Status AddUploadStates(const std::string& ns, const std::string& name, int64_t now_ms,
+                         std::vector<VersionInfo>* versions);
 
   const std::unique_ptr<KvStore> kv_owner_;
   KvStore& kv_;

@@ -135,6 +135,10 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
   AddOriginFlags(cmd, &o.origin);
   cmd->add_option("--upload-lease", f->upload_lease, "how long a publish holds a chunk upload")
       ->capture_default_str();
+  cmd->add_option("--publish-lease", f->publish_lease,
+                  "a version committed before its upload ended fails unless its publisher "
+                  "renews the upload within this")
+      ->capture_default_str();
   cmd->add_option("--gc-grace", f->gc_grace, "unreferenced chunks younger than this are kept")
       ->capture_default_str();
   cmd->add_option("--keep-versions", o.keep_versions,
@@ -188,6 +192,8 @@ Status ApplyServeFlags(ServeFlags& f) {
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.gc_grace, "--gc-grace", true, &o.gc_grace_ms));
   SHOAL_RETURN_IF_ERROR(
       ParseDurationFlag(f.upload_lease, "--upload-lease", false, &o.upload_lease_ms));
+  SHOAL_RETURN_IF_ERROR(
+      ParseDurationFlag(f.publish_lease, "--publish-lease", false, &o.publish_lease_ms));
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.announce_interval, "--announce-interval", false,
                                           &o.announce_interval_ms));
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.seed_announce_interval, "--seed-announce-interval",

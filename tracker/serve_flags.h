@@ -19,6 +19,7 @@ struct ServeFlags {
   TrackerOptions opts;
   std::string gc_grace = "24h";
   std::string upload_lease = "10m";
+  std::string publish_lease = "60s";
   std::string log_level = "info";
   std::string announce_interval = "5s";
   std::string seed_announce_interval = "60s";

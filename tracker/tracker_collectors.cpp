@@ -28,6 +28,12 @@ void CollectRegistry(MetricsWriter& w, const TrackerMetrics& m) {
                {{"op", "publish"}});
   w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.publish_rejected,
                {{"op", "publish_rejected"}});
+  w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.pending_commits,
+               {{"op", "publish_pending"}});
+  w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.uploads_durable,
+               {{"op", "upload_durable"}});
+  w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.uploads_failed,
+               {{"op", "upload_failed"}});
   w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.resolves,
                {{"op", "resolve"}});
   w.AddCounter("shoal_tracker_registry_ops_total", "Registry operations", m.tag_moves,

@@ -15,6 +15,9 @@ struct TrackerMetrics {
   std::atomic<uint64_t> peer_certs_refused{0};  // ... refused (a token no longer valid, a bad key)
   std::atomic<uint64_t> publishes{0};           // versions created
   std::atomic<uint64_t> publish_rejected{0};    // commits refused (validation, missing chunks)
+  std::atomic<uint64_t> pending_commits{0};     // commits that left a version uploading
+  std::atomic<uint64_t> uploads_durable{0};     // pending versions whose upload finished
+  std::atomic<uint64_t> uploads_failed{0};      // ... whose publisher reported it failed
   std::atomic<uint64_t> resolves{0};
   std::atomic<uint64_t> tag_moves{0};
   std::atomic<uint64_t> deletes{0};

@@ -18,6 +18,9 @@ Status TrackerOptions::Validate() const {
   if (data_dir.empty()) return Status::InvalidArgument("--data-dir must be set");
   if (rpc_listen.empty()) return Status::InvalidArgument("--rpc-listen must be set");
   if (upload_lease_ms <= 0) return Status::InvalidArgument("--upload-lease must be positive");
+  if (publish_lease_ms < 1000 || publish_lease_ms > 24 * 3600 * 1000) {
+    return Status::InvalidArgument("--publish-lease must be 1s to 24h");
+  }
   if (seed_announce_interval_ms < announce_interval_ms) {
     return Status::InvalidArgument("--seed-announce-interval must be at least --announce-interval");
   }

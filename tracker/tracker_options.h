@@ -40,6 +40,8 @@ struct TrackerOptions {
   std::string port_file;                       // if set, "rpc_port http_port" is written here
   OriginOptions origin;                        // where chunks live
   int64_t upload_lease_ms = 10 * 60 * 1000;    // how long a publish may hold a chunk upload
+  int64_t publish_lease_ms = 60 * 1000;        // a version committed before its upload ended fails
+                                               // unless its publisher renews within this
   int64_t gc_grace_ms = 24 * 3600 * 1000;      // unreferenced chunks younger than this stay
   uint32_t keep_versions = 0;                  // per model, oldest untagged pruned; 0 = all
   int origin_parallelism = 16;                 // concurrent origin HEADs when checking chunks

@@ -2,10 +2,9 @@
 
 #include <fcntl.h>
 
-#include <mutex>
+#include <algorithm>
 
 #include "shoal/chunk_hash.h"
-#include "shoal/parallel_for.h"
 #include "shoal/posix_file.h"
 
 namespace shoal {
@@ -25,7 +24,8 @@ std::unordered_map<ChunkId, ChunkSource> LocateChunks(const Manifest& m, const s
 
 namespace {
 
-Status ReadChunk(const ChunkSource& src, std::vector<uint8_t>* buf) {
+// Reads a chunk again and checks it is still the chunk that was hashed.
+Status ReadChunkAgain(const ChunkId& id, const ChunkSource& src, std::vector<uint8_t>* buf) {
   Result<ScopedFd> fd = OpenFile(src.path, O_RDONLY);
   if (!fd.ok()) return fd.status();
   buf->resize(src.length);
@@ -34,45 +34,170 @@ Status ReadChunk(const ChunkSource& src, std::vector<uint8_t>* buf) {
   if (*got < src.length) {
     return Status::IOError(src.path + " shrank since it was hashed; publish again");
   }
+  if (!ChunkIdMatches(id, HashBlocks(buf->data(), buf->size()))) {
+    return Status::Corruption(src.path + " changed since it was hashed; publish again");
+  }
   return Status::OK();
 }
 
+uint64_t PutRetries(const Origin& origin) { return origin.counters().put.retries; }
+
 }  // namespace
 
-Status UploadChunks(Origin& origin, const std::vector<ChunkId>& ids,
-                    const std::unordered_map<ChunkId, ChunkSource>& sources, int parallelism,
-                    UploadStats* stats, const std::function<void(const ChunkId&)>& on_done) {
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex mu;
-  Status first_error;  // protected by mu
-  auto worker = [&] {
-    std::vector<uint8_t> buf;
-    for (size_t i = next++; i < ids.size() && !failed; i = next++) {
-      auto it = sources.find(ids[i]);
-      Status s = it == sources.end()
-                     ? Status::InvalidArgument("tracker asked for chunk " + ids[i].ShortHex() +
-                                               " which this checkpoint does not have")
-                     : ReadChunk(it->second, &buf);
-      if (s.ok() && !ChunkIdMatches(ids[i], HashBlocks(buf.data(), buf.size()))) {
-        s = Status::Corruption(it->second.path + " changed since it was hashed; publish again");
+ChunkUploader::ChunkUploader(Origin& origin, int parallelism, uint64_t memory_limit)
+    : origin_(origin), memory_limit_(memory_limit), window_(parallelism) {
+  const int n = std::max(1, parallelism);
+  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { Work(); });
+}
+
+ChunkUploader::~ChunkUploader() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ChunkUploader::Offer(HashedPiece& piece) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, fresh] =
+      entries_.try_emplace(piece.id, Entry{{*piece.path, piece.offset, piece.bytes->size()}, {}});
+  if (!fresh) return;  // the same bytes elsewhere in the checkpoint
+  offered_.push_back(piece.id);
+  if (kept_ + piece.bytes->size() <= memory_limit_) {
+    kept_ += piece.bytes->size();
+    it->second.bytes.swap(*piece.bytes);
+  }
+}
+
+std::vector<ChunkId> ChunkUploader::TakeOffered() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(offered_, {});
+}
+
+void ChunkUploader::AddSources(const std::unordered_map<ChunkId, ChunkSource>& sources) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, src] : sources) entries_.try_emplace(id, Entry{src, {}});
+}
+
+void ChunkUploader::Upload(const std::vector<ChunkId>& ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const ChunkId& id : ids) {
+    if (entries_.count(id) == 0) {
+      if (error_.ok()) {
+        error_ = Status::InvalidArgument("the tracker asked for chunk " + id.ShortHex() +
+                                         ", which this checkpoint does not have");
       }
-      bool uploaded = false;
-      if (s.ok()) s = PutChunkIfAbsent(origin, ids[i], buf.data(), buf.size(), &uploaded);
-      std::lock_guard<std::mutex> lock(mu);
-      if (!s.ok()) {
-        if (first_error.ok()) first_error = s;
-        failed = true;
-        return;
-      }
-      (uploaded ? stats->uploaded_chunks : stats->skipped_chunks)++;
-      if (uploaded) stats->uploaded_bytes += buf.size();
-      stats->done_bytes += buf.size();
-      if (on_done) on_done(ids[i]);
+      continue;
     }
-  };
-  RunOnThreads(parallelism, worker);
-  return first_error;
+    queue_.push_back(id);
+    queued_ += entries_[id].source.length;
+  }
+  work_cv_.notify_all();
+}
+
+void ChunkUploader::Release(const std::vector<ChunkId>& ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const ChunkId& id : ids) {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) continue;
+    kept_ -= it->second.bytes.size();
+    std::vector<uint8_t>().swap(it->second.bytes);
+  }
+}
+
+std::vector<ChunkId> ChunkUploader::TakeStored(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait_for(lock, wait, [this] {
+    return !stored_.empty() || !error_.ok() || (queue_.empty() && in_flight_ == 0);
+  });
+  return std::exchange(stored_, {});
+}
+
+bool ChunkUploader::Busy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_.ok() && (!queue_.empty() || in_flight_ > 0);
+}
+
+Status ChunkUploader::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+uint64_t ChunkUploader::kept_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kept_;
+}
+
+uint64_t ChunkUploader::queued_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queued_;
+}
+
+// One worker: takes the next queued chunk whenever the window has room.
+void ChunkUploader::Work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [this] {
+      return stopping_ || (error_.ok() && !queue_.empty() && in_flight_ < window_.size());
+    });
+    if (stopping_) return;
+    const ChunkId id = queue_.front();
+    queue_.pop_front();
+    ++in_flight_;
+    // Entries are never erased while workers run, so `e` stays valid
+    // unlocked; only this worker touches a queued chunk's bytes.
+    Entry& e = entries_.at(id);
+    const size_t kept = e.bytes.size();
+    const uint64_t retries_before = PutRetries(origin_);
+    lock.unlock();
+    Status s = Put(id, e);
+    const uint64_t retries_after = PutRetries(origin_);
+    lock.lock();
+    // One retry narrows the window once, however many PUTs overlapped it.
+    const bool throttled = retries_after != retries_before && retries_after > retries_seen_;
+    retries_seen_ = std::max(retries_seen_, retries_after);
+    Finish(id, kept, s, throttled);
+  }
+}
+
+Status ChunkUploader::Put(const ChunkId& id, Entry& e) {
+  std::vector<uint8_t> reread;
+  const std::vector<uint8_t>* bytes = &e.bytes;
+  if (e.bytes.empty() && e.source.length > 0) {
+    SHOAL_RETURN_IF_ERROR(ReadChunkAgain(id, e.source, &reread));
+    stats_.reread_bytes += reread.size();
+    bytes = &reread;
+  }
+  bool uploaded = false;
+  SHOAL_RETURN_IF_ERROR(PutChunkIfAbsent(origin_, id, bytes->data(), bytes->size(), &uploaded));
+  (uploaded ? stats_.uploaded_chunks : stats_.skipped_chunks)++;
+  if (uploaded) stats_.uploaded_bytes += bytes->size();
+  stats_.done_bytes += bytes->size();
+  return Status::OK();
+}
+
+// Records the end of one upload. REQUIRES: mu_ held.
+void ChunkUploader::Finish(const ChunkId& id, size_t kept, const Status& s, bool throttled) {
+  --in_flight_;
+  Entry& e = entries_.at(id);
+  queued_ -= e.source.length;
+  kept_ -= kept;
+  std::vector<uint8_t>().swap(e.bytes);
+  if (throttled) {
+    stats_.throttled++;
+    window_.OnThrottled();
+  } else if (s.ok()) {
+    window_.OnClean();
+  }
+  if (!s.ok()) {
+    if (error_.ok()) error_ = s;
+  } else {
+    stored_.push_back(id);
+  }
+  work_cv_.notify_all();
+  done_cv_.notify_all();
 }
 
 }  // namespace shoal

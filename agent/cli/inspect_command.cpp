@@ -70,6 +70,9 @@ Status InspectPublished(const InspectArgs& args) {
               FormatTime(m.created_at_ms).c_str(),
               m.parent ? m.parent->ShortHex().c_str() : "(none)", v->signer_key_id.c_str());
   for (const Label& l : m.labels) std::printf("label %s=%s\n", l.key.c_str(), l.value.c_str());
+  if (v->state == VersionState::kUploading) {
+    std::printf("state: uploading (not all in the origin yet; its publisher's peers serve it)\n");
+  }
   return Status::OK();
 }
 

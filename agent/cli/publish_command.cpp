@@ -1,34 +1,39 @@
 // `shoal publish DIR --name ns/model [--tag T]... [--label k=v]...`
 //
-// Hashes the folder, asks the tracker which chunks the origin lacks, uploads
-// those in parallel, then commits the manifest. The version becomes visible
-// only at the commit, once every chunk is in the origin; a publish that dies
-// before it leaves nothing visible, and running it again skips what arrived.
-#include <capnp/rpc-twoparty.h>
-#include <fcntl.h>
-#include <kj/async-io.h>
+// Reads the folder once: each piece is hashed and, if the tracker says the
+// origin lacks it, uploaded from the same buffer while the rest of the
+// folder is hashed. What could not be kept in memory is read again later.
+//
+// With this node's agent seeding (the default when one listens), the
+// version is committed as soon as the folder is hashed, in state
+// `uploading`: other nodes pull it from this node's agent while the upload
+// goes on, and the tags wait until every chunk is in the origin (durable)
+// unless --tag-early. If this process dies first, the tracker marks the
+// version failed once its lease lapses. Without an agent, the version is
+// committed only once every chunk is in the origin, as one step. Either
+// way, running the publish again skips what arrived.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
-#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/chunk_uploader.h"
 #include "cli/client_flags.h"
 #include "cli/commands.h"
-#include "cli/file_handle_server.h"
 #include "cli/progress_bar.h"
-#include "kj_status.h"
+#include "cli/publish_seed.h"
+#include "cli/publish_uploads.h"
+#include "shoal/byte_size.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/model_ref.h"
-#include "shoal/proto/agent.capnp.h"
 #include "shoal/sha256.h"
 
 namespace shoal {
@@ -48,76 +53,12 @@ struct PublishArgs {
   std::string agent_socket = "/run/shoald/shoald.sock";
   bool no_seed = false;
   bool no_hash_cache = false;
+  bool tag_early = false;
+  std::string memory = "1GiB";  // hashed chunks kept for upload
 };
 
-// Opens the published files for the agent, as the user who publishes: the
-// agent reads nothing this user could not.
-class SeedSourceServer final : public proto::SeedSource::Server {
- public:
-  explicit SeedSourceServer(std::string dir) : dir_(std::move(dir)) {}
-
- protected:
-  kj::Promise<void> openFile(OpenFileContext c) override {
-    std::string rel = c.getParams().getPath();
-    if (rel.empty() || rel.front() == '/' || ("/" + rel + "/").find("/../") != std::string::npos) {
-      ThrowIfError(Status::InvalidArgument("the agent asked for an unsafe path '" + rel + "'"));
-    }
-    std::string path = dir_ + "/" + rel;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) ThrowIfError(Status::FromErrno("open " + path, errno));
-    c.getResults().setFile(kj::heap<FileHandleServer>(fd));
-    return kj::READY_NOW;
-  }
-
- private:
-  const std::string dir_;
-};
-
-// Asks this node's agent to seed the published files, so peers read them
-// from here rather than from the origin.
-Status SeedThroughAgent(const std::string& socket, const std::string& ref, const std::string& token,
-                        const std::string& dir, uint64_t* chunks) {
-  std::error_code ec;
-  std::string abs = std::filesystem::absolute(dir, ec).lexically_normal().string();
-  auto io = kj::setupAsyncIo();
-  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
-                 auto addr =
-                     io.provider->getNetwork().parseAddress("unix:" + socket).wait(io.waitScope);
-                 auto stream = addr->connect().wait(io.waitScope);
-                 capnp::TwoPartyClient client(kj::downcast<kj::AsyncCapabilityStream>(*stream),
-                                              /*maxFdsPerMessage=*/2);
-                 auto req = client.bootstrap().castAs<proto::LocalAgent>().seedRequest();
-                 req.setRef(ref);
-                 req.setToken(token);
-                 req.setDir(abs);
-                 req.setSource(kj::heap<SeedSourceServer>(abs));
-                 *chunks = req.send().wait(io.waitScope).getChunks();
-               })) {
-    return StatusFromException(*e, "agent at " + socket);
-  }
-  return Status::OK();
-}
-
-// Reports uploaded chunks to the tracker in batches, from this thread, while
-// workers upload.
-class StoredReporter {
- public:
-  void Add(const ChunkId& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    pending_.push_back(id);
-    cv_.notify_one();
-  }
-  std::vector<ChunkId> Take(std::chrono::milliseconds wait) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, wait, [this] { return pending_.size() >= 256; });
-    return std::exchange(pending_, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<ChunkId> pending_;  // protected by mu_
-};
+// Hashing threads, each holding one piece: more than this outruns any disk.
+constexpr unsigned kMaxHashThreads = 16;
 
 Status CheckPublishArgs(const PublishArgs& a) {
   struct stat st;
@@ -135,9 +76,12 @@ Status CheckPublishArgs(const PublishArgs& a) {
 // Hashes the folder into a manifest of `ref`, reusing the hashes of files
 // unchanged since the last publish unless --no-hash-cache.
 Result<Manifest> HashFolder(const PublishArgs& a, const ModelRef& ref,
-                            const std::string& created_by) {
+                            const std::string& created_by, const PieceSink& sink) {
   BuildOptions opts;
   opts.hash.piece_size = a.piece_size;
+  opts.hash.threads =
+      static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, kMaxHashThreads));
+  opts.hash.on_piece = sink;
   opts.follow_symlinks = a.follow_symlinks;
   opts.ns = ref.ns();
   opts.name = ref.name();
@@ -158,6 +102,25 @@ Result<Manifest> HashFolder(const PublishArgs& a, const ModelRef& ref,
                        [&](uint64_t done, uint64_t total) { bar.Update(done, total); });
 }
 
+// Hashes the folder on another thread while this one plans and reports the
+// uploads of the pieces hashed so far.
+Result<Manifest> HashWhileUploading(const PublishArgs& a, const ModelRef& ref,
+                                    const std::string& created_by, ChunkUploader& up,
+                                    PublishUploads& uploads) {
+  std::atomic<bool> hashed{false};
+  std::optional<Result<Manifest>> built;
+  std::thread hasher([&] {
+    built = HashFolder(a, ref, created_by, [&up](HashedPiece& p) { up.Offer(p); });
+    hashed = true;
+  });
+  Status s;
+  while (!hashed && s.ok()) s = uploads.Step(std::chrono::milliseconds(200));
+  hasher.join();
+  if (!built->ok()) return built->status();
+  if (!s.ok()) return s.WithContext("upload to " + ref.ToString());
+  return std::move(*built);
+}
+
 // Adds the --label pairs and the parent: --parent, else what `latest` points at.
 Status AddLabelsAndParent(const PublishArgs& a, TrackerClient& t, Manifest& m) {
   for (const std::string& kv : a.labels) {
@@ -176,43 +139,6 @@ Status AddLabelsAndParent(const PublishArgs& a, TrackerClient& t, Manifest& m) {
   return Status::OK();
 }
 
-// One round of uploads: `ids` go to the origin on worker threads while this
-// thread reports each stored batch to the tracker.
-Status UploadRound(TrackerClient& t, Origin& origin, const std::string& ns,
-                   const std::vector<ChunkId>& ids,
-                   const std::unordered_map<ChunkId, ChunkSource>& sources, int parallelism,
-                   UploadStats* stats, const std::function<void()>& progress) {
-  StoredReporter reporter;
-  Status upload_status;
-  std::thread uploader([&] {
-    upload_status = UploadChunks(origin, ids, sources, parallelism, stats,
-                                 [&](const ChunkId& id) { reporter.Add(id); });
-    reporter.Add(ChunkId());  // wake the reporter
-  });
-  size_t reported = 0;
-  Status report_status;
-  while (reported < ids.size() && report_status.ok()) {
-    std::vector<ChunkId> batch = reporter.Take(std::chrono::milliseconds(300));
-    bool finished = false;
-    std::vector<ChunkId> real;
-    for (const ChunkId& id : batch) {
-      if (id.IsZero())
-        finished = true;
-      else
-        real.push_back(id);
-    }
-    if (!real.empty()) {
-      report_status = t.ChunksStored(ns, real);
-      reported += real.size();
-    }
-    progress();
-    if (finished) break;
-  }
-  uploader.join();
-  if (!upload_status.ok()) return upload_status.WithContext("upload to " + origin.Describe());
-  return report_status;
-}
-
 // Names this publish for its upload leases: the same folder published
 // under the same name from the same host is the same publish, so a run cut
 // off (a dead tracker, Ctrl-C) and started again takes its leases over.
@@ -223,31 +149,6 @@ std::string UploadIdOf(const PublishArgs& a) {
   std::filesystem::path dir = std::filesystem::weakly_canonical(a.dir, ec);
   const std::string key = std::string(host) + "\n" + (ec ? a.dir : dir.string()) + "\n" + a.name;
   return Sha256::Of(key.data(), key.size()).ToHex().substr(0, 32);
-}
-
-// Uploads every chunk of `all` the tracker says the origin lacks, round
-// after round, until none is missing or being uploaded by another publish.
-Status UploadMissing(const PublishArgs& a, TrackerClient& t, Origin& origin, const Manifest& m,
-                     std::unordered_map<ChunkId, ChunkSource>& sources,
-                     const std::vector<ChunkId>& all, UploadStats* stats) {
-  ProgressBar bar("uploading", 0);
-  uint64_t planned_bytes = 0;
-  const std::string upload_id = UploadIdOf(a);
-  for (int round = 0;; ++round) {
-    auto plan = t.PlanUpload(m.ns, all, upload_id);
-    if (!plan.ok()) return plan.status();
-    if (plan->upload.empty() && plan->wait.empty()) break;
-    for (const ChunkId& id : plan->upload) planned_bytes += sources[id].length;
-    if (plan->upload.empty()) {
-      // Another publish is uploading the rest; wait for it, or for its lease to lapse.
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      continue;
-    }
-    SHOAL_RETURN_IF_ERROR(UploadRound(t, origin, m.ns, plan->upload, sources, a.parallelism, stats,
-                                      [&] { bar.Update(stats->done_bytes, planned_bytes); }));
-  }
-  bar.Finish();
-  return Status::OK();
 }
 
 void PrintPublished(const PublishArgs& a, const Manifest& m, const SignedVersion& committed,
@@ -262,63 +163,139 @@ void PrintPublished(const PublishArgs& a, const Manifest& m, const SignedVersion
       static_cast<unsigned long long>(stats.uploaded_chunks.load()),
       FormatBytes(stats.uploaded_bytes).c_str(),
       static_cast<unsigned long long>(unique_chunks - stats.uploaded_chunks.load()), unique_chunks);
+  std::printf("  read again for upload: %s\n", FormatBytes(stats.reread_bytes).c_str());
   if (!tags.empty()) std::printf("  tags:%s\n", tags.c_str());
 }
 
-// Hands the published files to this node's agent to seed, if one listens.
-void SeedIfAgent(const PublishArgs& a, const std::string& ref) {
-  struct stat sock;
-  if (::stat(a.agent_socket.c_str(), &sock) != 0) {
-    std::printf("  not seeding: no agent at %s (pass --agent, or --no-seed)\n",
-                a.agent_socket.c_str());
-    return;
-  }
-  uint64_t seeded = 0;
-  Status s = SeedThroughAgent(a.agent_socket, ref, a.client.token, a.dir, &seeded);
+void PrintSeeding(const Status& s, uint64_t chunks) {
   if (s.ok()) {
     std::printf("  seeding from this node's agent (%llu chunks cached)\n",
-                static_cast<unsigned long long>(seeded));
+                static_cast<unsigned long long>(chunks));
   } else {
     std::printf("  not seeding: %s\n", s.ToString().c_str());
   }
+}
+
+// Seeds through this node's agent on a thread of its own (it runs its own
+// event loop), while this thread goes on with the upload.
+class BackgroundSeed {
+ public:
+  BackgroundSeed(const PublishArgs& a, const std::string& ref)
+      : thread_([this, &a, ref] {
+          status_ = SeedThroughAgent(a.agent_socket, ref, a.client.token, a.dir, &chunks_);
+        }) {}
+  ~BackgroundSeed() { Join(); }
+  void JoinAndPrint() {
+    Join();
+    PrintSeeding(status_, chunks_);
+  }
+
+ private:
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  Status status_;
+  uint64_t chunks_ = 0;
+  std::thread thread_;  // last: it uses the fields above
+};
+
+// Commits the version before its upload ends (state `uploading`); the tags
+// wait for durable unless --tag-early.
+Result<SignedVersion> CommitEarly(const PublishArgs& a, TrackerClient& t, const std::string& bytes,
+                                  PublishUploads& uploads) {
+  CommitOptions opts;
+  opts.pending = true;
+  opts.tag_early = a.tag_early;
+  Result<SignedVersion> v = t.Commit(bytes, a.tags, opts);
+  if (!v.ok()) return v.status();
+  if (v->state == VersionState::kUploading) {
+    uploads.KeepAlive(v->manifest.name, v->id);
+    std::printf("committed %s/%s:%s; pullable from this node while the upload goes on\n",
+                v->manifest.ns.c_str(), v->manifest.name.c_str(), v->id.ToHex().c_str());
+    std::fflush(stdout);  // a script waiting on this line need not wait for the upload
+  }
+  return v;
+}
+
+// The uploads left once the folder is hashed, then the version made
+// durable: by committing it now, or (committed early) by telling the
+// tracker the upload is over. A failed upload marks an early version failed.
+Result<SignedVersion> UploadAndCommit(const PublishArgs& a, TrackerClient& t,
+                                      PublishUploads& uploads, const std::vector<ChunkId>& all,
+                                      const std::string& bytes,
+                                      std::optional<SignedVersion> early) {
+  ProgressBar bar("uploading", 0);
+  Status s =
+      uploads.Finish(all, [&bar](uint64_t done, uint64_t planned) { bar.Update(done, planned); });
+  bar.Finish();
+  if (!early) return s.ok() ? t.Commit(bytes, a.tags) : Result<SignedVersion>(s);
+  const Manifest& m = early->manifest;
+  if (!s.ok()) {
+    (void)t.FinishUpload(m.ns, m.name, early->id, s.ToString());
+    return s;
+  }
+  Result<VersionState> state = t.FinishUpload(m.ns, m.name, early->id, "");
+  if (!state.ok()) {
+    return state.status().WithContext("mark " + m.ns + "/" + m.name + ":" + early->id.ShortHex() +
+                                      " durable");
+  }
+  early->state = *state;
+  return std::move(*early);
+}
+
+void PrintOrigin(const Origin& origin) {
+  OriginCounters oc = origin.counters();
+  std::printf("  origin: %llu PUT requests, %llu bytes sent; %llu HEAD requests\n",
+              static_cast<unsigned long long>(oc.put.requests),
+              static_cast<unsigned long long>(oc.put.bytes),
+              static_cast<unsigned long long>(oc.head.requests));
 }
 
 Status RunPublish(PublishArgs& a) {
   Result<ModelRef> ref = ModelRef::Parse(a.name);
   if (!ref.ok()) return ref.status().WithContext("--name");
   SHOAL_RETURN_IF_ERROR(CheckPublishArgs(a));
+  Result<uint64_t> memory = ParseByteSize(a.memory);
+  if (!memory.ok()) return memory.status().WithContext("--memory");
   auto tracker = ConnectTracker(a.client);
   if (!tracker.ok()) return tracker.status();
   TrackerClient& t = **tracker;
   auto origin = OpenOrigin(a.origin);
   if (!origin.ok()) return origin.status().WithContext("open origin " + a.origin.url);
 
-  Result<Manifest> built = HashFolder(a, *ref, t.identity().subject);
+  ChunkUploader up(**origin, a.parallelism, *memory);
+  PublishUploads uploads(t, up, ref->ns(), UploadIdOf(a));
+  Result<Manifest> built = HashWhileUploading(a, *ref, t.identity().subject, up, uploads);
   if (!built.ok()) return built.status();
   Manifest& m = *built;
   SHOAL_RETURN_IF_ERROR(AddLabelsAndParent(a, t, m));
   Result<std::string> bytes = EncodeManifest(m);
   if (!bytes.ok()) return bytes.status();
-
   auto sources = LocateChunks(m, a.dir);
+  up.AddSources(sources);
   std::vector<ChunkId> all;
   all.reserve(sources.size());
   for (const auto& [id, src] : sources) all.push_back(id);
-  UploadStats stats;
-  SHOAL_RETURN_IF_ERROR(UploadMissing(a, t, **origin, m, sources, all, &stats));
 
-  auto committed = t.Commit(*bytes, a.tags);
-  if (!committed.ok()) return committed.status();
-  PrintPublished(a, m, *committed, stats, all.size());
-  if (!a.no_seed) {
-    tracker->reset();  // one kj event loop per thread: close the tracker's first
-    SeedIfAgent(a, m.ns + "/" + m.name + ":" + committed->id.ToHex());
+  const bool seed = !a.no_seed && AgentListens(a.agent_socket);
+  std::optional<SignedVersion> early;
+  std::optional<BackgroundSeed> seeding;
+  if (seed) {
+    Result<SignedVersion> v = CommitEarly(a, t, *bytes, uploads);
+    if (!v.ok()) return v.status();
+    early = std::move(*v);
+    seeding.emplace(a, m.ns + "/" + m.name + ":" + early->id.ToHex());
   }
-  OriginCounters oc = (*origin)->counters();
-  std::printf("  origin: %llu PUT requests, %llu bytes sent; %llu HEAD requests\n",
-              static_cast<unsigned long long>(oc.put.requests),
-              static_cast<unsigned long long>(oc.put.bytes),
-              static_cast<unsigned long long>(oc.head.requests));
+  Result<SignedVersion> committed = UploadAndCommit(a, t, uploads, all, *bytes, early);
+  if (!committed.ok()) return committed.status();
+  PrintPublished(a, m, *committed, up.stats(), all.size());
+  if (seeding) {
+    seeding->JoinAndPrint();
+  } else if (!a.no_seed) {
+    std::printf("  not seeding: no agent at %s (pass --agent, or --no-seed)\n",
+                a.agent_socket.c_str());
+  }
+  PrintOrigin(**origin);
   return Status::OK();
 }
 
@@ -342,6 +319,11 @@ void RegisterPublish(CLI::App& app, CommandRunner* run) {
       ->envname("SHOAL_AGENT_SOCKET")
       ->capture_default_str();
   cmd->add_flag("--no-seed", a->no_seed, "do not hand the files to the local agent");
+  cmd->add_flag("--tag-early", a->tag_early,
+                "move the tags as soon as the version is pullable, not once it is durable");
+  cmd->add_option("--memory", a->memory,
+                  "hashed chunks kept in memory for upload; past it they are read again")
+      ->capture_default_str();
   cmd->add_flag("--no-hash-cache", a->no_hash_cache,
                 "hash every file even if it is unchanged since the last publish");
   AddClientFlags(cmd, &a->client);

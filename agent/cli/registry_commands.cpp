@@ -1,5 +1,6 @@
 // Registry commands: `shoal ls`, `shoal tag`, `shoal rm`, `shoal gc`.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -21,6 +22,31 @@ std::string FormatTime(int64_t ms) {
 }
 
 namespace {
+
+// One row per version. The STATE column comes last and is blank for a
+// durable version, so scripts that cut the columns before it still work.
+void PrintVersions(const std::vector<VersionInfo>& versions) {
+  std::vector<std::string> tags(versions.size());
+  size_t width = 4;  // "TAGS"
+  for (size_t i = 0; i < versions.size(); ++i) {
+    for (const std::string& tag : versions[i].tags) tags[i] += (tags[i].empty() ? "" : ",") + tag;
+    width = std::max(width, tags[i].size());
+  }
+  std::printf("%-64s  %-20s  %10s  %5s  %-12s %-*s  %s\n", "VERSION", "CREATED", "SIZE", "FILES",
+              "BY", static_cast<int>(width), "TAGS", "STATE");
+  for (size_t i = 0; i < versions.size(); ++i) {
+    const VersionInfo& v = versions[i];
+    std::string state;
+    if (v.state != VersionState::kDurable) {
+      state = std::string(VersionStateName(v.state)) +
+              (v.state_detail.empty() ? "" : " (" + v.state_detail + ")");
+    }
+    std::printf("%s  %-20s  %10s  %5u  %-12s %-*s%s%s\n", v.id.ToHex().c_str(),
+                FormatTime(v.created_at_ms).c_str(), FormatBytes(v.total_bytes).c_str(),
+                v.file_count, v.created_by.c_str(), static_cast<int>(state.empty() ? 0 : width),
+                tags[i].c_str(), state.empty() ? "" : "  ", state.c_str());
+  }
+}
 
 struct LsArgs {
   std::string target;  // "", "ns" or "ns/model"
@@ -48,15 +74,7 @@ Status RunLs(const LsArgs& a) {
   if (!ref.ok()) return ref.status();
   auto versions = (*t)->ListVersions(ref->ns(), ref->name());
   if (!versions.ok()) return versions.status();
-  std::printf("%-64s  %-20s  %10s  %5s  %-12s %s\n", "VERSION", "CREATED", "SIZE", "FILES", "BY",
-              "TAGS");
-  for (const VersionInfo& v : *versions) {
-    std::string tags;
-    for (const std::string& tag : v.tags) tags += (tags.empty() ? "" : ",") + tag;
-    std::printf("%s  %-20s  %10s  %5u  %-12s %s\n", v.id.ToHex().c_str(),
-                FormatTime(v.created_at_ms).c_str(), FormatBytes(v.total_bytes).c_str(),
-                v.file_count, v.created_by.c_str(), tags.c_str());
-  }
+  PrintVersions(*versions);
   return Status::OK();
 }
 

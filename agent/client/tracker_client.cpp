@@ -185,19 +185,54 @@ Status TrackerClient::ChunksStored(const std::string& ns, const std::vector<Chun
 }
 
 Result<SignedVersion> TrackerClient::Commit(const std::string& manifest_bytes,
-                                            const std::vector<std::string>& tags) {
+                                            const std::vector<std::string>& tags,
+                                            const CommitOptions& options) {
   Result<SignedVersion> out = Status::Unavailable("no answer");
   Status s = impl_->Call([&] {
     auto req = impl_->registry.commitRequest();
     req.setManifest(Raw(manifest_bytes));
     auto t = req.initTags(static_cast<unsigned>(tags.size()));
     for (size_t i = 0; i < tags.size(); ++i) t.set(static_cast<unsigned>(i), tags[i]);
+    req.setPending(options.pending);
+    req.setTagEarly(options.tag_early);
     auto resp = req.send().wait(impl_->io.waitScope);
     out = impl_->FromSigned(resp.getSigned());
-    if (out.ok()) out->created = resp.getCreated();
+    if (!out.ok()) return;
+    out->created = resp.getCreated();
+    out->state = impl_->FromReply(ParseVersionState(Text(resp.getState())));
   });
   if (!s.ok()) return s;
   return out;
+}
+
+Result<uint32_t> TrackerClient::RenewUpload(const std::string& ns, const std::string& name,
+                                            const VersionId& id) {
+  uint32_t lease_ms = 0;
+  Status s = impl_->Call([&] {
+    auto req = impl_->registry.renewUploadRequest();
+    req.setNamespace(ns);
+    req.setName(name);
+    req.setVersionId(Raw(id));
+    lease_ms = req.send().wait(impl_->io.waitScope).getLeaseMs();
+  });
+  if (!s.ok()) return s;
+  return lease_ms;
+}
+
+Result<VersionState> TrackerClient::FinishUpload(const std::string& ns, const std::string& name,
+                                                 const VersionId& id, const std::string& error) {
+  VersionState state = VersionState::kDurable;
+  Status s = impl_->Call([&] {
+    auto req = impl_->registry.finishUploadRequest();
+    req.setNamespace(ns);
+    req.setName(name);
+    req.setVersionId(Raw(id));
+    req.setError(error);
+    auto resp = req.send().wait(impl_->io.waitScope);
+    state = impl_->FromReply(ParseVersionState(Text(resp.getState())));
+  });
+  if (!s.ok()) return s;
+  return state;
 }
 
 Result<SignedVersion> TrackerClient::Resolve(const std::string& ns, const std::string& name,
@@ -210,6 +245,7 @@ Result<SignedVersion> TrackerClient::Resolve(const std::string& ns, const std::s
     req.setRef(ref);
     auto resp = req.send().wait(impl_->io.waitScope);
     out = impl_->FromSigned(resp.getSigned());
+    if (out.ok()) out->state = impl_->FromReply(ParseVersionState(Text(resp.getState())));
   });
   if (!s.ok()) return s;
   return out;

@@ -34,6 +34,17 @@ struct SignedVersion {
   std::string signer_key_id;
   Manifest manifest;  // decoded and validated
   bool created = false;
+  // From Commit and Resolve: kUploading for a version committed before
+  // every chunk was in the origin, while its publisher uploads it (an older
+  // tracker says nothing: kDurable).
+  VersionState state = VersionState::kDurable;
+};
+
+// How Commit treats the version's chunks in the origin (Registry.commit).
+struct CommitOptions {
+  bool pending = false;    // commit before every chunk is in the origin: the version is
+                           // uploading until FinishUpload, and the tags wait for that
+  bool tag_early = false;  // pending: move the tags at once instead
 };
 
 struct UploadPlan {
@@ -84,9 +95,26 @@ class TrackerClient {
   Result<UploadPlan> PlanUpload(const std::string& ns, const std::vector<ChunkId>& chunks,
                                 const std::string& upload_id = "");
   Status ChunksStored(const std::string& ns, const std::vector<ChunkId>& chunks);
+  // Registers the version and points `tags` at it: refused unless every
+  // chunk is in the origin, or, with options.pending, stored at once in
+  // state uploading (see proto/tracker.capnp, Registry.commit). The result's
+  // `state` is the version's after the call.
   Result<SignedVersion> Commit(const std::string& manifest_bytes,
-                               const std::vector<std::string>& tags);
+                               const std::vector<std::string>& tags,
+                               const CommitOptions& options = {});
+  // Keeps a pending version uploading: returns the lease in ms (renew well
+  // before it runs out), 0 for a version durable already. FailedPrecondition
+  // once it failed (its lease lapsed, or an upload failure was reported).
+  Result<uint32_t> RenewUpload(const std::string& ns, const std::string& name, const VersionId& id);
+  // Ends a pending version's upload. Empty `error`: every chunk is in the
+  // origin now; the version becomes durable (kDurable) and its held tags
+  // move, or NotFound says how many chunks the origin lacks. Otherwise the
+  // upload failed for that reason: the version becomes kFailed and resolves
+  // no more. A durable version stays kDurable either way.
+  Result<VersionState> FinishUpload(const std::string& ns, const std::string& name,
+                                    const VersionId& id, const std::string& error);
   // Resolves a tag or version (prefix) and checks the signature.
+  // FailedPrecondition for a version whose upload failed.
   Result<SignedVersion> Resolve(const std::string& ns, const std::string& name,
                                 const std::string& ref);
   // Every page of models (of every namespace if `ns` is empty), and of

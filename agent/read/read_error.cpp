@@ -77,6 +77,7 @@ const char* S3CodeOf(ReadFailure f) {
 ReadError ReadErrorFrom(const Status& s, ReadFailure not_found) {
   switch (s.code()) {
     case Status::Code::kNotFound:
+    case Status::Code::kFailedPrecondition:
       return {not_found, s.message()};
     case Status::Code::kUnauthenticated:
       return {ReadFailure::kBadToken, s.message()};

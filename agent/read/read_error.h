@@ -45,9 +45,10 @@ int HttpStatusOf(ReadFailure f, bool s3 = false);
 const char* S3CodeOf(ReadFailure f);
 
 // A Status from resolving a model with the caller's token, or from reading
-// its chunks: NotFound becomes `not_found`, Unauthenticated kBadToken (the
-// tracker refused the token: expired or revoked since the connection was
-// made), PermissionDenied kAccessDenied,
+// its chunks: NotFound becomes `not_found`, and so does FailedPrecondition (a
+// version whose upload failed: nothing to read, and nothing a retry fixes),
+// Unauthenticated kBadToken (the tracker refused the token: expired or
+// revoked since the connection was made), PermissionDenied kAccessDenied,
 // InvalidArgument kBadRequest, Unavailable kUnavailable, others kInternal.
 ReadError ReadErrorFrom(const Status& s, ReadFailure not_found = ReadFailure::kNoSuchKey);
 

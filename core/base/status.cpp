@@ -26,6 +26,8 @@ const char* StatusCodeName(Status::Code code) {
       return "already exists";
     case Status::Code::kUnauthenticated:
       return "unauthenticated";
+    case Status::Code::kFailedPrecondition:
+      return "failed precondition";
   }
   return "unknown";
 }

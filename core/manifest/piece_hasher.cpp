@@ -48,26 +48,44 @@ Status ReadFully(int fd, uint8_t* buf, size_t len, uint64_t offset, const std::s
   return Status::OK();
 }
 
-// Hashes the pieces of one task into file.piece_roots.
+// Reads one piece in `buf`-sized preads and returns its 16 KiB leaf hashes;
+// with `keep`, the piece's bytes stay in *keep (resized to the piece).
+Status HashPiece(int fd, const FileState& file, uint64_t start, uint64_t len,
+                 std::vector<uint8_t>& buf, std::vector<uint8_t>* keep, Sha256& sha,
+                 std::vector<Digest>* leaves) {
+  if (keep != nullptr) keep->resize(len);
+  for (uint64_t off = 0; off < len; off += buf.size()) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), len - off));
+    uint8_t* dst = keep != nullptr ? keep->data() + off : buf.data();
+    SHOAL_RETURN_IF_ERROR(ReadFully(fd, dst, n, start + off, file.path));
+    for (size_t b = 0; b < n; b += kBlockSize) {
+      leaves->push_back(sha.Hash(dst + b, std::min<size_t>(kBlockSize, n - b)));
+    }
+  }
+  return Status::OK();
+}
+
+// Hashes the pieces of one task into file.piece_roots, handing each piece
+// to `sink` when there is one.
 Status HashTask(const Task& task, FileState& file, int fd, uint32_t piece_size, bool single_piece,
-                std::vector<uint8_t>& buf, Sha256& sha) {
+                std::vector<uint8_t>& buf, const PieceSink& sink, Sha256& sha) {
   const uint64_t leaves_per_piece = piece_size / kBlockSize;
   std::vector<Digest> leaves;
+  std::vector<uint8_t> piece;
   for (uint64_t p = task.first_piece; p < task.first_piece + task.piece_count; ++p) {
     uint64_t start = p * piece_size;
     uint64_t len = std::min<uint64_t>(piece_size, file.size - start);
     leaves.clear();
     leaves.reserve(BlockCount(len));
-    for (uint64_t off = 0; off < len; off += buf.size()) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(buf.size(), len - off));
-      SHOAL_RETURN_IF_ERROR(ReadFully(fd, buf.data(), n, start + off, file.path));
-      for (size_t b = 0; b < n; b += kBlockSize) {
-        leaves.push_back(sha.Hash(buf.data() + b, std::min<size_t>(kBlockSize, n - b)));
-      }
-    }
+    SHOAL_RETURN_IF_ERROR(
+        HashPiece(fd, file, start, len, buf, sink ? &piece : nullptr, sha, &leaves));
     uint64_t width = single_piece ? NextPowerOfTwo(leaves.size()) : leaves_per_piece;
     file.piece_roots[p] = MerkleRoot(std::move(leaves), width);
     leaves = {};
+    if (sink) {
+      HashedPiece hashed{&file.path, start, ChunkId::From(file.piece_roots[p]), &piece};
+      sink(hashed);
+    }
   }
   return Status::OK();
 }
@@ -205,7 +223,10 @@ class HashRun {
           ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
         }
       }
-      if (s.ok()) s = HashTask(task, file, fd.get(), piece_size, file.size <= piece_size, buf, sha);
+      if (s.ok()) {
+        s = HashTask(task, file, fd.get(), piece_size, file.size <= piece_size, buf,
+                     options_.on_piece, sha);
+      }
       if (!Done(task, file, s)) return;
     }
   }

@@ -64,6 +64,7 @@ int HttpStatusFor(Status::Code code) {
     case Status::Code::kPermissionDenied:
       return 403;
     case Status::Code::kAlreadyExists:
+    case Status::Code::kFailedPrecondition:
       return 409;
     case Status::Code::kUnavailable:
       return 503;

@@ -19,10 +19,25 @@ namespace shoal {
 
 constexpr uint32_t kDefaultPieceSize = 16u << 20;
 
+// A piece just hashed, with its bytes, as HashOptions::on_piece sees it.
+struct HashedPiece {
+  const std::string* path;      // the file, as given to HashFiles
+  uint64_t offset = 0;          // of the piece in the file
+  ChunkId id;                   // the piece's chunk ID (as FileChunkIds gives it)
+  std::vector<uint8_t>* bytes;  // the piece; a sink may swap them out to keep them
+};
+
+// Called from worker threads, several at a time, once per piece hashed.
+using PieceSink = std::function<void(HashedPiece& piece)>;
+
 struct HashOptions {
   uint32_t piece_size = kDefaultPieceSize;  // bytes; a power of two in [16 KiB, 64 MiB]
   int threads = 0;                          // worker threads; 0 = one per core
   uint32_t read_size = 1u << 20;            // bytes per pread; a multiple of 16 KiB
+  // When set, each worker reads a whole piece into one buffer (memory is
+  // then threads x piece_size) and hands it here after hashing it, so a
+  // caller can use the bytes without reading the file again.
+  PieceSink on_piece;
 
   Status Validate() const;
 };

@@ -14,9 +14,23 @@
 #include <utility>
 #include <vector>
 
+#include "shoal/status.h"
 #include "shoal/version_id.h"
 
 namespace shoal {
+
+// Whether a version's chunks are all in the origin. A version may be
+// committed before they are (pullable from its publisher's agent while the
+// upload goes on): it is uploading until its publisher says the upload
+// finished, and failed if the upload failed or the publisher stopped
+// renewing it. A failed version does not resolve.
+enum class VersionState { kDurable, kUploading, kFailed };
+
+// "durable", "uploading" or "failed".
+const char* VersionStateName(VersionState s);
+// The inverse of VersionStateName; empty (a tracker from before states) is
+// kDurable. InvalidArgument for any other text.
+Result<VersionState> ParseVersionState(const std::string& name);
 
 // One published version of ns/name.
 struct VersionInfo {
@@ -28,6 +42,8 @@ struct VersionInfo {
   uint64_t total_bytes = 0;
   uint32_t file_count = 0;
   std::vector<std::string> tags;  // the tags that point at it now
+  VersionState state = VersionState::kDurable;
+  std::string state_detail;  // uploading: who uploads it since when; failed: why
 };
 
 // One model: how many versions it has, its newest, and its tags.

@@ -33,6 +33,10 @@ class [[nodiscard]] Status {
     // forged, expired or revoked. HTTP 401. Last, so the numbers of the
     // codes above (which cross the RPC boundary, kj_status.h) stay put.
     kUnauthenticated,
+    // The thing exists but is not in the state the call needs: a version
+    // whose upload to the origin failed. HTTP 409. After kUnauthenticated
+    // for the same reason.
+    kFailedPrecondition,
   };
 
   // An OK status.
@@ -55,6 +59,9 @@ class [[nodiscard]] Status {
   static Status NoSpace(std::string msg) { return Status(Code::kNoSpace, std::move(msg)); }
   static Status AlreadyExists(std::string msg) {
     return Status(Code::kAlreadyExists, std::move(msg));
+  }
+  static Status FailedPrecondition(std::string msg) {
+    return Status(Code::kFailedPrecondition, std::move(msg));
   }
   // An IOError whose message ends with strerror(err).
   static Status FromErrno(const std::string& what, int err);

@@ -13,6 +13,7 @@
 #include "registry_store.h"
 #include "shoal/file_origin.h"
 #include "shoal/manifest_codec.h"
+#include "shoal/utc_time.h"
 #include "support/env_file.h"
 #include "support/subprocess.h"
 #include "tracker/registry_test_data.h"
@@ -83,6 +84,40 @@ TEST_CASE("a manifest too big for etcd is kept in the origin and read by another
   auto got = b.GetVersion("team-a", "llama", v.id).value();
   CHECK(got.manifest_bytes == v.manifest_bytes);
   CHECK(*b.GetTag("team-a", "llama", "latest").value() == v.id);
+}
+
+TEST_CASE("a version committed through one tracker before its upload is finished through another",
+          "[etcd][registry][upload]") {
+  const std::string prefix = shoal_test::FreshPrefix("registry-upload");
+  RegistryStore a(shoal_test::OpenEtcdKv(prefix), nullptr),
+      b(shoal_test::OpenEtcdKv(prefix), nullptr);
+  Manifest m = SomeManifest(2, 1000);
+  StoredVersion v = Stored(m);
+  const int64_t now = NowMs();
+  REQUIRE(a.CommitPending(m, v, {"prod"}, By("ci"), false, now + 60000).value().state ==
+          VersionState::kUploading);
+  CHECK(b.UploadOf("team-a", "llama", v.id, now).value().state == VersionState::kUploading);
+  CHECK_FALSE(b.GetTag("team-a", "llama", "prod").value());
+  CHECK(b.RenewUpload("team-a", "llama", v.id, now, now + 120000).value() ==
+        VersionState::kUploading);
+  CHECK(a.UploadOf("team-a", "llama", v.id, now + 90000).value().state == VersionState::kUploading);
+  CHECK(b.FinishUpload("team-a", "llama", v.id, now, By("ci")).value() == VersionState::kDurable);
+  CHECK(*a.GetTag("team-a", "llama", "prod").value() == v.id);
+  CHECK(a.TagHistory("team-a", "llama", "prod").value().size() == 1);
+  std::string next;
+  CHECK(a.ListVersions("team-a", "llama", "", 10, &next).value().at(0).state ==
+        VersionState::kDurable);
+
+  // A lapsed one reads as failed through either, and a delete clears it.
+  Manifest lapsing = SomeManifest(1, 2000);
+  StoredVersion w = Stored(lapsing);
+  REQUIRE(a.CommitPending(lapsing, w, {}, By("ci"), false, now - 1).ok());
+  CHECK(b.RenewUpload("team-a", "llama", w.id, now, now + 60000).status().code() ==
+        Status::Code::kFailedPrecondition);
+  REQUIRE(b.DeleteVersion("team-a", "llama", w.id, By("root")).ok());
+  CHECK(a.UploadOf("team-a", "llama", w.id, now).value().state == VersionState::kDurable);
+  CHECK(a.RenewUpload("team-a", "llama", w.id, now, now + 60000).status().code() ==
+        Status::Code::kNotFound);
 }
 
 TEST_CASE("commits go on while the etcd leader is killed, and none is half visible",

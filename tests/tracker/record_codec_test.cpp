@@ -53,6 +53,28 @@ TEST_CASE("a version record reads back as it was filled, tags and parent include
   CHECK_FALSE(ReadVersionInfo(orphan.getRoot<proto::VersionSummary>().asReader())->parent);
 }
 
+TEST_CASE("a version's upload state reads back, and a tracker that sends none means durable",
+          "[codec]") {
+  VersionInfo v;
+  v.id = Id<VersionIdTag>(1);
+  v.state = VersionState::kFailed;
+  v.state_detail = "its publisher stopped renewing the upload";
+  capnp::MallocMessageBuilder b;
+  FillVersionInfo(v, b.initRoot<proto::VersionSummary>());
+  CHECK(Text(b.getRoot<proto::VersionSummary>().getState()) == "failed");
+  Result<VersionInfo> back = ReadVersionInfo(b.getRoot<proto::VersionSummary>().asReader());
+  REQUIRE(back.ok());
+  CHECK(back->state == VersionState::kFailed);
+  CHECK(back->state_detail == v.state_detail);
+
+  b.getRoot<proto::VersionSummary>().setState("");
+  CHECK(ReadVersionInfo(b.getRoot<proto::VersionSummary>().asReader())->state ==
+        VersionState::kDurable);
+  b.getRoot<proto::VersionSummary>().setState("archived");
+  CHECK_THAT(ReadVersionInfo(b.getRoot<proto::VersionSummary>().asReader()).status().message(),
+             Catch::Contains("unknown version state 'archived'"));
+}
+
 TEST_CASE("records refuse version ids of the wrong size instead of dropping them", "[codec]") {
   auto bad = Short(7);
   capnp::MallocMessageBuilder b;

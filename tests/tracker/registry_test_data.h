@@ -1,6 +1,7 @@
 // Versions for registry tests: a manifest of `files` small files made at
 // `at_ms` (distinct times give distinct versions), stored as the tracker
-// would store it, and an audit entry by `subject`.
+// would store it, and an audit entry by `subject`; and a second handle on
+// one engine, as another tracker of a fleet has.
 #ifndef SHOAL_TESTS_TRACKER_REGISTRY_TEST_DATA_H_
 #define SHOAL_TESTS_TRACKER_REGISTRY_TEST_DATA_H_
 
@@ -13,6 +14,27 @@
 #include "shoal/manifest_codec.h"
 
 namespace shoal::tracker::testdata {
+
+// Another handle on one engine, as a second tracker sharing etcd has; it
+// may also report a small value limit, as etcd's is.
+class SharedKv final : public KvStore {
+ public:
+  SharedKv(KvStore& kv, size_t max_value) : kv_(kv), max_value_(max_value) {}
+  Result<std::optional<std::string>> Get(const std::string& k) override { return kv_.Get(k); }
+  Result<std::vector<KvPair>> Scan(const std::string& b, const std::string& e, size_t n,
+                                   bool rev) override {
+    return kv_.Scan(b, e, n, rev);
+  }
+  Status Apply(const KvBatch& batch) override { return kv_.Apply(batch); }
+  size_t max_batch_ops() const override { return 128; }
+  size_t max_value_bytes() const override { return max_value_; }
+  Status Ping() override { return kv_.Ping(); }
+  std::string Describe() const override { return "shared " + kv_.Describe(); }
+
+ private:
+  KvStore& kv_;
+  const size_t max_value_;
+};
 
 inline Manifest SomeManifest(int files, int64_t at_ms) {
   Manifest m;
