@@ -44,8 +44,9 @@ uint64_t PutRetries(const Origin& origin) { return origin.counters().put.retries
 
 }  // namespace
 
-ChunkUploader::ChunkUploader(Origin& origin, int parallelism, uint64_t memory_limit)
-    : origin_(origin), memory_limit_(memory_limit), window_(parallelism) {
+ChunkUploader::ChunkUploader(Origin& origin, int parallelism, uint64_t memory_limit,
+                             WhenFull when_full)
+    : origin_(origin), memory_limit_(memory_limit), when_full_(when_full), window_(parallelism) {
   const int n = std::max(1, parallelism);
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { Work(); });
 }
@@ -56,19 +57,42 @@ ChunkUploader::~ChunkUploader() {
     stopping_ = true;
   }
   work_cv_.notify_all();
+  room_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
 void ChunkUploader::Offer(HashedPiece& piece) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto [it, fresh] =
       entries_.try_emplace(piece.id, Entry{{*piece.path, piece.offset, piece.bytes->size()}, {}});
   if (!fresh) return;  // the same bytes elsewhere in the checkpoint
+  const size_t size = piece.bytes->size();
+  auto fits = [this, size] { return kept_ == 0 || kept_ + size <= memory_limit_; };
+  if (when_full_ == WhenFull::kWait) {
+    room_cv_.wait(lock, [this, &fits] { return fits() || stopping_ || !error_.ok(); });
+  }
+  // Offered only now: no upload may start on it while its bytes are on the way.
   offered_.push_back(piece.id);
-  if (kept_ + piece.bytes->size() <= memory_limit_) {
+  if (fits()) {
     kept_ += piece.bytes->size();
     it->second.bytes.swap(*piece.bytes);
+    // The hasher reads its next piece into a buffer an upload is done with,
+    // not a fresh one the kernel must fault in and zero.
+    if (!spare_.empty()) {
+      piece.bytes->swap(spare_.back());
+      spare_.pop_back();
+    }
   }
+}
+
+void ChunkUploader::Recycle(std::vector<uint8_t>& bytes) {
+  if (bytes.empty()) return;
+  kept_ -= bytes.size();
+  // Spares and kept bytes together stay within the limit (plus one buffer
+  // per hashing thread), so keeping every spare costs no more memory.
+  spare_.push_back(std::move(bytes));
+  std::vector<uint8_t>().swap(bytes);
+  room_cv_.notify_all();
 }
 
 std::vector<ChunkId> ChunkUploader::TakeOffered() {
@@ -101,17 +125,13 @@ void ChunkUploader::Release(const std::vector<ChunkId>& ids) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const ChunkId& id : ids) {
     auto it = entries_.find(id);
-    if (it == entries_.end()) continue;
-    kept_ -= it->second.bytes.size();
-    std::vector<uint8_t>().swap(it->second.bytes);
+    if (it != entries_.end()) Recycle(it->second.bytes);
   }
 }
 
 std::vector<ChunkId> ChunkUploader::TakeStored(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait_for(lock, wait, [this] {
-    return !stored_.empty() || !error_.ok() || (queue_.empty() && in_flight_ == 0);
-  });
+  done_cv_.wait_for(lock, wait, [this] { return !stored_.empty() || !error_.ok(); });
   return std::exchange(stored_, {});
 }
 
@@ -149,7 +169,6 @@ void ChunkUploader::Work() {
     // Entries are never erased while workers run, so `e` stays valid
     // unlocked; only this worker touches a queued chunk's bytes.
     Entry& e = entries_.at(id);
-    const size_t kept = e.bytes.size();
     const uint64_t retries_before = PutRetries(origin_);
     lock.unlock();
     Status s = Put(id, e);
@@ -158,7 +177,7 @@ void ChunkUploader::Work() {
     // One retry narrows the window once, however many PUTs overlapped it.
     const bool throttled = retries_after != retries_before && retries_after > retries_seen_;
     retries_seen_ = std::max(retries_seen_, retries_after);
-    Finish(id, kept, s, throttled);
+    Finish(id, s, throttled);
   }
 }
 
@@ -179,12 +198,11 @@ Status ChunkUploader::Put(const ChunkId& id, Entry& e) {
 }
 
 // Records the end of one upload. REQUIRES: mu_ held.
-void ChunkUploader::Finish(const ChunkId& id, size_t kept, const Status& s, bool throttled) {
+void ChunkUploader::Finish(const ChunkId& id, const Status& s, bool throttled) {
   --in_flight_;
   Entry& e = entries_.at(id);
   queued_ -= e.source.length;
-  kept_ -= kept;
-  std::vector<uint8_t>().swap(e.bytes);
+  Recycle(e.bytes);
   if (throttled) {
     stats_.throttled++;
     window_.OnThrottled();
@@ -193,6 +211,7 @@ void ChunkUploader::Finish(const ChunkId& id, size_t kept, const Status& s, bool
   }
   if (!s.ok()) {
     if (error_.ok()) error_ = s;
+    room_cv_.notify_all();  // a hasher waiting for room waits no more
   } else {
     stored_.push_back(id);
   }

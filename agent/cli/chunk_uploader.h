@@ -1,13 +1,17 @@
 // ChunkUploader: puts a checkpoint's chunks into the origin on worker
 // threads while the folder is still being hashed.
 //
-// The hasher offers each piece it has just read (Offer). While the bytes
-// kept stay under a memory limit, the uploader keeps them, so a chunk the
-// origin lacks is hashed and uploaded from one read of the file. A chunk
-// offered past the limit, or never offered (its file's hashes came from the
-// hash cache), is read again when its turn comes and checked against its ID
-// first, so a file changed since hashing fails the publish instead of
-// putting wrong bytes under a chunk's name.
+// The hasher offers each piece it has just read (Offer) and the uploader
+// keeps its bytes, so a chunk the origin lacks is hashed and uploaded from
+// one read of the file. Kept bytes stay under a memory limit: when they
+// reach it, Offer either waits for uploads to make room (WhenFull::kWait:
+// hashing keeps the uploads' pace, and every byte is read once) or lets
+// the piece go (kReadAgain: hashing runs ahead, for a publish committed as
+// soon as it is hashed). A chunk let go, or never offered (its file's
+// hashes came from the hash cache), is read again when its turn comes and
+// checked against its ID first, so a file changed since hashing fails the
+// publish instead of putting wrong bytes under a chunk's name. Buffers an
+// upload is done with go back to the hasher, so memory is allocated once.
 //
 // Which chunks to upload is the caller's decision (the tracker's plan):
 // Upload() queues them, Release() drops the bytes of the rest.
@@ -82,14 +86,17 @@ class UploadWindow {
 
 class ChunkUploader {
  public:
-  ChunkUploader(Origin& origin, int parallelism, uint64_t memory_limit);
+  enum class WhenFull { kWait, kReadAgain };
+
+  ChunkUploader(Origin& origin, int parallelism, uint64_t memory_limit, WhenFull when_full);
   // Stops the workers; a PUT in flight finishes first.
   ~ChunkUploader();
   ChunkUploader(const ChunkUploader&) = delete;
   ChunkUploader& operator=(const ChunkUploader&) = delete;
 
   // A piece just hashed: remembered once per chunk, its bytes kept (swapped
-  // out of `piece`) if they fit under the memory limit.
+  // out of `piece`, which gets a spare buffer back) if they fit under the
+  // memory limit, after waiting for room with WhenFull::kWait.
   void Offer(HashedPiece& piece);
   // Chunks first offered since the last call.
   std::vector<ChunkId> TakeOffered();
@@ -101,8 +108,8 @@ class ChunkUploader {
   void Upload(const std::vector<ChunkId>& ids);
   // Drops the kept bytes of chunks that need no upload.
   void Release(const std::vector<ChunkId>& ids);
-  // Waits up to `wait` for an upload to end (or none to be pending); returns
-  // the chunks stored since the last call.
+  // Waits up to `wait` for an upload to end (or fail); returns the chunks
+  // stored since the last call.
   std::vector<ChunkId> TakeStored(std::chrono::milliseconds wait);
   // Uploads queued or in flight.
   bool Busy() const;
@@ -120,13 +127,17 @@ class ChunkUploader {
   };
   void Work();
   Status Put(const ChunkId& id, Entry& e);
-  void Finish(const ChunkId& id, size_t kept, const Status& s, bool throttled);
+  // REQUIRES: mu_ held.
+  void Finish(const ChunkId& id, const Status& s, bool throttled);
+  // Gives up kept bytes, keeping the buffer as a spare. REQUIRES: mu_ held.
+  void Recycle(std::vector<uint8_t>& bytes);
 
   Origin& origin_;
   const uint64_t memory_limit_;
+  const WhenFull when_full_;
   UploadStats stats_;
   mutable std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
+  std::condition_variable work_cv_, done_cv_, room_cv_;
   std::unordered_map<ChunkId, Entry> entries_;  // protected by mu_
   std::vector<ChunkId> offered_;                // protected by mu_
   std::deque<ChunkId> queue_;                   // protected by mu_
@@ -136,6 +147,7 @@ class ChunkUploader {
   uint64_t retries_seen_ = 0;                   // protected by mu_; PUT retries reacted to
   uint64_t kept_ = 0;                           // protected by mu_
   uint64_t queued_ = 0;                         // protected by mu_
+  std::vector<std::vector<uint8_t>> spare_;     // protected by mu_
   Status error_;                                // protected by mu_
   bool stopping_ = false;                       // protected by mu_
   std::vector<std::thread> workers_;

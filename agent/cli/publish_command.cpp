@@ -54,7 +54,7 @@ struct PublishArgs {
   bool no_seed = false;
   bool no_hash_cache = false;
   bool tag_early = false;
-  std::string memory = "1GiB";  // hashed chunks kept for upload
+  std::string memory = "256MiB";  // hashed chunks kept for upload
 };
 
 // Hashing threads, each holding one piece: more than this outruns any disk.
@@ -263,7 +263,12 @@ Status RunPublish(PublishArgs& a) {
   auto origin = OpenOrigin(a.origin);
   if (!origin.ok()) return origin.status().WithContext("open origin " + a.origin.url);
 
-  ChunkUploader up(**origin, a.parallelism, *memory);
+  // With an agent to seed, the version is committed once hashed, so hashing
+  // must not wait for the uploads; without one, it keeps their pace and
+  // every byte is read once.
+  const bool seed = !a.no_seed && AgentListens(a.agent_socket);
+  ChunkUploader up(**origin, a.parallelism, *memory,
+                   seed ? ChunkUploader::WhenFull::kReadAgain : ChunkUploader::WhenFull::kWait);
   PublishUploads uploads(t, up, ref->ns(), UploadIdOf(a));
   Result<Manifest> built = HashWhileUploading(a, *ref, t.identity().subject, up, uploads);
   if (!built.ok()) return built.status();
@@ -277,7 +282,6 @@ Status RunPublish(PublishArgs& a) {
   all.reserve(sources.size());
   for (const auto& [id, src] : sources) all.push_back(id);
 
-  const bool seed = !a.no_seed && AgentListens(a.agent_socket);
   std::optional<SignedVersion> early;
   std::optional<BackgroundSeed> seeding;
   if (seed) {
@@ -321,8 +325,10 @@ void RegisterPublish(CLI::App& app, CommandRunner* run) {
   cmd->add_flag("--no-seed", a->no_seed, "do not hand the files to the local agent");
   cmd->add_flag("--tag-early", a->tag_early,
                 "move the tags as soon as the version is pullable, not once it is durable");
-  cmd->add_option("--memory", a->memory,
-                  "hashed chunks kept in memory for upload; past it they are read again")
+  cmd->add_option(
+         "--memory", a->memory,
+         "hashed chunks kept in memory for upload; past it hashing waits for the uploads, or "
+         "(seeding) the chunks are read again")
       ->capture_default_str();
   cmd->add_flag("--no-hash-cache", a->no_hash_cache,
                 "hash every file even if it is unchanged since the last publish");

@@ -2,8 +2,10 @@
 // hasher read, or read again (and checked) when they did not fit.
 #include "cli/chunk_uploader.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <thread>
 
 #include "shoal/file_origin.h"
 #include "shoal/piece_hasher.h"
@@ -46,7 +48,7 @@ TEST_CASE("chunks kept from hashing are uploaded without reading the file again"
   testing::WriteRandomFile(dir / "model.bin", 5 * kPiece + 100, 7);
   auto origin = NewFileOrigin(dir / "origin");
   REQUIRE(origin.ok());
-  ChunkUploader up(**origin, 3, 64 << 20);
+  ChunkUploader up(**origin, 3, 64 << 20, ChunkUploader::WhenFull::kWait);
   std::vector<ChunkId> ids = HashInto(dir / "model.bin", up);
   REQUIRE(ids.size() == 6);
   CHECK(up.TakeOffered().size() == 6);
@@ -66,7 +68,8 @@ TEST_CASE("chunks past the memory limit are read again and checked first", "[upl
   testing::WriteRandomFile(dir / "model.bin", 4 * kPiece, 8);
   auto origin = NewFileOrigin(dir / "origin");
   REQUIRE(origin.ok());
-  ChunkUploader up(**origin, 2, kPiece);  // room for one piece
+  // Room for one piece, and hashing does not wait for it.
+  ChunkUploader up(**origin, 2, kPiece, ChunkUploader::WhenFull::kReadAgain);
   std::vector<ChunkId> ids = HashInto(dir / "model.bin", up);
   CHECK(up.kept_bytes() == kPiece);
 
@@ -83,12 +86,45 @@ TEST_CASE("chunks past the memory limit are read again and checked first", "[upl
   }
 }
 
+TEST_CASE("with room for one piece, hashing waits for the uploads and reads each byte once",
+          "[uploader]") {
+  TempDir dir;
+  testing::WriteRandomFile(dir / "model.bin", 6 * kPiece, 11);
+  auto origin = NewFileOrigin(dir / "origin");
+  REQUIRE(origin.ok());
+  ChunkUploader up(**origin, 2, kPiece, ChunkUploader::WhenFull::kWait);
+  std::atomic<bool> hashed{false};
+  std::vector<ChunkId> ids;
+  std::thread hasher([&] {
+    ids = HashInto(dir / "model.bin", up);
+    hashed = true;
+  });
+  // What the publish's main thread does: queue what was offered, collect
+  // what was stored.
+  uint64_t most_kept = 0;
+  size_t stored = 0;
+  while (!hashed || up.Busy()) {
+    up.Upload(up.TakeOffered());
+    stored += up.TakeStored(std::chrono::milliseconds(20)).size();
+    most_kept = std::max(most_kept, up.kept_bytes());
+  }
+  hasher.join();
+  up.Upload(up.TakeOffered());
+  while (up.Busy()) stored += up.TakeStored(std::chrono::milliseconds(20)).size();
+  stored += up.TakeStored(std::chrono::milliseconds(0)).size();
+  REQUIRE(up.status().ok());
+  CHECK(stored == 6);
+  CHECK(up.stats().uploaded_chunks == 6);
+  CHECK(up.stats().reread_bytes == 0);
+  CHECK(most_kept <= kPiece);
+}
+
 TEST_CASE("released chunks free their memory, and unknown chunks are refused", "[uploader]") {
   TempDir dir;
   testing::WriteRandomFile(dir / "model.bin", 2 * kPiece, 10);
   auto origin = NewFileOrigin(dir / "origin");
   REQUIRE(origin.ok());
-  ChunkUploader up(**origin, 2, 64 << 20);
+  ChunkUploader up(**origin, 2, 64 << 20, ChunkUploader::WhenFull::kWait);
   std::vector<ChunkId> ids = HashInto(dir / "model.bin", up);
   up.Release(ids);
   CHECK(up.kept_bytes() == 0);
