@@ -1,6 +1,9 @@
 #include "cli/chunk_uploader.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -42,11 +45,18 @@ Status ReadChunkAgain(const ChunkId& id, const ChunkSource& src, std::vector<uin
 
 uint64_t PutRetries(const Origin& origin) { return origin.counters().put.retries; }
 
+// The nice value of upload workers that yield the CPU.
+constexpr int kYieldingNice = 10;
+
 }  // namespace
 
 ChunkUploader::ChunkUploader(Origin& origin, int parallelism, uint64_t memory_limit,
                              WhenFull when_full)
-    : origin_(origin), memory_limit_(memory_limit), when_full_(when_full), window_(parallelism) {
+    : origin_(origin),
+      memory_limit_(memory_limit),
+      when_full_(when_full),
+      yield_cpu_(when_full == WhenFull::kReadAgain),
+      window_(parallelism) {
   const int n = std::max(1, parallelism);
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { Work(); });
 }
@@ -73,6 +83,7 @@ void ChunkUploader::Offer(HashedPiece& piece) {
   }
   // Offered only now: no upload may start on it while its bytes are on the way.
   offered_.push_back(piece.id);
+  done_cv_.notify_all();  // the planning thread takes it without waiting out its tick
   if (fits()) {
     kept_ += piece.bytes->size();
     it->second.bytes.swap(*piece.bytes);
@@ -131,7 +142,8 @@ void ChunkUploader::Release(const std::vector<ChunkId>& ids) {
 
 std::vector<ChunkId> ChunkUploader::TakeStored(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait_for(lock, wait, [this] { return !stored_.empty() || !error_.ok(); });
+  done_cv_.wait_for(lock, wait,
+                    [this] { return !stored_.empty() || !offered_.empty() || !error_.ok(); });
   return std::exchange(stored_, {});
 }
 
@@ -157,6 +169,11 @@ uint64_t ChunkUploader::queued_bytes() const {
 
 // One worker: takes the next queued chunk whenever the window has room.
 void ChunkUploader::Work() {
+  if (yield_cpu_) {
+    // Hashing, and the agent's seed, decide when the version is pullable;
+    // uploads only when it is durable. They get the CPU first.
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kYieldingNice);
+  }
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     work_cv_.wait(lock, [this] {

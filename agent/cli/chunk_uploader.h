@@ -7,7 +7,8 @@
 // reach it, Offer either waits for uploads to make room (WhenFull::kWait:
 // hashing keeps the uploads' pace, and every byte is read once) or lets
 // the piece go (kReadAgain: hashing runs ahead, for a publish committed as
-// soon as it is hashed). A chunk let go, or never offered (its file's
+// soon as it is hashed, whose upload workers also run at a lower CPU
+// priority, behind hashing and the seed). A chunk let go, or never offered (its file's
 // hashes came from the hash cache), is read again when its turn comes and
 // checked against its ID first, so a file changed since hashing fails the
 // publish instead of putting wrong bytes under a chunk's name. Buffers an
@@ -108,8 +109,8 @@ class ChunkUploader {
   void Upload(const std::vector<ChunkId>& ids);
   // Drops the kept bytes of chunks that need no upload.
   void Release(const std::vector<ChunkId>& ids);
-  // Waits up to `wait` for an upload to end (or fail); returns the chunks
-  // stored since the last call.
+  // Waits up to `wait` for an upload to end (or fail) or a piece to be
+  // offered; returns the chunks stored since the last call.
   std::vector<ChunkId> TakeStored(std::chrono::milliseconds wait);
   // Uploads queued or in flight.
   bool Busy() const;
@@ -135,6 +136,7 @@ class ChunkUploader {
   Origin& origin_;
   const uint64_t memory_limit_;
   const WhenFull when_full_;
+  const bool yield_cpu_;  // workers run niced: kReadAgain
   UploadStats stats_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, done_cv_, room_cv_;

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <thread>
 
+#include "core/fake_http_server.h"
 #include "shoal/file_origin.h"
 #include "shoal/piece_hasher.h"
+#include "shoal/s3_origin.h"
 #include "support/subprocess.h"
 
 using namespace shoal;
@@ -133,6 +135,38 @@ TEST_CASE("released chunks free their memory, and unknown chunks are refused", "
   Status s = UploadAll(up, {stranger});
   REQUIRE(s.code() == Status::Code::kInvalidArgument);
   CHECK(s.ToString().find("which this checkpoint does not have") != std::string::npos);
+}
+
+TEST_CASE("a PUT the origin answers with SlowDown narrows the upload window, then succeeds",
+          "[uploader]") {
+  TempDir dir;
+  testing::WriteRandomFile(dir / "model.bin", kPiece, 12);
+  auto reply = [](const std::string& status, const std::string& body) {
+    return "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\nConnection: close\r\n\r\n" + body;
+  };
+  shoal_test::FakeHttpServer s3(
+      {reply("404 Not Found", ""),
+       reply("503 Slow Down", "<Error><Code>SlowDown</Code><Message>m</Message></Error>"),
+       reply("200 OK", "")});
+  OriginOptions o;
+  o.url = "s3://bucket/p";
+  o.endpoint = s3.endpoint();
+  o.access_key = "AKID";
+  o.secret_key = "secret";
+  o.region = "us-east-1";
+  o.backoff_base_ms = 10;
+  o.backoff_max_ms = 50;
+  auto origin = NewS3Origin(o);
+  REQUIRE(origin.ok());
+  ChunkUploader up(**origin, 4, 64 << 20, ChunkUploader::WhenFull::kWait);
+  std::vector<ChunkId> ids = HashInto(dir / "model.bin", up);
+  Status s = UploadAll(up, ids);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(up.stats().uploaded_chunks == 1);
+  CHECK(up.stats().throttled == 1);
+  CHECK(s3.requests().size() == 3);  // HEAD, the refused PUT, the PUT again
 }
 
 TEST_CASE("the upload window halves when throttled and grows back one at a time",
