@@ -114,7 +114,9 @@ Result<Manifest> HashWhileUploading(const PublishArgs& a, const ModelRef& ref,
     hashed = true;
   });
   Status s;
-  while (!hashed && s.ok()) s = uploads.Step(std::chrono::milliseconds(200));
+  // Step wakes as pieces are offered or stored; the short tick notices the
+  // end of hashing (all from the hash cache, say) without delay.
+  while (!hashed && s.ok()) s = uploads.Step(std::chrono::milliseconds(20));
   hasher.join();
   if (!built->ok()) return built->status();
   if (!s.ok()) return s.WithContext("upload to " + ref.ToString());
