@@ -191,7 +191,10 @@ interface Registry {
   # still missing a few seconds later: a chunk delivered recently is not
   # fetched again (its seeders are being found), one delivered long ago is
   # (its holder may have evicted it). `failed` lists chunks no owner could
-  # fetch, with the last error.
+  # fetch, with the last error. A version still uploading has every chunk
+  # answered `pending` and no fetch ordered (its publisher's agent seeds
+  # it; the origin may lack it yet); a failed one has every chunk `failed`,
+  # with the reason.
   need @12 (namespace :Text, name :Text, versionId :Data, chunks :List(Data))
       -> (queued :UInt32, pending :UInt32, recent :UInt32, failed :List(FailedChunk));
 

@@ -134,4 +134,19 @@ kj::Promise<Result<VersionState>> FinishVersionUpload(const RegistryDeps& d, con
       });
 }
 
+std::optional<NeedReply> NeedBeforeDurable(const RegistryDeps& d, const std::string& ns,
+                                           const std::string& name, const VersionId& id,
+                                           const std::vector<ChunkId>& chunks) {
+  Result<VersionUpload> upload = d.store.UploadOf(ns, name, id, NowMs());
+  if (!upload.ok() || upload->state == VersionState::kDurable) return std::nullopt;
+  NeedReply reply;
+  if (upload->state == VersionState::kUploading) {
+    reply.pending = static_cast<uint32_t>(chunks.size());
+    return reply;
+  }
+  const std::string why = FailedVersionError(ns, name, id, upload->detail).message();
+  for (const ChunkId& c : chunks) reply.failed.push_back({c, why});
+  return reply;
+}
+
 }  // namespace shoal::tracker

@@ -20,12 +20,14 @@
 #include <kj/async.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "registry_service.h"
 #include "registry_store.h"
 #include "shoal/manifest.h"
+#include "shoal/need_reply.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
 
@@ -68,6 +70,16 @@ Result<uint32_t> RenewVersionUpload(const RegistryDeps& d, const std::string& ns
 kj::Promise<Result<VersionState>> FinishVersionUpload(const RegistryDeps& d, const std::string& ns,
                                                       const std::string& name, const VersionId& id,
                                                       const std::string& error, AuditEntry audit);
+
+// Registry.need for a version not yet durable. Its chunks may be missing
+// from the origin, and its publisher's agent seeds them, so an uploading
+// version's chunks are answered `pending` without ordering any fetch: the
+// puller waits for that peer. A failed version's chunks are all `failed`,
+// with the reason it failed. Nothing (std::nullopt) for a durable version,
+// or one the store cannot read: the usual answer applies.
+std::optional<NeedReply> NeedBeforeDurable(const RegistryDeps& d, const std::string& ns,
+                                           const std::string& name, const VersionId& id,
+                                           const std::vector<ChunkId>& chunks);
 
 }  // namespace shoal::tracker
 

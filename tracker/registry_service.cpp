@@ -275,8 +275,15 @@ class RegistryImpl final : public proto::Registry::Server {
   }
 
   kj::Promise<void> need(NeedContext c) override {
-    std::string ns = Text(c.getParams().getNamespace()), name = Text(c.getParams().getName());
+    auto p = c.getParams();
+    std::string ns = Text(p.getNamespace()), name = Text(p.getName());
     RequireModel(ns, name, Role::kRead);
+    const VersionId id = ValueOrThrow(ParseVersionId(p.getVersionId()));
+    if (auto held =
+            NeedBeforeDurable(d_, ns, name, id, ValueOrThrow(ParseChunkIds(p.getChunks())))) {
+      FillNeedReply(*held, c.getResults());
+      return kj::READY_NOW;
+    }
     return AnswerNeed(d_.warm, ns, name, c);
   }
 

@@ -102,6 +102,14 @@ TEST_CASE("a version committed before its upload resolves as uploading, and its 
   CHECK_THAT(c.Shoal(c.reader, {"ls", "team-a/m"}).out,
              Catch::Contains("uploading (by trainer since "));
 
+  // A puller's need waits for the publisher's agent: no fetch is ordered
+  // from an origin that may not have the chunks yet.
+  const std::vector<ChunkId> chunks = ck.manifest.files.at(0).ChunkIds();
+  NeedReply need = t->Need("team-a", "m", ck.id, chunks).value();
+  CHECK(need.pending == chunks.size());
+  CHECK(need.queued == 0);
+  CHECK(need.failed.empty());
+
   // The publisher keeps it uploading; finishing is refused while the
   // origin lacks its chunks.
   CHECK(t->RenewUpload("team-a", "m", ck.id).value() == 60000);
@@ -145,6 +153,11 @@ TEST_CASE("an upload its publisher stops renewing fails, and the version resolve
              Catch::Contains(ck.id.ShortHex() + " failed before it was durable: its publisher "
                                                 "(trainer) stopped renewing the upload"));
   CHECK(t->RenewUpload("team-a", "m", ck.id).status().code() == Status::Code::kFailedPrecondition);
+  // A pull under way hears why, for every chunk it still needs.
+  NeedReply need = t->Need("team-a", "m", ck.id, ck.manifest.files.at(0).ChunkIds()).value();
+  REQUIRE(need.failed.size() == 7);
+  CHECK_THAT(need.failed.front().second, Catch::Contains("failed before it was durable"));
+  CHECK(need.queued == 0);
   auto shown = c.Shoal(c.reader, {"inspect", ref});
   CHECK(shown.exit_code == 1);
   CHECK_THAT(shown.err, Catch::Contains("failed before it was durable"));
