@@ -85,6 +85,7 @@ Status PullJob::Resolve() {
   auto version = (*tracker)->Resolve(ref_->ns(), ref_->name(), ref_->ref());
   if (!version.ok()) return version.status();
   version_ = version->id;
+  version_state_ = version->state;
   manifest_ = std::move(version->manifest);
   tracker_ = std::move(tracker).value();
   return Status::OK();
@@ -138,7 +139,9 @@ Status PullJob::Plan() {
     for (PullTask& t : tasks_)
       SHOAL_RETURN_IF_ERROR(WriteHeld(ctx_.store, ctx_.engine, *writer_, t));
   }
-  if (ctx_.origin != nullptr) {
+  // A version still uploading may lack chunks in the origin: its publisher's
+  // agent has them all, so this pull takes them from peers alone.
+  if (ctx_.origin != nullptr && version_state_ != VersionState::kUploading) {
     fetches_ =
         std::make_unique<OriginFetches>(*ctx_.origin, ctx_.store, ctx_.options.origin_parallelism,
                                         &ctx_.counters.origin_bytes_read);

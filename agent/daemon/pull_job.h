@@ -56,6 +56,7 @@
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/model_ref.h"
 #include "shoal/origin.h"
+#include "shoal/registry_records.h"
 #include "shoal/status.h"
 #include "shoal/version_id.h"
 
@@ -201,6 +202,7 @@ class PullJob {
   // Set by Resolve() and Plan().
   std::optional<ModelRef> ref_;
   VersionId version_;
+  VersionState version_state_ = VersionState::kDurable;  // as resolved
   Manifest manifest_;
   std::vector<PullTask> tasks_;
   uint64_t unique_bytes_ = 0;  // the tasks' distinct bytes

@@ -53,7 +53,7 @@ class SlowLink {
 };
 
 // A tracker on a fresh prefix of the test bucket whose versions' upload
-// leases last 2 s, and two agents that never read the origin.
+// leases last 2 s, and two agents.
 struct EarlyCluster : TestCluster {
   explicit EarlyCluster(const shoal::OriginOptions& o = shoal_test::TestOptions(UniquePrefix()))
       : TestCluster(Options(o)), slow(o.endpoint, tmp.path()) {}
@@ -64,6 +64,9 @@ struct EarlyCluster : TestCluster {
     options.tracker_flags = {"--s3-access-key",     o.access_key, "--s3-secret-key", o.secret_key,
                              "--announce-interval", "1s",         "--publish-lease", "2s"};
     options.agents = 2;
+    // They may read the origin, as real agents do; a pull of a version still
+    // uploading must not (its chunks may not be there yet).
+    options.agents_use_origin = true;
     return options;
   }
 
