@@ -66,12 +66,13 @@ Status HashPiece(int fd, const FileState& file, uint64_t start, uint64_t len,
 }
 
 // Hashes the pieces of one task into file.piece_roots, handing each piece
-// to `sink` when there is one.
+// to `sink` when there is one. `piece` is the worker's whole-piece buffer,
+// kept from task to task: a fresh one would be faulted in and zeroed.
 Status HashTask(const Task& task, FileState& file, int fd, uint32_t piece_size, bool single_piece,
-                std::vector<uint8_t>& buf, const PieceSink& sink, Sha256& sha) {
+                std::vector<uint8_t>& buf, std::vector<uint8_t>& piece, const PieceSink& sink,
+                Sha256& sha) {
   const uint64_t leaves_per_piece = piece_size / kBlockSize;
   std::vector<Digest> leaves;
-  std::vector<uint8_t> piece;
   for (uint64_t p = task.first_piece; p < task.first_piece + task.piece_count; ++p) {
     uint64_t start = p * piece_size;
     uint64_t len = std::min<uint64_t>(piece_size, file.size - start);
@@ -204,6 +205,7 @@ class HashRun {
   void Work() {
     const uint32_t piece_size = options_.piece_size;
     std::vector<uint8_t> buf(options_.read_size);
+    std::vector<uint8_t> piece;  // whole pieces, for options_.on_piece
     Sha256 sha;
     ScopedFd fd;
     size_t open_file = SIZE_MAX;
@@ -224,7 +226,7 @@ class HashRun {
         }
       }
       if (s.ok()) {
-        s = HashTask(task, file, fd.get(), piece_size, file.size <= piece_size, buf,
+        s = HashTask(task, file, fd.get(), piece_size, file.size <= piece_size, buf, piece,
                      options_.on_piece, sha);
       }
       if (!Done(task, file, s)) return;
