@@ -85,7 +85,7 @@ void ChunkUploader::Offer(HashedPiece& piece) {
   offered_.push_back(piece.id);
   done_cv_.notify_all();  // the planning thread takes it without waiting out its tick
   if (fits()) {
-    kept_ += piece.bytes->size();
+    kept_ += size;
     it->second.bytes.swap(*piece.bytes);
     // The hasher reads its next piece into a buffer an upload is done with,
     // not a fresh one the kernel must fault in and zero.
@@ -120,10 +120,8 @@ void ChunkUploader::Upload(const std::vector<ChunkId>& ids) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const ChunkId& id : ids) {
     if (entries_.count(id) == 0) {
-      if (error_.ok()) {
-        error_ = Status::InvalidArgument("the tracker asked for chunk " + id.ShortHex() +
-                                         ", which this checkpoint does not have");
-      }
+      Fail(Status::InvalidArgument("the tracker asked for chunk " + id.ShortHex() +
+                                   ", which this checkpoint does not have"));
       continue;
     }
     queue_.push_back(id);
@@ -227,12 +225,23 @@ void ChunkUploader::Finish(const ChunkId& id, const Status& s, bool throttled) {
     window_.OnClean();
   }
   if (!s.ok()) {
-    if (error_.ok()) error_ = s;
-    room_cv_.notify_all();  // a hasher waiting for room waits no more
+    Fail(s);
   } else {
     stored_.push_back(id);
   }
   work_cv_.notify_all();
+  done_cv_.notify_all();
+}
+
+void ChunkUploader::Abort(const Status& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Fail(why);
+}
+
+void ChunkUploader::Fail(const Status& s) {
+  if (error_.ok()) error_ = s;
+  // A hasher waiting for room, and the planning thread, wait no more.
+  room_cv_.notify_all();
   done_cv_.notify_all();
 }
 

@@ -116,6 +116,9 @@ class ChunkUploader {
   bool Busy() const;
   // The first error of any upload; later uploads are not started.
   Status status() const;
+  // Fails the uploads with `why` (unless one failed first): none starts
+  // after it, and an Offer waiting for room returns at once.
+  void Abort(const Status& why);
   const UploadStats& stats() const { return stats_; }
   uint64_t kept_bytes() const;
   // Bytes of the chunks queued or in flight.
@@ -130,6 +133,8 @@ class ChunkUploader {
   Status Put(const ChunkId& id, Entry& e);
   // REQUIRES: mu_ held.
   void Finish(const ChunkId& id, const Status& s, bool throttled);
+  // Records the first error and wakes every waiter. REQUIRES: mu_ held.
+  void Fail(const Status& s);
   // Gives up kept bytes, keeping the buffer as a spare. REQUIRES: mu_ held.
   void Recycle(std::vector<uint8_t>& bytes);
 

@@ -117,6 +117,9 @@ Result<Manifest> HashWhileUploading(const PublishArgs& a, const ModelRef& ref,
   // Step wakes as pieces are offered or stored; the short tick notices the
   // end of hashing (all from the hash cache, say) without delay.
   while (!hashed && s.ok()) s = uploads.Step(std::chrono::milliseconds(20));
+  // The tracker failing the plan leaves pieces unplanned: a hasher waiting
+  // for their room must not wait for ever.
+  if (!s.ok()) up.Abort(s);
   hasher.join();
   if (!built->ok()) return built->status();
   if (!s.ok()) return s.WithContext("upload to " + ref.ToString());

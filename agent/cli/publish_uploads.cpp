@@ -47,8 +47,8 @@ Status PublishUploads::Renew() {
   if (!lease_ms.ok()) return lease_ms.status();
   // A third of the lease: two renewals may be lost before the version is
   // taken for abandoned.
-  renew_every_ = std::chrono::milliseconds(std::max<uint32_t>(*lease_ms / 3, 100));
-  next_renew_ = std::chrono::steady_clock::now() + renew_every_;
+  next_renew_ = std::chrono::steady_clock::now() +
+                std::chrono::milliseconds(std::max<uint32_t>(*lease_ms / 3, 100));
   return Status::OK();
 }
 

@@ -51,7 +51,6 @@ class PublishUploads {
   const std::string ns_, upload_id_;
   std::string version_name_;  // set by KeepAlive
   VersionId version_;
-  std::chrono::steady_clock::duration renew_every_{};
   std::chrono::steady_clock::time_point next_renew_{};
 };
 

@@ -121,6 +121,21 @@ TEST_CASE("with room for one piece, hashing waits for the uploads and reads each
   CHECK(most_kept <= kPiece);
 }
 
+TEST_CASE("an aborted upload frees a hasher waiting for room", "[uploader]") {
+  TempDir dir;
+  testing::WriteRandomFile(dir / "model.bin", 4 * kPiece, 13);
+  auto origin = NewFileOrigin(dir / "origin");
+  REQUIRE(origin.ok());
+  ChunkUploader up(**origin, 2, kPiece, ChunkUploader::WhenFull::kWait);
+  // Nobody plans the pieces (the tracker is gone): the second one waits.
+  std::thread hasher([&] { HashInto(dir / "model.bin", up); });
+  while (up.kept_bytes() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  up.Abort(Status::Unavailable("tracker gone"));
+  hasher.join();  // without the abort, for ever
+  CHECK(up.status().ToString().find("tracker gone") != std::string::npos);
+  CHECK(up.kept_bytes() == kPiece);  // nothing kept past the limit
+}
+
 TEST_CASE("released chunks free their memory, and unknown chunks are refused", "[uploader]") {
   TempDir dir;
   testing::WriteRandomFile(dir / "model.bin", 2 * kPiece, 10);
