@@ -235,6 +235,8 @@ struct AgentInfo {
   labels @5 :List(Text);          # "key=value", for `shoal warm --nodes key=value`
   away @6 :Bool;                  # this tracker is not the agent's home in a fleet: heartbeat
                                   # here less often (registerAgent's heartbeatMs says how often)
+  peerSessions @7 :UInt16;        # peer sessions on peerPort and the ports after it (0: one);
+                                  # a torrent is on peerPort + its session (SessionOf)
 }
 
 struct AgentStats {

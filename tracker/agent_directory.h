@@ -42,10 +42,11 @@
 namespace shoal::tracker {
 
 struct AgentRecord {
-  std::string id;  // name + "@" + address:port
+  std::string id;  // name + "@" + address:port, or address:first-last for several sessions
   std::string name;
   std::string address;  // peer address as the tracker saw the connection
   uint16_t peer_port = 0;
+  uint16_t peer_sessions = 1;  // on peer_port and the ports after it
   std::string zone;
   uint64_t cache_bytes = 0;
   std::string version;

@@ -1,5 +1,7 @@
 #include "gateway_service.h"
 
+#include <algorithm>
+
 #include "agent_directory.h"
 #include "agent_session.h"
 #include "capnp_views.h"
@@ -54,6 +56,7 @@ class GatewayImpl final : public proto::Gateway::Server {
     r.name = Text(info.getName()).substr(0, 128);
     r.address = peer_address_;
     r.peer_port = info.getPeerPort();
+    r.peer_sessions = std::max<uint16_t>(1, info.getPeerSessions());
     r.zone = Text(info.getZone()).substr(0, 64);
     r.cache_bytes = info.getCacheBytes();
     r.version = Text(info.getVersion()).substr(0, 64);
@@ -63,7 +66,15 @@ class GatewayImpl final : public proto::Gateway::Server {
     if (r.name.empty() || r.peer_port == 0) {
       ThrowIfError(Status::InvalidArgument("agent registration needs a name and a peer port"));
     }
+    if (r.peer_sessions > 64 || r.peer_port + r.peer_sessions - 1 > 65535) {
+      ThrowIfError(Status::InvalidArgument(
+          "agent registration names " + std::to_string(r.peer_sessions) +
+          " peer sessions from port " + std::to_string(r.peer_port) + ": at most 64, below 65536"));
+    }
+    // The ID says where its peers listen: one port, or the first and last
+    // of its sessions' (owner_peers.h reads it).
     r.id = r.name + "@" + r.address + ":" + std::to_string(r.peer_port);
+    if (r.peer_sessions > 1) r.id += "-" + std::to_string(r.peer_port + r.peer_sessions - 1);
     std::string id = r.id;
     auto results = c.getResults();
     if (d_.peer_certs.enabled()) {

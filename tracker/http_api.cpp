@@ -135,6 +135,7 @@ HttpResponse Agents(const HttpApiDeps& d, const HttpRequest& req) {
     auto info = o.initInfo();
     info.setName(a.name);
     info.setPeerPort(a.peer_port);
+    info.setPeerSessions(a.peer_sessions);
     info.setZone(a.zone);
     info.setCacheBytes(a.cache_bytes);
     info.setVersion(a.version);

@@ -30,6 +30,7 @@ Result<std::unique_ptr<Origin>> OpenOriginIfSet(const OriginOptions& o) {
 EngineOptions EngineOptionsOf(const AgentOptions& o) {
   EngineOptions eo;
   eo.listen = o.peer_listen;
+  eo.sessions = PeerSessionsOf(o);
   eo.disk_threads = o.disk_threads;
   eo.handshake_timeout_s = o.peer_handshake_timeout_s;
   eo.peer_timeout_s = o.peer_timeout_s;
@@ -248,6 +249,7 @@ void Agent::WritePortFile() {
 void Agent::LogStart() {
   Log(LogLevel::kInfo, "agent.start",
       {{"peer_port", static_cast<int64_t>(engine_->listen_port())},
+       {"peer_sessions", static_cast<int64_t>(engine_->sessions())},
        {"http_port", static_cast<int64_t>(http_.port())},
        {"http_socket", options_.http_socket},
        {"https_port", static_cast<int64_t>(https_ ? https_->port() : 0)},

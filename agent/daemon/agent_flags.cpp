@@ -133,7 +133,13 @@ void AddOriginFlags(CLI::App& app, AgentOptions& o) {
 // The transfer engine's disk threads and peer connection timeouts.
 void AddPeerFlags(CLI::App& app, AgentFlags& f) {
   AgentOptions& o = f.options;
-  app.add_option("--disk-threads", o.disk_threads, "disk I/O threads")->capture_default_str();
+  app.add_option("--disk-threads", o.disk_threads, "disk I/O threads per peer session")
+      ->capture_default_str();
+  app.add_option("--peer-sessions", o.peer_sessions,
+                 "peer sessions, each with its own network thread, listening on --peer-listen's "
+                 "port and the ones after it; torrents are spread among them (0: one per four "
+                 "cores, 1 to 16)")
+      ->capture_default_str();
   app.add_option(
          "--peer-handshake-timeout-s", o.peer_handshake_timeout_s,
          "close a peer connection that has not finished its BitTorrent handshake this many seconds "

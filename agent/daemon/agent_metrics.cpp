@@ -72,6 +72,23 @@ void WriteEngineMetrics(MetricsWriter& w, TorrentEngine& engine) {
              static_cast<double>(e.cert_not_after_ms) / 1000.0);
   w.AddGauge("shoal_agent_peers", "Connected peers", static_cast<double>(e.peers));
   w.AddGauge("shoal_agent_torrents", "Torrents in the engine", static_cast<double>(e.torrents));
+  // Per peer session: how evenly the torrents and the bytes spread.
+  for (size_t k = 0; k < e.sessions.size(); ++k) {
+    const EngineStats::Session& s = e.sessions[k];
+    const std::string session = std::to_string(k);
+    w.AddCounter("shoal_agent_peer_session_bytes_total",
+                 "Payload bytes exchanged with peers, by peer session", s.bytes_down,
+                 {{"session", session}, {"direction", "in"}});
+    w.AddCounter("shoal_agent_peer_session_bytes_total",
+                 "Payload bytes exchanged with peers, by peer session", s.bytes_up,
+                 {{"session", session}, {"direction", "out"}});
+    w.AddGauge("shoal_agent_peer_session_peers", "Connected peers, by peer session",
+               static_cast<double>(s.peers), {{"session", session}});
+    w.AddGauge("shoal_agent_peer_session_torrents", "Torrents, by peer session",
+               static_cast<double>(s.torrents), {{"session", session}});
+    w.AddGauge("shoal_agent_peer_session_port", "The listen port of each peer session",
+               static_cast<double>(s.port), {{"session", session}});
+  }
 }
 
 // Origin reads, pulls, and the tracker link.

@@ -1,5 +1,8 @@
 #include "daemon/agent_options.h"
 
+#include <algorithm>
+#include <thread>
+
 namespace shoal {
 
 Status AgentOptions::Validate() const {
@@ -31,6 +34,9 @@ Status AgentOptions::Validate() const {
       (std::stoul(control_socket_mode, nullptr, 8) & ~0777ul) != 0) {
     return Status::InvalidArgument("--control-socket-mode '" + control_socket_mode +
                                    "' is not an octal mode from 0000 to 0777");
+  }
+  if (peer_sessions < 0 || peer_sessions > 64) {
+    return Status::InvalidArgument("--peer-sessions must be 0 (one per four cores) to 64");
   }
   if (origin_parallelism < 1 || origin_parallelism > 64) {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 64");
@@ -65,6 +71,15 @@ MissingChunkOptions AgentOptions::MissingChunks() const {
   m.origin_parallelism = origin_parallelism;
   m.read_origin_wait_ms = read_origin_wait_ms;
   return m;
+}
+
+int DefaultPeerSessions() {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cores / 4, 1, 16);
+}
+
+int PeerSessionsOf(const AgentOptions& options) {
+  return options.peer_sessions > 0 ? options.peer_sessions : DefaultPeerSessions();
 }
 
 }  // namespace shoal

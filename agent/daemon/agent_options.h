@@ -16,14 +16,17 @@
 namespace shoal {
 
 struct AgentOptions {
-  std::string name;                            // node name; empty = the host name
-  std::string zone;                            // topology label for peer preference
-  TrackerEndpoint tracker;                     // the tracker's RPC, and the CA to trust it by
-  std::string token;                           // agent token: read on every namespace ('*')
-  std::string cache_dir = "/var/lib/shoald";   // chunk store and its index
-  uint64_t cache_bytes = 100ull << 30;         // cache budget (bytes)
-  std::string peer_listen = "0.0.0.0:6881";    // BitTorrent listen address; port 0 picks one
-  std::string http_listen = "127.0.0.1:7402";  // /metrics, /healthz and reads
+  std::string name;                           // node name; empty = the host name
+  std::string zone;                           // topology label for peer preference
+  TrackerEndpoint tracker;                    // the tracker's RPC, and the CA to trust it by
+  std::string token;                          // agent token: read on every namespace ('*')
+  std::string cache_dir = "/var/lib/shoald";  // chunk store and its index
+  uint64_t cache_bytes = 100ull << 30;        // cache budget (bytes)
+  std::string peer_listen = "0.0.0.0:6881";   // BitTorrent listen address; port 0 picks one
+  // Peer sessions, each with its own network thread, on peer_listen's port
+  // and the ones after it; 0 = DefaultPeerSessions().
+  int peer_sessions = 0;
+  std::string http_listen = "127.0.0.1:7402";              // /metrics, /healthz and reads
   std::string control_socket = "/run/shoald/shoald.sock";  // the local CLI's endpoint
   std::string port_file;              // if set: "peer_port http_port" once listening
   OriginOptions origin;               // where chunks no peer has come from
@@ -68,6 +71,13 @@ struct AgentOptions {
   // The settings above that shape how chunks no peer offers are fetched.
   MissingChunkOptions MissingChunks() const;
 };
+
+// The peer sessions an agent runs without --peer-sessions: one per four
+// cores, 1 to 16 (see docs/scale.md).
+int DefaultPeerSessions();
+
+// options.peer_sessions, or DefaultPeerSessions() for 0.
+int PeerSessionsOf(const AgentOptions& options);
 
 }  // namespace shoal
 

@@ -139,7 +139,9 @@ void FetchOrders::HoldForNextOwners(Version& ver, const FileEntry& f, uint64_t p
   if (ring == nullptr) return;
   std::vector<std::pair<std::string, uint16_t>> receivers;
   for (const PeerAddress& a : OwnersBelow(*ring, self_id_(), chunk, static_cast<size_t>(k))) {
-    receivers.emplace_back(a.ip, a.port);
+    // whichever of its sessions carries the torrent
+    for (uint16_t k = 0; k < a.sessions; ++k)
+      receivers.emplace_back(a.ip, static_cast<uint16_t>(a.port + k));
   }
   if (receivers.empty()) return;  // not the first owner on this ring: no one to hand on to
   auto at = Place(ver, f, piece, /*re_add=*/false);
@@ -154,12 +156,12 @@ void FetchOrders::ConnectOwners(const FileTorrentId& id, const ChunkId& chunk) {
   if (ring == nullptr) return;
   for (const PeerAddress& owner : OwnersAbove(*ring, self_id_(), chunk, kMaxOwnerPeers)) {
     // libtorrent ignores a peer it is connected to already.
-    Status s = ctx_.engine.ConnectPeer(id, owner.ip, owner.port);
+    Status s = ctx_.engine.ConnectPeer(id, owner.ip, owner.PortFor(id));
     if (s.ok()) {
       ctx_.counters.replica_owner_connects++;
     } else {
       Log(LogLevel::kDebug, "replica_order.connect_failed",
-          {{"peer", owner.ip + ":" + std::to_string(owner.port)}, {"error", s.ToString()}});
+          {{"peer", owner.ip + ":" + std::to_string(owner.PortFor(id))}, {"error", s.ToString()}});
     }
   }
 }

@@ -7,17 +7,26 @@ std::optional<PeerAddress> PeerAddressOf(const std::string& member_id) {
   if (at == std::string::npos) return std::nullopt;
   const std::string rest = member_id.substr(at + 1);
   const size_t colon = rest.rfind(':');
-  if (colon == std::string::npos || colon + 1 == rest.size() || rest.size() - colon - 1 > 5)
-    return std::nullopt;
-  uint32_t port = 0;
-  for (size_t i = colon + 1; i < rest.size(); ++i) {
-    if (rest[i] < '0' || rest[i] > '9') return std::nullopt;
-    port = port * 10 + static_cast<uint32_t>(rest[i] - '0');
-  }
+  if (colon == std::string::npos) return std::nullopt;
+  // "port" or "first-last"
+  auto number = [](const std::string& s) -> uint32_t {
+    if (s.empty() || s.size() > 5) return 0;
+    uint32_t n = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return 0;
+      n = n * 10 + static_cast<uint32_t>(c - '0');
+    }
+    return n;
+  };
+  const std::string ports = rest.substr(colon + 1);
+  const size_t dash = ports.find('-');
+  const uint32_t first = number(ports.substr(0, dash));
+  const uint32_t last = dash == std::string::npos ? first : number(ports.substr(dash + 1));
   std::string ip = rest.substr(0, colon);
   if (ip.size() >= 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
-  if (ip.empty() || port == 0 || port > 65535) return std::nullopt;
-  return PeerAddress{ip, static_cast<uint16_t>(port)};
+  if (ip.empty() || first == 0 || last > 65535 || last < first || last - first >= 64)
+    return std::nullopt;
+  return PeerAddress{ip, static_cast<uint16_t>(first), static_cast<uint16_t>(last - first + 1)};
 }
 
 std::vector<PeerAddress> OwnersAbove(const HashRing& ring, const std::string& self_id,

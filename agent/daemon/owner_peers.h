@@ -8,7 +8,8 @@
 // ranked above it instead of waiting for the tracker's peer list to name
 // them (a list holds a sample of a large swarm). A ring member's ID is
 // "name@address:port", the address the tracker saw the agent connect from
-// and its peer port, so no tracker round trip is needed.
+// and its peer port, or "name@address:first-last" for an agent with several
+// peer sessions (one per port), so no tracker round trip is needed.
 #ifndef SHOAL_AGENT_DAEMON_OWNER_PEERS_H_
 #define SHOAL_AGENT_DAEMON_OWNER_PEERS_H_
 
@@ -18,18 +19,25 @@
 #include <string>
 #include <vector>
 
+#include "p2p/file_torrent_id.h"
 #include "shoal/chunk_id.h"
 #include "shoal/hash_ring.h"
 
 namespace shoal {
 
 struct PeerAddress {
-  std::string ip;  // as the tracker saw it; IPv6 without brackets
-  uint16_t port = 0;
+  std::string ip;         // as the tracker saw it; IPv6 without brackets
+  uint16_t port = 0;      // its first session's listen port
+  uint16_t sessions = 1;  // peer sessions, on port and the ports after it
+
+  // The port of the session that carries torrent `id` there.
+  uint16_t PortFor(const FileTorrentId& id) const {
+    return static_cast<uint16_t>(port + SessionOf(id, sessions));
+  }
 };
 
-// The address in a ring member ID ("name@10.0.0.5:6881", "name@::1:6881");
-// nullopt if the ID names none.
+// The address in a ring member ID ("name@10.0.0.5:6881", "name@::1:6881",
+// "name@10.0.0.5:6881-6884"); nullopt if the ID names none.
 std::optional<PeerAddress> PeerAddressOf(const std::string& member_id);
 
 // Up to `limit` owners of `chunk` ranked above `self_id` on `ring`, best

@@ -296,6 +296,7 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
     auto info = req.initInfo();
     info.setName(NodeName(options_));
     info.setPeerPort(peer_port_);
+    info.setPeerSessions(static_cast<uint16_t>(PeerSessionsOf(options_)));
     info.setZone(options_.zone);
     info.setCacheBytes(options_.cache_bytes);
     info.setVersion("0.1.0");

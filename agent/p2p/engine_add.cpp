@@ -103,7 +103,7 @@ Result<FileTorrentId> TorrentEngine::Impl::Add(const TorrentMetainfo& meta,
   catalog_->Register(ShortKeyOf(id), layout);
   Status s = CallLibtorrent("add torrent", [&] { return AddToSession(*t); });
   if (!s.ok()) {
-    if (t->handle.is_valid()) session_->remove_torrent(t->handle);
+    if (t->handle.is_valid()) SessionFor(t->id).remove_torrent(t->handle);
     catalog_->Unregister(ShortKeyOf(id));
     return s;
   }

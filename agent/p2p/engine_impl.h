@@ -52,8 +52,17 @@ class TorrentEngine::Impl {
   Impl(const EngineOptions& options, ChunkStore& store);
   ~Impl();
 
+  // Starts options_.sessions sessions on consecutive ports.
   Status StartSession();
+  // A session listening on `listen` with the engine's plugins and disk
+  // interface; null if libtorrent refused to start one (logged).
+  std::unique_ptr<lt::session> NewSession(const std::string& listen);
   void Stop();
+  // The session that carries torrent `id` (SessionOf). REQUIRES: started
+  // and not stopped (add_mu_ held, or the engine thread).
+  lt::session& SessionFor(const FileTorrentId& id) {
+    return *sessions_[SessionOf(id, static_cast<uint16_t>(sessions_.size()))];
+  }
 
   // Add parameters for `t` with the pieces the store holds now.
   lt::add_torrent_params ParamsFor(const FileTorrent& t);
@@ -81,17 +90,21 @@ class TorrentEngine::Impl {
   bool PeerTls() const;
   // Gives `h` the engine's certificate, if peers are admitted by one.
   void PresentCertificate(const lt::torrent_handle& h);
-  // Moves the listen socket to TLS or plain BitTorrent, on the same port.
+  // Moves every session's listen socket to TLS or plain BitTorrent, on the
+  // same ports.
   Status ListenFor(bool tls);
-  // The port peers connect to, TLS or plain. Under mu_.
-  uint16_t ListenPort() const;
+  // The port peers connect to session `k`, TLS or plain; 0 before it
+  // listens.
+  uint16_t ListenPort(size_t k = 0) const;
   // Counts a connection refused in its TLS handshake (engine thread).
   void HandlePeerAlert(lt::alert* a);
   void CountRefusal(const lt::error_code& ec, const lt::tcp::endpoint& from);
 
   // The engine's own thread: alerts, session counters, evictions.
   void MaintenanceLoop();
-  void HandleAlerts();
+  // Waits up to `timeout` for any session to have alerts.
+  void WaitForAlerts(std::chrono::milliseconds timeout);
+  void HandleAlerts(size_t session);
   void ApplyEvictions();
   // Queues the chunks of `h`'s torrent that the store lacks as evicted.
   void SuspectTorrent(const lt::torrent_handle& h);
@@ -107,8 +120,16 @@ class TorrentEngine::Impl {
   ChunkStore& store_;
   const std::shared_ptr<TorrentCatalog> catalog_ = std::make_shared<TorrentCatalog>();
   const std::shared_ptr<DiskIoCounters> disk_counters_ = std::make_shared<DiskIoCounters>();
-  std::unique_ptr<lt::session> session_;  // set by StartSession, reset by Stop
+  // The peer sessions; sessions_[k] listens on the first one's port + k.
+  // Filled by StartSession, cleared by Stop (under add_mu_).
+  std::vector<std::unique_ptr<lt::session>> sessions_;
   int idx_sent_ = -1, idx_recv_ = -1, idx_peers_ = -1, idx_banned_ = -1;
+
+  // Set by libtorrent's alert notification (any session's network thread);
+  // the engine thread waits on it.
+  std::mutex alert_mu_;
+  std::condition_variable alert_cv_;
+  bool alerts_ready_ = false;  // protected by alert_mu_
 
   // Serializes what adds or removes torrents in the session (AddFile,
   // Remove, re-adds after evictions), which may wait on libtorrent; taken
@@ -121,7 +142,11 @@ class TorrentEngine::Impl {
   bool stopped_ = false;
   std::map<FileTorrentId, std::shared_ptr<FileTorrent>> torrents_;
   std::unordered_multimap<ChunkId, std::pair<FileTorrentId, uint64_t>> chunk_index_;
-  uint64_t stat_sent_ = 0, stat_recv_ = 0, stat_peers_ = 0, stat_banned_ = 0;
+  // Each session's counters at its last stats alert.
+  struct SessionCounters {
+    uint64_t sent = 0, recv = 0, peers = 0, banned = 0;
+  };
+  std::vector<SessionCounters> session_counters_;
   uint64_t hash_failures_ = 0;
   // Other peers in each torrent's last tracker reply, by torrent name (the
   // hex pieces root): a reply may come before AddFile has registered its

@@ -1,5 +1,5 @@
 // The engine's own thread: it drains libtorrent's alerts, samples the
-// session's counters for Stats(), and applies evictions to torrents.
+// sessions' counters for Stats(), and applies evictions to torrents.
 #include <chrono>
 #include <set>
 
@@ -15,11 +15,11 @@ void TorrentEngine::Impl::MaintenanceLoop() {
   auto next_resume = next_stats;
   auto first_eviction = std::chrono::steady_clock::time_point::max();
   while (!stop_thread_) {
-    session_->wait_for_alert(lt::milliseconds(100));
-    HandleAlerts();
+    WaitForAlerts(std::chrono::milliseconds(100));
+    for (size_t k = 0; k < sessions_.size(); ++k) HandleAlerts(k);
     auto now = std::chrono::steady_clock::now();
     if (now >= next_stats) {
-      session_->post_session_stats();
+      for (auto& session : sessions_) session->post_session_stats();
       next_stats = now + std::chrono::milliseconds(500);
     }
     if (!writes_stopped_.empty() && now >= next_resume) {
@@ -45,9 +45,15 @@ void TorrentEngine::Impl::MaintenanceLoop() {
   }
 }
 
-void TorrentEngine::Impl::HandleAlerts() {
+void TorrentEngine::Impl::WaitForAlerts(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> l(alert_mu_);
+  alert_cv_.wait_for(l, timeout, [this] { return alerts_ready_; });
+  alerts_ready_ = false;
+}
+
+void TorrentEngine::Impl::HandleAlerts(size_t session) {
   std::vector<lt::alert*> alerts;
-  session_->pop_alerts(&alerts);
+  sessions_[session]->pop_alerts(&alerts);
   for (lt::alert* a : alerts) {
     if (auto* s = lt::alert_cast<lt::session_stats_alert>(a)) {
       auto c = s->counters();
@@ -55,10 +61,11 @@ void TorrentEngine::Impl::HandleAlerts() {
         return idx >= 0 ? static_cast<uint64_t>(c[static_cast<size_t>(idx)]) : 0;
       };
       std::lock_guard<std::mutex> l(mu_);
-      stat_sent_ = at(idx_sent_);
-      stat_recv_ = at(idx_recv_);
-      stat_peers_ = at(idx_peers_);
-      stat_banned_ = at(idx_banned_);
+      SessionCounters& sc = session_counters_[session];
+      sc.sent = at(idx_sent_);
+      sc.recv = at(idx_recv_);
+      sc.peers = at(idx_peers_);
+      sc.banned = at(idx_banned_);
     } else if (auto* h = lt::alert_cast<lt::hash_failed_alert>(a)) {
       {
         std::lock_guard<std::mutex> l(mu_);
@@ -199,7 +206,7 @@ void TorrentEngine::Impl::Readd(FileTorrent& t) {
   Status s = CallLibtorrent("re-add torrent", [&] {
     lt::torrent_status st = old.status({});
     next.bytes_carried += static_cast<uint64_t>(st.total_payload_download);
-    session_->remove_torrent(old);
+    SessionFor(t.id).remove_torrent(old);
     return AddToSession(next);
   });
   if (s.ok()) {

@@ -26,6 +26,7 @@ Status EngineOptions::Validate() const {
   if (std::stoul(listen.substr(colon + 1, 6)) > 65535) {
     return Status::InvalidArgument("listen port must be at most 65535, got '" + listen + "'");
   }
+  SHOAL_RETURN_IF_ERROR(Range("sessions", sessions, 1, 64));
   SHOAL_RETURN_IF_ERROR(Range("disk_threads", disk_threads, 1, 16));
   SHOAL_RETURN_IF_ERROR(Range("send_buffer_kib", send_buffer_kib, 16, 262144));
   SHOAL_RETURN_IF_ERROR(Range("socket_buffer_kib", socket_buffer_kib, 0, 262144));

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shoal/status.h"
 
@@ -33,6 +34,12 @@ struct EngineOptions {
   // Where peers connect: "IP:PORT", port 0 for any free port. IPv6 as
   // "[::1]:0".
   std::string listen = "127.0.0.1:0";
+  // Peer sessions, 1..64: each has its own network thread and listens on
+  // the port after the previous one's (with port 0, the first is any free
+  // port with enough free ones after it). Torrents are spread among them by
+  // SessionOf; connections, upload rate and disk workers are per session
+  // (the rate and connection limits are divided among them).
+  int sessions = 1;
   int disk_threads = 2;             // disk interface worker threads, 1..16
   int send_buffer_kib = 4096;       // per-peer send watermark, KiB, 16..262144
   int socket_buffer_kib = 4096;     // socket send and receive buffers, KiB, 0 = OS default
@@ -109,6 +116,15 @@ struct EngineStats {
   std::array<uint64_t, kPeerAuthRefusalCount> auth_refused{};
   uint64_t peers_admitted = 0;    // peers that proved membership (auth mode)
   int64_t cert_not_after_ms = 0;  // when the engine's certificate expires; 0: none
+  // Per peer session, in session order (see EngineOptions::sessions).
+  struct Session {
+    uint16_t port = 0;        // its listen port
+    uint64_t bytes_up = 0;    // payload bytes sent
+    uint64_t bytes_down = 0;  // payload bytes received
+    uint64_t peers = 0;       // peer connections now
+    uint64_t torrents = 0;    // torrents it carries
+  };
+  std::vector<Session> sessions;
 };
 
 }  // namespace shoal

@@ -147,25 +147,29 @@ void TorrentEngine::Impl::PresentCertificate(const lt::torrent_handle& h) {
   if (!s.ok()) Log(LogLevel::kWarn, "p2p.cert.set_failed", {{"error", s.ToString()}});
 }
 
-// Listens on the same port, for TLS or plain BitTorrent.
+// Listens on the same ports, for TLS or plain BitTorrent.
 Status TorrentEngine::Impl::ListenFor(bool tls) {
-  uint16_t port = tls ? session_->listen_port() : session_->ssl_listen_port();
-  std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
-  std::string listen = host + ":" + std::to_string(port) + (tls ? "s" : "");
-  lt::settings_pack p;
-  p.set_str(lt::settings_pack::listen_interfaces, listen);
-  session_->apply_settings(std::move(p));
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while ((tls ? session_->ssl_listen_port() : session_->listen_port()) != port) {
-    if (std::chrono::steady_clock::now() > deadline)
-      return Status::Unavailable("cannot listen for peers on " + listen);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
+  for (auto& session : sessions_) {
+    const uint16_t port = tls ? session->listen_port() : session->ssl_listen_port();
+    const std::string listen = host + ":" + std::to_string(port) + (tls ? "s" : "");
+    lt::settings_pack p;
+    p.set_str(lt::settings_pack::listen_interfaces, listen);
+    session->apply_settings(std::move(p));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while ((tls ? session->ssl_listen_port() : session->listen_port()) != port) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return Status::Unavailable("cannot listen for peers on " + listen);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
   return Status::OK();
 }
 
-uint16_t TorrentEngine::Impl::ListenPort() const {
-  return listen_tls_ ? session_->ssl_listen_port() : session_->listen_port();
+uint16_t TorrentEngine::Impl::ListenPort(size_t k) const {
+  if (k >= sessions_.size()) return 0;
+  const lt::session& s = *sessions_[k];
+  return listen_tls_ ? s.ssl_listen_port() : s.listen_port();
 }
 
 Status TorrentEngine::SetPeerIdentity(const PeerIdentity& identity) {

@@ -41,8 +41,13 @@ void TorrentEngine::Impl::Stop() {
   // Destroying the session aborts it and waits for its threads, including
   // the disk interface's workers. add_mu_ waits out an AddFile or Remove in
   // flight, which uses the session.
+  // The sessions are aborted together and then waited for, so they shut
+  // down in parallel.
   std::lock_guard<std::mutex> add(add_mu_);
-  session_.reset();
+  std::vector<lt::session_proxy> proxies;
+  for (auto& session : sessions_) proxies.push_back(session->abort());
+  sessions_.clear();
+  proxies.clear();
   std::lock_guard<std::mutex> l(mu_);
   torrents_.clear();
   chunk_index_.clear();
@@ -95,7 +100,7 @@ Status TorrentEngine::Impl::AddToSession(FileTorrent& t) {
     // enough.
     const bool tls = PeerTls();
     if (tls) params.flags |= lt::torrent_flags::paused;
-    lt::torrent_handle h = session_->add_torrent(std::move(params), ec);
+    lt::torrent_handle h = SessionFor(t.id).add_torrent(std::move(params), ec);
     if (!ec) {
       t.handle = h;
       if (tls) {
@@ -155,6 +160,14 @@ uint16_t TorrentEngine::listen_port() const {
   std::lock_guard<std::mutex> l(impl_->mu_);
   if (impl_->stopped_) return 0;
   return impl_->ListenPort();
+}
+
+uint16_t TorrentEngine::sessions() const { return static_cast<uint16_t>(impl_->options_.sessions); }
+
+uint16_t TorrentEngine::listen_port(const FileTorrentId& id) const {
+  std::lock_guard<std::mutex> l(impl_->mu_);
+  if (impl_->stopped_) return 0;
+  return impl_->ListenPort(SessionOf(id, sessions()));
 }
 
 Result<TorrentEngine::FileProgress> TorrentEngine::Progress(const FileTorrentId& id) {
@@ -384,7 +397,7 @@ Status TorrentEngine::Remove(const FileTorrentId& id) {
       e = e->second.first == id ? impl_->chunk_index_.erase(e) : std::next(e);
     }
   }
-  impl_->session_->remove_torrent(t->handle);
+  impl_->SessionFor(id).remove_torrent(t->handle);
   impl_->catalog_->Unregister(ShortKeyOf(id));
   Log(LogLevel::kInfo, "p2p.torrent.remove", {{"torrent", id.ShortHex()}});
   return Status::OK();
@@ -399,10 +412,24 @@ EngineStats TorrentEngine::Stats() const {
   EngineStats s;
   DiskIoStats d = impl_->disk_counters_->Snapshot();
   std::lock_guard<std::mutex> l(impl_->mu_);
-  s.bytes_up = impl_->stat_sent_;
-  s.bytes_down = impl_->stat_recv_;
-  s.peers = impl_->stat_peers_;
-  s.peers_banned = impl_->stat_banned_;
+  std::vector<uint64_t> carried(impl_->session_counters_.size(), 0);
+  for (const auto& [id, t] : impl_->torrents_) {
+    ++carried[SessionOf(id, static_cast<uint16_t>(carried.size()))];
+  }
+  for (size_t k = 0; k < impl_->session_counters_.size(); ++k) {
+    const Impl::SessionCounters& c = impl_->session_counters_[k];
+    s.bytes_up += c.sent;
+    s.bytes_down += c.recv;
+    s.peers += c.peers;
+    s.peers_banned += c.banned;
+    EngineStats::Session e;
+    e.port = impl_->stopped_ ? 0 : impl_->ListenPort(k);
+    e.bytes_up = c.sent;
+    e.bytes_down = c.recv;
+    e.peers = c.peers;
+    e.torrents = carried[k];
+    s.sessions.push_back(e);
+  }
   s.hash_failures = impl_->hash_failures_;
   s.torrents = impl_->torrents_.size();
   s.pieces_committed = d.pieces_committed;

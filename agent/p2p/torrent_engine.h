@@ -1,4 +1,4 @@
-// TorrentEngine: one libtorrent session whose disk I/O is the ChunkStore.
+// TorrentEngine: libtorrent sessions whose disk I/O is the ChunkStore.
 //
 // Each unique file is one private, v2-only torrent (see torrent_metainfo.h),
 // except that a version's small files share one (see bundle_metainfo.h).
@@ -20,6 +20,12 @@
 // Peers: with a peer identity that names a CA (SetPeerIdentity), every
 // torrent is an SSL torrent of that CA and peers connect over TLS with a
 // certificate it signed; without, they speak plain BitTorrent.
+//
+// Sessions: the engine runs EngineOptions::sessions libtorrent sessions,
+// each with its own network thread, on consecutive listen ports. Torrent
+// `id` lives in session SessionOf(id, n) (file_torrent_id.h) and announces
+// that session's port, so peers find it there. One store, one catalog and
+// the same peer admission, holds and counters serve them all.
 //
 // Thread-safety: every method may be called from any thread. The store must
 // outlive the engine. Stop() (or destruction) ends the session.
@@ -51,8 +57,14 @@ class TorrentEngine {
   TorrentEngine(const TorrentEngine&) = delete;
   TorrentEngine& operator=(const TorrentEngine&) = delete;
 
-  // The port peers connect to (TLS or plain, the same number).
+  // The port peers connect to (TLS or plain, the same number): the first
+  // session's. Session k listens on this port + k.
   uint16_t listen_port() const;
+  // How many peer sessions the engine runs (EngineOptions::sessions).
+  uint16_t sessions() const;
+  // The port of the session that carries torrent `id`: listen_port() +
+  // SessionOf(id, sessions()).
+  uint16_t listen_port(const FileTorrentId& id) const;
 
   // How this engine is admitted by peers, and admits them. The first call
   // fixes the CA (or plain peers) for the engine's life: torrents are

@@ -50,10 +50,37 @@ TEST_CASE("a ring member's ID names its peer address", "[owners]") {
 
   for (const char* bad :
        {"node-3", "node@10.0.0.1", "node@10.0.0.1:", "node@:6881", "node@10.0.0.1:0",
-        "node@10.0.0.1:65536", "node@10.0.0.1:68x1", "node@10.0.0.1:1234567"}) {
+        "node@10.0.0.1:65536", "node@10.0.0.1:68x1", "node@10.0.0.1:1234567",
+        "node@10.0.0.1:6882-6881", "node@10.0.0.1:6881-", "node@10.0.0.1:-6881",
+        "node@10.0.0.1:6881-65536", "node@10.0.0.1:6881-7000"}) {
     INFO(bad);
     CHECK_FALSE(PeerAddressOf(bad).has_value());
   }
+}
+
+TEST_CASE("an agent with several peer sessions names their ports, and each torrent's is known",
+          "[owners]") {
+  auto one = PeerAddressOf("node@10.0.0.1:6881");
+  REQUIRE(one.has_value());
+  CHECK(one->sessions == 1);
+  auto four = PeerAddressOf("node@fd00::5:6881-6884");
+  REQUIRE(four.has_value());
+  CHECK(four->ip == "fd00::5");
+  CHECK(four->port == 6881);
+  CHECK(four->sessions == 4);
+  // Each torrent is on the first port plus its session, on every agent.
+  int seen[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 64; ++i) {
+    const std::string name = "torrent " + std::to_string(i);
+    const FileTorrentId id = FileTorrentId::FromBytes(Sha256::Of(name.data(), name.size()).data());
+    const uint16_t port = four->PortFor(id);
+    REQUIRE(port >= 6881);
+    REQUIRE(port <= 6884);
+    CHECK(port == 6881 + SessionOf(id, 4));
+    CHECK(one->PortFor(id) == 6881);
+    ++seen[port - 6881];
+  }
+  for (int k = 0; k < 4; ++k) CHECK(seen[k] > 0);  // 64 torrents reach every session
 }
 
 TEST_CASE("a replica owner connects to the owners ranked above it, best first", "[owners]") {

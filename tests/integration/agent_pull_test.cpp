@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <utility>
 
 #include "integration/pull_cluster.h"
 
@@ -296,9 +297,12 @@ TEST_CASE("a chunk whose owner evicted it is fetched again by an owner, not by e
 TEST_CASE(
     "with two replicas, a warmed model outlives its busiest owner without reading the origin again",
     "[agent][warm][replica]") {
-  for (int replicas : {1, 2}) {
-    DYNAMIC_SECTION("replicas " << replicas) {
-      PullCluster c(4, "1GiB", {"--replicas", std::to_string(replicas)});
+  // The last run gives each agent two peer sessions: a copier then
+  // connects to the port of the owner's session that carries the chunk.
+  for (auto [replicas, sessions] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{2, 2}}) {
+    DYNAMIC_SECTION("replicas " << replicas << ", peer sessions " << sessions) {
+      PullCluster c(4, "1GiB", {"--replicas", std::to_string(replicas)},
+                    {"--peer-sessions", std::to_string(sessions)});
       std::string ckpt = MakeCheckpoint(c.tmp / "ckpt", 101);
       c.PublishUnseeded(ckpt, "team-a/m");
       auto warm = c.Shoal(c.writer, {"warm", "team-a/m:latest"});
