@@ -137,8 +137,8 @@ void AddPeerFlags(CLI::App& app, AgentFlags& f) {
       ->capture_default_str();
   app.add_option("--peer-sessions", o.peer_sessions,
                  "peer sessions, each with its own network thread, listening on --peer-listen's "
-                 "port and the ones after it; torrents are spread among them (0: one per four "
-                 "cores, 1 to 16)")
+                 "port and the ones after it; torrents are spread among them (0: one per two "
+                 "cores, 1 to 64)")
       ->capture_default_str();
   app.add_option(
          "--peer-handshake-timeout-s", o.peer_handshake_timeout_s,

@@ -36,7 +36,7 @@ Status AgentOptions::Validate() const {
                                    "' is not an octal mode from 0000 to 0777");
   }
   if (peer_sessions < 0 || peer_sessions > 64) {
-    return Status::InvalidArgument("--peer-sessions must be 0 (one per four cores) to 64");
+    return Status::InvalidArgument("--peer-sessions must be 0 (one per two cores) to 64");
   }
   if (origin_parallelism < 1 || origin_parallelism > 64) {
     return Status::InvalidArgument("--origin-parallelism must be 1 to 64");
@@ -75,7 +75,7 @@ MissingChunkOptions AgentOptions::MissingChunks() const {
 
 int DefaultPeerSessions() {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(cores / 4, 1, 16);
+  return std::clamp(cores / 2, 1, 64);
 }
 
 int PeerSessionsOf(const AgentOptions& options) {

@@ -72,8 +72,8 @@ struct AgentOptions {
   MissingChunkOptions MissingChunks() const;
 };
 
-// The peer sessions an agent runs without --peer-sessions: one per four
-// cores, 1 to 16 (see docs/scale.md).
+// The peer sessions an agent runs without --peer-sessions: one per two
+// cores, 1 to 64 (see docs/scale.md).
 int DefaultPeerSessions();
 
 // options.peer_sessions, or DefaultPeerSessions() for 0.

@@ -12,6 +12,9 @@
 # the transfer, that CPU as a multiple of the SHA-256 floor F measured in the
 # same run by `openssl speed -evp sha256 -bytes 16384`, and each process's
 # peak anonymous RSS (file pages of the page cache and tmpfs not counted).
+# The busiest thread column is the CPU per GiB of each process's busiest
+# thread (a session's network thread): one core moves at most 1/that GiB/s
+# through one session, the per-session ceiling docs/scale.md rests on.
 # P2P_BENCH_SECURITY says how peers admit each other, as the tracker's
 # --peer-security: off (the default), tls (by certificate, over TLS, as
 # agents do by default) or auth (a membership proof, then plain BitTorrent).
@@ -20,6 +23,10 @@
 # (--cache-sync), and adds a baseline: `dd conv=fdatasync` of the same
 # number of bytes into the same folder, in the same run.
 # P2P_BENCH_DISK_THREADS=N sets both engines' disk threads (default 2).
+# P2P_BENCH_SESSIONS=N gives both engines N peer sessions (default 1), and
+# P2P_BENCH_FILES=K splits the bytes into K files, one torrent each (default
+# 1; torrents are spread over the sessions, so several sessions need
+# several files).
 set -euo pipefail
 build=${1:-build}
 size_mib=${2:-2048}
@@ -37,10 +44,10 @@ case $security in tls | auth | off) ;; *) echo "P2P_BENCH_SECURITY: tls, auth or
 # F: core-seconds per GiB for SHA-256 over 16 KiB blocks.
 sha_kbs=$(openssl speed -seconds 3 -evp sha256 -bytes 16384 2>/dev/null | grep -iE '^(sha256|sha2-256|evp)' | tail -1 | awk '{print $NF}' | tr -d k)
 floor=$(awk -v k="$sha_kbs" 'BEGIN { printf "%.3f", 1073741824 / (k * 1000) }')
-echo "SHA-256 16 KiB: ${sha_kbs} kB/s per core, F = ${floor} core-s/GiB; peer security $security; stores on $(findmnt -n -o FSTYPE --target "$work"); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "SHA-256 16 KiB: ${sha_kbs} kB/s per core, F = ${floor} core-s/GiB; peer security $security; ${P2P_BENCH_SESSIONS:-1} peer session(s), ${P2P_BENCH_FILES:-1} file(s); stores on $(findmnt -n -o FSTYPE --target "$work"); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| piece | MB/s | CPU core-s/GiB (seed + leech) | CPU / F | seeder peak anon RSS | leecher peak anon RSS |"
-echo "|---|---|---|---|---|---|"
+echo "| piece | MB/s | CPU core-s/GiB (seed + leech) | CPU / F | busiest thread core-s/GiB (seed, leech) | seeder peak anon RSS | leecher peak anon RSS |"
+echo "|---|---|---|---|---|---|---|"
 for p in "${pieces[@]}"; do
   run="$work/p$p"
   mkdir -p "$run"
@@ -49,7 +56,9 @@ for p in "${pieces[@]}"; do
   if [[ $security == auth ]]; then flags+=(--auth 1); fi
   [[ ${P2P_BENCH_SYNC:-0} == 1 ]] && flags+=(--sync 1)
   [[ -n ${P2P_BENCH_DISK_THREADS:-} ]] && flags+=(--disk-threads "$P2P_BENCH_DISK_THREADS")
+  flags+=(--sessions "${P2P_BENCH_SESSIONS:-1}")
   "$bench" seed --dir "$run/seed" --size "$size" --piece $((p * 1048576)) "${flags[@]}" \
+    --files "${P2P_BENCH_FILES:-1}" \
     --entry "$run/entry" --port-file "$run/port" --done "$run/done" > "$run/seed.json" 2> "$run/seed.log" &
   seed_pid=$!
   while [[ ! -f "$run/port" ]]; do
@@ -66,7 +75,8 @@ p, floor = sys.argv[3], float(sys.argv[4])
 gib = l["bytes"] / 2**30
 cpu = (s["cpu_s"] + l["cpu_s"]) / gib
 print(f"| {p} MiB | {l['mb_per_s']:.0f} | {cpu:.2f} ({s['cpu_s']/gib:.2f} + {l['cpu_s']/gib:.2f}) "
-      f"| {cpu/floor:.1f} F | {s['peak_anon_rss_kib']/1024:.0f} MiB | {l['peak_anon_rss_kib']/1024:.0f} MiB |")
+      f"| {cpu/floor:.1f} F | {s['busiest_thread_s']/gib:.2f}, {l['busiest_thread_s']/gib:.2f} "
+      f"| {s['peak_anon_rss_kib']/1024:.0f} MiB | {l['peak_anon_rss_kib']/1024:.0f} MiB |")
 PY
   rm -rf "$run"
 done
