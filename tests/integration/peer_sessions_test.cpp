@@ -94,7 +94,7 @@ TEST_CASE("agents with two peer sessions move a many-file version over TLS", "[a
           .body;
   INFO(agents);
   CHECK_THAT(agents, Catch::Contains(":" + std::to_string(seeder.peer_port()) + "-" +
-                                         std::to_string(seeder.peer_port() + 1)));
+                                     std::to_string(seeder.peer_port() + 1)));
 }
 
 TEST_CASE("agents with two peer sessions move a many-file version with membership proofs",

@@ -3,7 +3,6 @@
 // a version of many files moves byte-identical whichever session carries
 // each file, in plain BitTorrent, over TLS and with membership proofs.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "p2p_test_support.h"
@@ -145,7 +144,7 @@ TEST_CASE("two sessions move many files over TLS, and refuse an outsider on each
   }
   auto bad = static_cast<size_t>(PeerRefusal::kBadCertificate);
   CHECK(Eventually([&] { return seeder.engine->Stats().refused[bad] >= 2; },
-                std::chrono::seconds(15)));
+                   std::chrono::seconds(15)));
   CHECK(stranger.engine->Stats().bytes_down == 0);
 }
 
@@ -174,7 +173,7 @@ TEST_CASE("two sessions move many files with membership proofs, and refuse an ou
   }
   auto bad = static_cast<size_t>(PeerAuthRefusal::kBadCertificate);
   CHECK(Eventually([&] { return seeder.engine->Stats().auth_refused[bad] >= 2; },
-                std::chrono::seconds(15)));
+                   std::chrono::seconds(15)));
   std::this_thread::sleep_for(std::chrono::seconds(1));
   CHECK(stranger.engine->Stats().bytes_down == 0);
 }

@@ -262,7 +262,8 @@ int Seed(std::map<std::string, std::string>& f) {
   const uint64_t size = std::stoull(f["--size"]);
   const uint32_t piece = static_cast<uint32_t>(std::stoul(f["--piece"]));
   const uint64_t files = f.count("--files") ? std::stoull(f["--files"]) : 1;
-  if (files < 1 || files > 1000 || size / files == 0) Die("--files must be 1..1000 and below --size");
+  if (files < 1 || files > 1000 || size / files == 0)
+    Die("--files must be 1..1000 and below --size");
   auto store = OpenStore(f["--dir"], f["--sync"] == "1");
   std::vector<uint8_t> buf(piece);
   for (uint64_t j = 0; j < files; ++j) {
@@ -375,8 +376,7 @@ int Leech(std::map<std::string, std::string>& f) {
       "\"write_stalls\":%llu,\"hash_failures\":%llu,\"verified\":%s}\n",
       secs, static_cast<unsigned long long>(total), static_cast<double>(total) / secs / 1e6, cpu,
       sys, busiest, peak, StatusKib("VmHWM"), static_cast<unsigned long long>(st.write_stalls),
-      static_cast<unsigned long long>(st.hash_failures),
-      f.count("--no-verify") ? "false" : "true");
+      static_cast<unsigned long long>(st.hash_failures), f.count("--no-verify") ? "false" : "true");
   return 0;
 }
 
