@@ -19,6 +19,7 @@
 #include "daemon/job_threads.h"
 #include "daemon/pull_job.h"
 #include "daemon/tracker_fleet.h"
+#include "fetch/chunk_fetcher.h"
 #include "p2p/eviction_relay.h"
 #include "p2p/torrent_engine.h"
 #include "read/read_service.h"
@@ -73,7 +74,8 @@ class Agent {
   const AgentOptions options_;
   std::shared_ptr<EvictionRelay> relay_;  // evictions reach the engine while attached
   std::unique_ptr<ChunkStore> store_;
-  std::unique_ptr<Origin> origin_;  // null: no origin
+  std::unique_ptr<Origin> origin_;         // null: no origin
+  std::unique_ptr<ChunkFetcher> fetcher_;  // every origin read of pulls, reads and orders
   std::unique_ptr<TorrentEngine> engine_;
   kj::AsyncIoContext io_;
 

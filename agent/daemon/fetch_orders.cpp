@@ -8,10 +8,10 @@
 
 #include "client/tracker_client.h"
 #include "daemon/owner_peers.h"
+#include "fetch/chunk_fetcher.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/log.h"
-#include "shoal/origin_fetch.h"
 
 namespace shoal {
 
@@ -184,23 +184,26 @@ Result<SeedResult> FetchOrders::Run(const std::string& ns, const std::string& na
     // The chunk commits owned: in a full cache of owned chunks, an unowned
     // one would be the first evicted, before its hand-over to the engine.
     // Should it go all the same, it is fetched once more before failing.
-    ChunkWriteOptions owned;
-    owned.owned = true;
+    ChunkFetch fetch;
+    fetch.id = chunk;
+    fetch.size = f.ChunkBytes(piece_size, piece);
+    fetch.owned = true;
+    fetch.streamed = &ctx_.counters.origin_bytes_read;
     Status seeded;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto sent =
-          FetchChunkFromOrigin(*ctx_.origin, ctx_.store, chunk, f.ChunkBytes(piece_size, piece),
-                               owned, &ctx_.counters.origin_bytes_read);
-      if (!sent.ok()) return sent.status();
-      if (*sent > 0) {
+      // On this order's thread; a pull or read fetching the chunk now is
+      // joined, not repeated.
+      const ChunkFetched sent = ctx_.fetcher->FetchNow(fetch);
+      if (!sent.status.ok()) return sent.status;
+      if (sent.bytes > 0) {
         ++out.chunks;
-        out.bytes += *sent;
+        out.bytes += sent.bytes;
         (takeover ? ctx_.counters.takeover_fetches : ctx_.counters.owner_fetches)++;
-        ctx_.counters.CountOriginFetch(chunk, *sent);
+        ctx_.counters.CountOriginFetch(chunk, sent.bytes);
       }
       // NotFound if the chunk was evicted since; Seed below notices that.
       (void)ctx_.store.SetOwned(chunk, true);
-      if (*sent > 0) HoldForNextOwners(ver, f, piece, chunk);
+      if (sent.bytes > 0) HoldForNextOwners(ver, f, piece, chunk);
       seeded = Seed(ver, f, piece);
       if (!seeded.IsUnavailable() || ctx_.store.Contains(chunk)) break;
     }

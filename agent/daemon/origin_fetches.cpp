@@ -1,28 +1,23 @@
 #include "daemon/origin_fetches.h"
 
-#include <chrono>
-
-#include "shoal/origin_fetch.h"
-
 namespace shoal {
 
-OriginFetches::OriginFetches(Origin& origin, ChunkStore& store, int parallelism,
+OriginFetches::OriginFetches(ChunkFetcher& fetcher, int parallelism,
                              std::atomic<uint64_t>* streamed)
-    : origin_(origin), store_(store), streamed_(streamed), workers_(parallelism) {}
+    : streamed_(streamed), lane_(fetcher.NewLane(parallelism)) {}
 
-OriginFetches::~OriginFetches() { workers_.Cancel(); }
+OriginFetches::~OriginFetches() { lane_.reset(); }
 
 void OriginFetches::Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size,
                         OriginRole role) {
-  workers_.Post([this, task, piece, id, size, role] {
-    auto start = std::chrono::steady_clock::now();
-    ChunkWriteOptions wo;
-    wo.owned = role == OriginRole::kOwner;
-    Result<uint64_t> sent = FetchChunkFromOrigin(origin_, store_, id, size, wo, streamed_);
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ChunkFetch fetch;
+  fetch.id = id;
+  fetch.size = size;
+  fetch.owned = role == OriginRole::kOwner;
+  fetch.streamed = streamed_;
+  lane_->Fetch(fetch, [this, task, piece, role](const ChunkFetched& f) {
     std::lock_guard<std::mutex> lock(mu_);
-    done_.push_back({task, piece, role, sent.ok() ? *sent : 0, sent.status(), ms});
+    done_.push_back({task, piece, role, f.bytes, f.status, f.ms});
   });
 }
 

@@ -1,8 +1,9 @@
 // OriginFetches: a pull's own origin fetches, `parallelism` at a time, for
 // the local rule a pull falls back to while the tracker is unreachable.
 // Each fetched chunk goes into the store; TakeDone() reports them. Fetches
-// start in the order they were added, on a WorkQueue of `parallelism`
-// threads.
+// start in the order they were added, on the pull's lane of the agent's
+// ChunkFetcher (agent/fetch/chunk_fetcher.h), so a chunk that a read or a
+// fetch order is fetching meanwhile is read from the origin once.
 //
 // Thread-safety: Add and TakeDone may be called from any thread.
 #ifndef SHOAL_AGENT_DAEMON_ORIGIN_FETCHES_H_
@@ -14,27 +15,25 @@
 #include <utility>
 #include <vector>
 
+#include "fetch/chunk_fetcher.h"
 #include "shoal/chunk_id.h"
-#include "shoal/chunk_store.h"
 #include "shoal/missing_chunk_policy.h"
-#include "shoal/origin.h"
 #include "shoal/status.h"
-#include "shoal/work_queue.h"
 
 namespace shoal {
 
 class OriginFetches {
  public:
   // `streamed`, if not null, counts the origin's bytes as they arrive.
-  OriginFetches(Origin& origin, ChunkStore& store, int parallelism,
-                std::atomic<uint64_t>* streamed = nullptr);
+  OriginFetches(ChunkFetcher& fetcher, int parallelism, std::atomic<uint64_t>* streamed = nullptr);
   // Stops after the fetches running now; queued ones are dropped.
   ~OriginFetches();
   struct Done {
     size_t task;
     uint64_t piece;
     OriginRole role;  // as given to Add
-    uint64_t bytes;   // the origin sent; 0 if the chunk was here already
+    uint64_t bytes;   // the origin sent; 0 if the chunk was here already, or another asker's
+                      // fetch read it
     Status status;
     double ms;  // how long the fetch took
   };
@@ -46,12 +45,11 @@ class OriginFetches {
   }
 
  private:
-  Origin& origin_;
-  ChunkStore& store_;
   std::atomic<uint64_t>* const streamed_;  // may be null
   std::mutex mu_;
   std::vector<Done> done_;  // protected by mu_
-  WorkQueue workers_;       // last: its threads stop before the rest is destroyed
+  // Last: destroying it ends the fetches and callbacks before done_ goes.
+  std::unique_ptr<ChunkFetcher::Lane> lane_;
 };
 
 }  // namespace shoal

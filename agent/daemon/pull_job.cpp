@@ -142,9 +142,8 @@ Status PullJob::Plan() {
   // A version still uploading may lack chunks in the origin: its publisher's
   // agent has them all, so this pull takes them from peers alone.
   if (ctx_.origin != nullptr && version_state_ != VersionState::kUploading) {
-    fetches_ =
-        std::make_unique<OriginFetches>(*ctx_.origin, ctx_.store, ctx_.options.origin_parallelism,
-                                        &ctx_.counters.origin_bytes_read);
+    fetches_ = std::make_unique<OriginFetches>(*ctx_.fetcher, ctx_.options.origin_parallelism,
+                                               &ctx_.counters.origin_bytes_read);
   }
   state_.total_bytes = result_.total_bytes;
   for (const PullTask& t : tasks_) state_.files_total += t.file_count;

@@ -62,6 +62,7 @@
 
 namespace shoal {
 
+class ChunkFetcher;
 class OriginFetches;
 class TrackerClient;
 
@@ -92,7 +93,7 @@ struct PullCounters {
   std::atomic<uint64_t> pulls{0}, pull_failures{0};
   // Chunks and bytes the origin sent this agent for pulls and fetch orders.
   std::atomic<uint64_t> bytes_from_origin{0}, origin_chunks{0};
-  // Bytes the origin sent, counted as they arrive (FetchChunkFromOrigin's `streamed`).
+  // Bytes the origin sent, counted as they arrive (ChunkFetch::streamed).
   std::atomic<uint64_t> origin_bytes_read{0};
   std::atomic<uint64_t> owner_fetches{0};     // origin fetches as the chunk's owner
   std::atomic<uint64_t> takeover_fetches{0};  // origin fetches after the owner did not deliver
@@ -114,6 +115,7 @@ struct PullContext {
   ChunkStore& store;
   TorrentEngine& engine;
   Origin* origin;            // null: no origin fallback
+  ChunkFetcher* fetcher;     // every origin read goes through it
   std::string announce_url;  // http://tracker:port/announce?token=...&zone=...
   PullCounters& counters;
   // The current ring of owners and this agent's ID in it. With no ring,

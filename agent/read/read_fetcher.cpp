@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <iterator>
 
+#include "fetch/chunk_fetcher.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/log.h"
-#include "shoal/origin_fetch.h"
 
 namespace shoal {
 namespace {
@@ -37,7 +37,7 @@ uint64_t ReadFile::PieceBytes(uint64_t piece) const {
 }
 
 ReadFetcher::ReadFetcher(const ReadFetcherOptions& options, ChunkStore& store,
-                         TorrentEngine& engine, Origin* origin,
+                         TorrentEngine& engine, ChunkFetcher* origin,
                          std::function<std::string()> announce_url)
     : options_(options),
       policy_(PolicyOptions(options)),
@@ -299,12 +299,14 @@ Status ReadFetcher::FetchFromOrigin(const ReadFile& file, uint64_t piece) {
         {{"chunk", chunk.ShortHex()}, {"why", asked.ToString()}});
   }
   if (store_.Contains(chunk)) return Status::OK();
-  const uint64_t size = file.PieceBytes(piece);
-  Result<uint64_t> sent = FetchChunkFromOrigin(*origin_, store_, chunk, size);
-  if (!sent.ok()) return sent.status();
-  if (*sent > 0) {
+  ChunkFetch fetch;
+  fetch.id = chunk;
+  fetch.size = file.PieceBytes(piece);
+  const ChunkFetched sent = origin_->FetchNow(fetch);
+  if (!sent.status.ok()) return sent.status;
+  if (sent.bytes > 0) {
     counters_.origin_chunks++;
-    counters_.origin_bytes += *sent;
+    counters_.origin_bytes += sent.bytes;
   }
   return Status::OK();
 }

@@ -9,7 +9,8 @@
 // tracker said nobody else is in the swarm, otherwise after
 // origin_wait_ms (MissingChunkPolicy::ReadFetchDue). How the origin is asked is one hook,
 // request_origin (shoald's asks the tracker to have the chunk's owner fetch it); unset, or when the
-// hook answers Unavailable, the fetcher reads the origin itself (FetchChunkFromOrigin) and hands
+// hook answers Unavailable, the fetcher reads the origin itself, through the agent's ChunkFetcher
+// (agent/fetch/chunk_fetcher.h, so a pull fetching the same chunk meanwhile is joined), and hands
 // the chunk to the engine so this agent seeds it.
 //
 // Chunks from the origin are announced to waiters at once; chunks from
@@ -46,6 +47,7 @@
 
 namespace shoal {
 
+class ChunkFetcher;
 class TorrentEngine;
 
 // One file of one version, as a read needs it. Immutable.
@@ -91,10 +93,10 @@ class ReadFetcher {
       std::function<Status(const std::string& ns, const std::string& name, const VersionId& version,
                            const std::vector<ChunkId>& chunks)>;
 
-  // `origin` may be null (then only the hook, or peers, can deliver).
-  // `announce_url` gives the tracker URL new torrents announce to.
+  // `origin` may be null: no origin (then only the hook, or peers, can
+  // deliver). `announce_url` gives the tracker URL new torrents announce to.
   ReadFetcher(const ReadFetcherOptions& options, ChunkStore& store, TorrentEngine& engine,
-              Origin* origin, std::function<std::string()> announce_url);
+              ChunkFetcher* origin, std::function<std::string()> announce_url);
   ~ReadFetcher();  // Stop()
   ReadFetcher(const ReadFetcher&) = delete;
   ReadFetcher& operator=(const ReadFetcher&) = delete;
@@ -161,7 +163,7 @@ class ReadFetcher {
   const MissingChunkPolicy policy_;
   ChunkStore& store_;
   TorrentEngine& engine_;
-  Origin* const origin_;
+  ChunkFetcher* const origin_;
   const std::function<std::string()> announce_url_;
   OriginRequest request_origin_;
   ReadFetchCounters counters_;

@@ -78,7 +78,7 @@ void ReadCall::Finish(HttpResponse r) {
 }
 
 ReadService::ReadService(const ReadServiceOptions& options, ChunkStore& store,
-                         TorrentEngine& engine, Origin* origin,
+                         TorrentEngine& engine, ChunkFetcher* origin,
                          std::function<std::string()> announce_url,
                          const RevocationList& revocations, MetricsRegistry& metrics)
     : options_(options),

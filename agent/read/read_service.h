@@ -58,6 +58,7 @@
 
 namespace shoal {
 
+class ChunkFetcher;
 class TorrentEngine;
 
 // A ListObjects request as the S3 face read it: its paging, its version
@@ -89,11 +90,12 @@ struct ReadServiceOptions {
 
 class ReadService {
  public:
-  // `origin` may be null. `announce_url` gives the tracker URL for new
+  // `origin` (the agent's origin reads) may be null: no origin.
+  // `announce_url` gives the tracker URL for new
   // torrents; `revocations` the tokens to refuse. Everything passed in must
   // outlive the service.
   ReadService(const ReadServiceOptions& options, ChunkStore& store, TorrentEngine& engine,
-              Origin* origin, std::function<std::string()> announce_url,
+              ChunkFetcher* origin, std::function<std::string()> announce_url,
               const RevocationList& revocations, MetricsRegistry& metrics);
   ~ReadService();
   ReadService(const ReadService&) = delete;
