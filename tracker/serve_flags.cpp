@@ -2,9 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/store_flags.h"
 #include "shoal/duration.h"
 #include "shoal/log.h"
-#include "store_flags.h"
 
 namespace shoal::tracker {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <string>
 
+#include "common/tracker_options.h"
 #include "shoal/status.h"
-#include "tracker_options.h"
 
 namespace CLI {
 class App;

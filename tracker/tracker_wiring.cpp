@@ -1,6 +1,6 @@
 #include "tracker_wiring.h"
 
-#include "issued_tokens.h"
+#include "registry/issued_tokens.h"
 
 namespace shoal::tracker {
 

@@ -4,10 +4,10 @@
 #ifndef SHOAL_TRACKER_TRACKER_WIRING_H_
 #define SHOAL_TRACKER_TRACKER_WIRING_H_
 
-#include "announce_handler.h"
-#include "gateway_service.h"
-#include "http_api.h"
-#include "tracker_collectors.h"
+#include "http/http_api.h"
+#include "http/tracker_collectors.h"
+#include "rpc/gateway_service.h"
+#include "swarm/announce_handler.h"
 #include "tracker_context.h"
 
 namespace shoal::tracker {

@@ -4,7 +4,7 @@
 // token allows) and checks the manifest's signature; adds one torrent per
 // distinct file; asks the tracker for chunks no peer has offered once the
 // swarm has had a moment to form (the tracker has their owners fetch them
-// from the origin, paced cluster-wide; see tracker/fetch_scheduler.h), and
+// from the origin, paced cluster-wide; see tracker/scheduler/fetch_scheduler.h), and
 // asks again for any still missing. Each chunk is written into the caller's
 // files as soon as it is in the cache (DestinationWriter), and from then on
 // the cache may evict it: a version larger than the cache still pulls. The

@@ -1,6 +1,6 @@
 // How reads get chunks no peer offers: the way pulls do. The chunks are
 // asked of the tracker, which orders each from its owner within the
-// cluster's origin budget (tracker/fetch_scheduler.h), and the read waits for
+// cluster's origin budget (tracker/scheduler/fetch_scheduler.h), and the read waits for
 // them to arrive here from the owner. Only while the tracker cannot be
 // reached, or when the owners have not delivered within a bound, does this
 // agent read the origin itself.

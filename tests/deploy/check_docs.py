@@ -90,7 +90,7 @@ def check(src):
     # CLI.
     for path, prog in [(p, "shoal") for p in sources(src, "agent/cli")] + \
                       [(os.path.join(src, f), "shoal-tracker")
-                       for f in ("tracker/tracker_main.cpp", "tracker/token_commands.cpp")]:
+                       for f in ("tracker/tracker_main.cpp", "tracker/admin/token_commands.cpp")]:
         text = read(path)
         for sub in SUBCOMMAND.findall(text):
             if not re.search(rf"`{re.escape(prog)}(?: [a-z-]+)? {re.escape(sub)}\b", api):
@@ -113,7 +113,7 @@ def check(src):
 PLANTS = {
     "an undocumented metric": ("agent/daemon/agent_metrics.cpp",
                                'w.AddGauge("shoal_agent_planted_gauge", "planted", 1);\n'),
-    "an undocumented route": ("tracker/http_api.cpp",
+    "an undocumented route": ("tracker/http/http_api.cpp",
                               'void Planted(HttpServer& s) { s.Handle("GET", "/v1/planted-route", nullptr); }\n'),
     "an undocumented RPC method": ("proto/agent.capnp", "interface Planted {\n  plantedMethod @0 () -> ();\n}\n"),
     "an undocumented CLI flag": ("agent/cli/pull_command.cpp",

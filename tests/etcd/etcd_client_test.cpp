@@ -1,6 +1,6 @@
 // EtcdClient against the real three-member cluster of etcd_cluster.sh: keys,
 // ranges, transactions and leases as a registry store would use them.
-#include "etcd_client.h"
+#include "kv/etcd_client.h"
 
 #include <algorithm>
 #include <atomic>

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "etcd_client.h"
 #include "etcd_test_env.h"
+#include "kv/etcd_client.h"
 
 using shoal::Status;
 using shoal::tracker::EtcdOptions;

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "etcd_client.h"
-#include "etcd_kv.h"
+#include "kv/etcd_client.h"
+#include "kv/etcd_kv.h"
 #include "support/env_file.h"
 
 namespace shoal_test {

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "etcd_client.h"
 #include "etcd_test_env.h"
+#include "kv/etcd_client.h"
 #include "support/env_file.h"
 
 using shoal::Status;

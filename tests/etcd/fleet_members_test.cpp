@@ -1,7 +1,7 @@
 // FleetMembers against the real etcd cluster: trackers joining and leaving
 // are counted, a lease etcd forgot is granted again, and each tracker's
 // share of the origin budget keeps the fleet within it.
-#include "fleet_members.h"
+#include "agents/fleet_members.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>

@@ -6,19 +6,19 @@
 #include <filesystem>
 #include <unordered_set>
 
-#include "chunk_gc.h"
-#include "etcd_kv.h"
+#include "common/tracker_metrics.h"
 #include "etcd_test_env.h"
-#include "registry_store.h"
+#include "kv/etcd_kv.h"
+#include "registry/registry_store.h"
 #include "shoal/file_origin.h"
 #include "shoal/origin.h"
 #include "shoal/sha256.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
+#include "storage/chunk_gc.h"
+#include "storage/upload_leases.h"
 #include "support/subprocess.h"
 #include "support/tracker_process.h"
-#include "tracker_metrics.h"
-#include "upload_leases.h"
 
 namespace shoal::tracker {
 namespace {

@@ -7,10 +7,10 @@
 #include <set>
 #include <thread>
 
-#include "etcd_kv.h"
 #include "etcd_test_env.h"
-#include "manifest_archive.h"
-#include "registry_store.h"
+#include "kv/etcd_kv.h"
+#include "registry/manifest_archive.h"
+#include "registry/registry_store.h"
 #include "shoal/file_origin.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/utc_time.h"

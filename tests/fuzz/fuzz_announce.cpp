@@ -1,5 +1,5 @@
 // A BitTorrent announce as the tracker's GET /announce answers it
-// (tracker/announce_handler.h): the request target is split and decoded by
+// (tracker/swarm/announce_handler.h): the request target is split and decoded by
 // ParseTarget, binary info_hash and peer_id included, and HandleAnnounce
 // checks the token, the 20-byte IDs, the numbers (announce_numbers.h) and
 // the torrent, then records the peer in a small swarm and bencodes the
@@ -21,17 +21,17 @@
 #include <string>
 #include <string_view>
 
-#include "announce_handler.h"
+#include "auth/token_verifier.h"
+#include "common/tracker_metrics.h"
 #include "fuzz_check.h"
 #include "http_wire.h"
-#include "registry_store.h"
+#include "registry/registry_store.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"
-#include "swarm_store.h"
-#include "token_verifier.h"
-#include "torrent_index.h"
-#include "tracker_metrics.h"
+#include "swarm/announce_handler.h"
+#include "swarm/swarm_store.h"
+#include "swarm/torrent_index.h"
 
 namespace {
 

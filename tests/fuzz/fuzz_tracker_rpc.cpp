@@ -1,4 +1,4 @@
-// Bytes an RPC client sends to the tracker, served as tracker/rpc_listener.cpp
+// Bytes an RPC client sends to the tracker, served as tracker/rpc/rpc_listener.cpp
 // serves a connection: through a FrameGuard with the unauthenticated
 // message limit (raised when a token is accepted), into a Cap'n Proto
 // two-party RpcSystem whose bootstrap is the real Gateway, over an
@@ -23,8 +23,8 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "gateway_service.h"
-#include "rpc_frame_guard.h"
+#include "rpc/gateway_service.h"
+#include "rpc/rpc_frame_guard.h"
 #include "tracker_context.h"
 #include "tracker_wiring.h"
 

@@ -1,7 +1,7 @@
 // AgentControls across threads: an agent's control capability lives on the
 // loop of the connection it came on, and orders given on another loop (the
 // fetch scheduler's) are carried to it and answered back.
-#include "agent_controls.h"
+#include "scheduler/agent_controls.h"
 
 #include <kj/async-io.h>
 

@@ -1,4 +1,4 @@
-#include "agent_directory.h"
+#include "agents/agent_directory.h"
 
 #include <catch2/catch.hpp>
 #include <map>

@@ -1,4 +1,4 @@
-#include "announce_numbers.h"
+#include "swarm/announce_numbers.h"
 
 #include <catch2/catch.hpp>
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "agent_orders.h"
 #include "kj_status.h"
-#include "version_chunks.h"
+#include "scheduler/agent_orders.h"
+#include "scheduler/version_chunks.h"
 
 namespace shoal::tracker {
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "agent_directory.h"
+#include "agents/agent_directory.h"
+#include "common/tracker_metrics.h"
 #include "fake_agents.h"
-#include "fetch_scheduler.h"
+#include "scheduler/fetch_scheduler.h"
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/utc_time.h"
-#include "tracker_metrics.h"
 
 using namespace shoal;
 using namespace shoal::tracker;

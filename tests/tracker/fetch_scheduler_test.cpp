@@ -2,7 +2,7 @@
 // each agent's control capability records the orders it gets and answers
 // when the test says so. The orders go through AgentControls, as in the
 // tracker, so this covers their Cap'n Proto form too.
-#include "fetch_scheduler.h"
+#include "scheduler/fetch_scheduler.h"
 
 #include <kj/async.h>
 
@@ -12,10 +12,10 @@
 #include <map>
 #include <thread>
 
-#include "agent_controls.h"
 #include "capnp_views.h"
 #include "fake_agents.h"
 #include "kj_status.h"
+#include "scheduler/agent_controls.h"
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/utc_time.h"
 

@@ -1,6 +1,6 @@
 // The issued-tokens journal: what `token create` appends reads back whole,
 // a line torn by a crash is skipped, and no line holds a MAC.
-#include "issued_tokens.h"
+#include "registry/issued_tokens.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "order_pacer.h"
+#include "scheduler/order_pacer.h"
 
 #include <catch2/catch.hpp>
 #include <vector>

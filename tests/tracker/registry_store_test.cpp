@@ -1,15 +1,15 @@
 // The registry over its key-value engine: guards, retries when two
 // trackers write at once, and manifests kept in the origin's archive.
-#include "registry_store.h"
+#include "registry/registry_store.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
-#include "kv_store.h"
-#include "leveldb_kv.h"
-#include "manifest_archive.h"
+#include "kv/kv_store.h"
+#include "kv/leveldb_kv.h"
+#include "registry/manifest_archive.h"
 #include "registry_test_data.h"
 #include "shoal/file_origin.h"
 #include "shoal/manifest_codec.h"

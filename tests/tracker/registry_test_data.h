@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "registry_store.h"
+#include "registry/registry_store.h"
 #include "shoal/manifest_codec.h"
 
 namespace shoal::tracker::testdata {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "kv_store.h"
-#include "leveldb_kv.h"
-#include "registry_store.h"
+#include "kv/kv_store.h"
+#include "kv/leveldb_kv.h"
+#include "registry/registry_store.h"
 #include "registry_test_data.h"
 #include "shoal/utc_time.h"
 #include "support/subprocess.h"

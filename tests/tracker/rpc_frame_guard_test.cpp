@@ -1,7 +1,7 @@
 // FrameGuard over a real socket pair: real Cap'n Proto messages pass
 // through it whole, however they are split, and oversized or malformed
 // headers are refused before the reader allocates.
-#include "rpc_frame_guard.h"
+#include "rpc/rpc_frame_guard.h"
 
 #include <capnp/message.h>
 #include <capnp/serialize-async.h>

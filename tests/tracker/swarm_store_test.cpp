@@ -1,9 +1,9 @@
-#include "swarm_store.h"
+#include "swarm/swarm_store.h"
 
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "announce_policy.h"
+#include "swarm/announce_policy.h"
 
 using namespace shoal::tracker;
 

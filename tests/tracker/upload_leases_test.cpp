@@ -1,21 +1,21 @@
 // Upload leases in the registry, as a fleet shares them, over LevelDB: two
 // stores on one engine stand for two trackers. Claims, expiry, release, a
 // claim that loses a race part-way, and chunk GC sparing a leased chunk.
-#include "upload_leases.h"
+#include "storage/upload_leases.h"
 
 #include <catch2/catch.hpp>
 #include <functional>
 
-#include "chunk_gc.h"
-#include "kv_store.h"
-#include "leveldb_kv.h"
-#include "registry_store.h"
+#include "common/tracker_metrics.h"
+#include "kv/kv_store.h"
+#include "kv/leveldb_kv.h"
+#include "registry/registry_store.h"
 #include "shoal/file_origin.h"
 #include "shoal/origin.h"
 #include "shoal/sha256.h"
 #include "shoal/utc_time.h"
+#include "storage/chunk_gc.h"
 #include "support/subprocess.h"
-#include "tracker_metrics.h"
 
 namespace shoal::tracker {
 namespace {

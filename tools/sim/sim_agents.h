@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "agent_orders.h"
+#include "scheduler/agent_orders.h"
 #include "shoal/chunk_id.h"
 
 namespace shoal::sim {

@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "agent_directory.h"
+#include "agents/agent_directory.h"
+#include "common/tracker_metrics.h"
 #include "event_queue.h"
-#include "fetch_scheduler.h"
 #include "flow_network.h"
 #include "piece_swarm.h"
+#include "scheduler/fetch_scheduler.h"
 #include "shoal/missing_chunk_policy.h"
 #include "sim_agents.h"
 #include "simulation.h"
-#include "tracker_metrics.h"
 
 namespace shoal::sim {
 

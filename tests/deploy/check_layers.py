@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""The tracker's folders stay small and layered.
+
+Reads every #include "..." in tracker/ and draws an arrow from the
+including file's folder to the included header's folder. Fails, naming
+the arrows, if the folders form a cycle, if a folder holds more than 15
+files, or if a tracker include is not written from tracker/ (a bare name
+of a header in a subfolder). Also fails when a planted back arrow goes
+unnoticed, so the check itself is checked.
+
+  check_layers.py SOURCE_DIR
+"""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+MAX_FILES = 15
+
+
+def tracker_files(root):
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            if n.endswith((".h", ".cpp")):
+                rel = os.path.relpath(os.path.join(dirpath, n), root)
+                out[rel] = open(os.path.join(dirpath, n)).read()
+    return out
+
+
+def folder(rel):
+    d = os.path.dirname(rel)
+    return d if d else "."
+
+
+def arrows(files):
+    """(from folder, to folder) -> [file -> header], and problems."""
+    edges, problems = {}, []
+    headers = {rel for rel in files if rel.endswith(".h")}
+    by_name = {}
+    for h in headers:
+        by_name.setdefault(os.path.basename(h), []).append(h)
+    for rel, text in files.items():
+        for inc in INCLUDE.findall(text):
+            if inc in headers:
+                target = inc
+            elif "/" not in inc and inc in by_name and folder(by_name[inc][0]) != ".":
+                problems.append(f"{rel}: include \"{inc}\" by its path from tracker/")
+                continue
+            else:
+                continue  # not a tracker header
+            a, b = folder(rel), folder(target)
+            if a != b:
+                edges.setdefault((a, b), []).append(f"{rel} -> {target}")
+    return edges, problems
+
+
+def cycle(edges):
+    """One cycle of folders, or None."""
+    adj = {}
+    for a, b in edges:
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set())
+    state, stack = {}, []
+
+    def visit(n):
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(adj[n]):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        state[n] = 2
+        stack.pop()
+        return None
+
+    for n in sorted(adj):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def check(files):
+    problems = []
+    counts = {}
+    for rel in files:
+        counts[folder(rel)] = counts.get(folder(rel), 0) + 1
+    for f, n in sorted(counts.items()):
+        if n > MAX_FILES:
+            problems.append(f"tracker/{f} holds {n} files, more than {MAX_FILES}")
+    edges, bad_includes = arrows(files)
+    problems += bad_includes
+    c = cycle(edges)
+    if c:
+        steps = []
+        for a, b in zip(c, c[1:]):
+            steps.append(f"{a} -> {b} ({edges[(a, b)][0]})")
+        problems.append("folders include each other in a cycle: " + "; ".join(steps))
+    return problems, edges
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 else "."
+    files = tracker_files(os.path.join(src, "tracker"))
+    problems, edges = check(files)
+    for p in problems:
+        print("check_layers: " + p)
+    # The check must see a back arrow: plant one from the lowest folder
+    # that includes nothing of the tracker up to the composition root.
+    planted = dict(files)
+    low = sorted(f for f in files if folder(f) == "common" and f.endswith(".h"))
+    if low:
+        planted[low[0]] = '#include "tracker_context.h"\n' + planted[low[0]]
+        caught, _ = check(planted)
+        if not any("cycle" in p for p in caught):
+            problems.append("a planted include from tracker/common up to the root went unnoticed")
+            print("check_layers: " + problems[-1])
+    folders = {folder(f) for f in files}
+    print(f"check_layers: {len(folders)} folders, {len(edges)} arrows between them"
+          + ("" if problems else ", no cycle"))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
