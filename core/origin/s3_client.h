@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "http_connection_pool.h"
-#include "http_types.h"
-#include "retry_policy.h"
 #include "shoal/byte_stream.h"
+#include "shoal/http/http_connection_pool.h"
+#include "shoal/http/http_types.h"
+#include "shoal/http/retry_policy.h"
 #include "shoal/origin_counters.h"
 #include "shoal/s3_signer.h"
 

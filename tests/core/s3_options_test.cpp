@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "http_types.h"
+#include "shoal/http/http_types.h"
 #include "shoal/s3_credentials.h"
 #include "shoal/s3_origin.h"
 

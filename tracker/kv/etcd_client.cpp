@@ -4,9 +4,9 @@
 #include <chrono>
 #include <thread>
 
-#include "http_connection_pool.h"
-#include "http_types.h"
 #include "kv/etcd_codec.h"
+#include "shoal/http/http_connection_pool.h"
+#include "shoal/http/http_types.h"
 
 namespace shoal::tracker {
 

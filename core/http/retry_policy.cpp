@@ -1,4 +1,4 @@
-#include "retry_policy.h"
+#include "shoal/http/retry_policy.h"
 
 #include <algorithm>
 #include <random>

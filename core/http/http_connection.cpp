@@ -1,4 +1,4 @@
-#include "http_connection.h"
+#include "shoal/http/http_connection.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>

@@ -7,8 +7,8 @@
 // missing bucket fails at once.
 //
 // Thread-safety: immutable; the jitter source is per thread.
-#ifndef SHOAL_CORE_RETRY_POLICY_H_
-#define SHOAL_CORE_RETRY_POLICY_H_
+#ifndef SHOAL_HTTP_RETRY_POLICY_H_
+#define SHOAL_HTTP_RETRY_POLICY_H_
 
 #include <chrono>
 #include <cstdint>
@@ -38,4 +38,4 @@ class RetryPolicy {
 
 }  // namespace shoal
 
-#endif  // SHOAL_CORE_RETRY_POLICY_H_
+#endif  // SHOAL_HTTP_RETRY_POLICY_H_

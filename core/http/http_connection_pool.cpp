@@ -1,4 +1,4 @@
-#include "http_connection_pool.h"
+#include "shoal/http/http_connection_pool.h"
 
 namespace shoal {
 

@@ -8,15 +8,15 @@
 // of requests in flight is the number of callers.
 //
 // Thread-safety: Acquire and Release may be called from any thread.
-#ifndef SHOAL_CORE_HTTP_CONNECTION_POOL_H_
-#define SHOAL_CORE_HTTP_CONNECTION_POOL_H_
+#ifndef SHOAL_HTTP_HTTP_CONNECTION_POOL_H_
+#define SHOAL_HTTP_HTTP_CONNECTION_POOL_H_
 
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <vector>
 
-#include "http_connection.h"
+#include "shoal/http/http_connection.h"
 
 namespace shoal {
 
@@ -47,4 +47,4 @@ class HttpConnectionPool {
 
 }  // namespace shoal
 
-#endif  // SHOAL_CORE_HTTP_CONNECTION_POOL_H_
+#endif  // SHOAL_HTTP_HTTP_CONNECTION_POOL_H_

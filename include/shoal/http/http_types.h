@@ -1,8 +1,8 @@
 // The plain vocabulary of the origin's HTTP client: where to connect, what
 // to send, what came back. No Beast or Asio types appear here, so the S3
 // code that builds requests compiles without them.
-#ifndef SHOAL_CORE_HTTP_TYPES_H_
-#define SHOAL_CORE_HTTP_TYPES_H_
+#ifndef SHOAL_HTTP_HTTP_TYPES_H_
+#define SHOAL_HTTP_HTTP_TYPES_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -54,4 +54,4 @@ struct OriginHttpResponse {
 
 }  // namespace shoal
 
-#endif  // SHOAL_CORE_HTTP_TYPES_H_
+#endif  // SHOAL_HTTP_HTTP_TYPES_H_

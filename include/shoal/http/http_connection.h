@@ -8,15 +8,15 @@
 //
 // Thread-safety: a connection is used by one thread at a time (the pool
 // hands it out exclusively).
-#ifndef SHOAL_CORE_HTTP_CONNECTION_H_
-#define SHOAL_CORE_HTTP_CONNECTION_H_
+#ifndef SHOAL_HTTP_HTTP_CONNECTION_H_
+#define SHOAL_HTTP_HTTP_CONNECTION_H_
 
 #include <chrono>
 #include <memory>
 #include <string>
 
-#include "http_types.h"
 #include "shoal/byte_stream.h"
+#include "shoal/http/http_types.h"
 #include "shoal/status.h"
 
 namespace shoal {
@@ -77,4 +77,4 @@ class HttpConnection {
 
 }  // namespace shoal
 
-#endif  // SHOAL_CORE_HTTP_CONNECTION_H_
+#endif  // SHOAL_HTTP_HTTP_CONNECTION_H_

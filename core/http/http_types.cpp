@@ -1,4 +1,4 @@
-#include "http_types.h"
+#include "shoal/http/http_types.h"
 
 #include <cstdlib>
 

@@ -2,7 +2,7 @@
 // every TLS connection of one origin shares.
 #include <boost/asio/ssl/context.hpp>
 
-#include "http_connection.h"
+#include "shoal/http/http_connection.h"
 
 namespace shoal {
 
