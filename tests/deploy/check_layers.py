@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""The tracker's folders stay small and layered.
+"""The tracker's and the agent's folders stay small and layered.
 
 Reads every #include "..." in tracker/ and draws an arrow from the
 including file's folder to the included header's folder. Fails, naming
 the arrows, if the folders form a cycle, if a folder holds more than 15
 files, or if a tracker include is not written from tracker/ (a bare name
-of a header in a subfolder). Also fails when a planted back arrow goes
+of a header in a subfolder). In agent/, fails if its folders (client,
+p2p, fetch, read, daemon, cli) include each other in a cycle, or if any
+folder but daemon/ includes daemon/ (nothing builds on the daemon) or
+any but cli/ includes cli/. Also fails when a planted back arrow goes
 unnoticed, so the check itself is checked.
 
   check_layers.py SOURCE_DIR
@@ -104,6 +107,30 @@ def check(files):
     return problems, edges
 
 
+AGENT_TOPS = ("daemon", "cli")
+
+
+def agent_check(files):
+    """Problems in agent/: cycles among its folders, and includes of the tops."""
+    problems, edges = [], {}
+    for rel, text in files.items():
+        a = rel.split("/")[0] if "/" in rel else "."
+        for inc in INCLUDE.findall(text):
+            if "/" not in inc:
+                continue
+            b = inc.split("/")[0]
+            if b not in {f.split("/")[0] for f in files} or b == a:
+                continue
+            edges.setdefault((a, b), []).append(f"{rel} -> {inc}")
+            if b in AGENT_TOPS:
+                problems.append(f"agent/{rel} includes {inc}: nothing but {b}/ builds on {b}/")
+    c = cycle(edges)
+    if c:
+        steps = [f"{x} -> {y} ({edges[(x, y)][0]})" for x, y in zip(c, c[1:])]
+        problems.append("agent folders include each other in a cycle: " + "; ".join(steps))
+    return problems, edges
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else "."
     files = tracker_files(os.path.join(src, "tracker"))
@@ -121,8 +148,23 @@ def main():
             problems.append("a planted include from tracker/common up to the root went unnoticed")
             print("check_layers: " + problems[-1])
     folders = {folder(f) for f in files}
-    print(f"check_layers: {len(folders)} folders, {len(edges)} arrows between them"
-          + ("" if problems else ", no cycle"))
+    print(f"check_layers: tracker: {len(folders)} folders, {len(edges)} arrows between them")
+
+    agent = tracker_files(os.path.join(src, "agent"))
+    found, agent_edges = agent_check(agent)
+    for p in found:
+        print("check_layers: " + p)
+    problems += found
+    planted = dict(agent)
+    target = sorted(f for f in agent if f.startswith("p2p/") and f.endswith(".h"))
+    if target:
+        planted[target[0]] = '#include "daemon/agent.h"\n' + planted[target[0]]
+        caught, _ = agent_check(planted)
+        if not any("daemon/" in p for p in caught):
+            problems.append("a planted include of daemon/ from p2p/ went unnoticed")
+            print("check_layers: " + problems[-1])
+    print(f"check_layers: agent: {len(agent_edges)} arrows between its folders"
+          + ("" if problems else "; no cycle anywhere"))
     return 1 if problems else 0
 
 
