@@ -408,47 +408,4 @@ void TorrentEngine::ChunkEvicted(const ChunkId& id) {
   impl_->evicted_.push_back(id);
 }
 
-EngineStats TorrentEngine::Stats() const {
-  EngineStats s;
-  DiskIoStats d = impl_->disk_counters_->Snapshot();
-  std::lock_guard<std::mutex> l(impl_->mu_);
-  std::vector<uint64_t> carried(impl_->session_counters_.size(), 0);
-  for (const auto& [id, t] : impl_->torrents_) {
-    ++carried[SessionOf(id, static_cast<uint16_t>(carried.size()))];
-  }
-  for (size_t k = 0; k < impl_->session_counters_.size(); ++k) {
-    const Impl::SessionCounters& c = impl_->session_counters_[k];
-    s.bytes_up += c.sent;
-    s.bytes_down += c.recv;
-    s.peers += c.peers;
-    s.peers_banned += c.banned;
-    EngineStats::Session e;
-    e.port = impl_->stopped_ ? 0 : impl_->ListenPort(k);
-    e.bytes_up = c.sent;
-    e.bytes_down = c.recv;
-    e.peers = c.peers;
-    e.torrents = carried[k];
-    s.sessions.push_back(e);
-  }
-  s.hash_failures = impl_->hash_failures_;
-  s.torrents = impl_->torrents_.size();
-  s.pieces_committed = d.pieces_committed;
-  s.blocks_served = d.blocks_read;
-  s.read_failures = d.read_failures;
-  s.write_failures = d.write_failures;
-  s.write_stalls = d.write_stalls;
-  s.evictions_applied = impl_->evictions_applied_;
-  s.peers_stalled = impl_->peers_stalled_->load();
-  s.pieces_held = impl_->holds_->holds.load();
-  s.requests_kept = impl_->holds_->kept.load();
-  s.holds_handed = impl_->holds_->handed.load();
-  s.refused = impl_->refused_;
-  s.peer_tls = impl_->identity_.tls();
-  s.peer_auth = impl_->identity_.auth();
-  s.auth_refused = impl_->auth_gate_->refused();
-  s.peers_admitted = impl_->auth_gate_->admitted();
-  s.cert_not_after_ms = impl_->identity_.not_after_ms;
-  return s;
-}
-
 }  // namespace shoal
