@@ -97,7 +97,10 @@ interface LocalAgent {
   # namespace) and writes it, as chunks arrive, into files that the caller
   # creates and opens through `listener`; the caller then moves the folder
   # into place. `dest` only names the destination in logs.
-  pull @0 (ref :Text, token :Text, dest :Text, listener :PullListener) -> (summary :PullSummary);
+  # With `labels` ("key=value"), `ref` names only the model and the newest
+  # version carrying every label is pulled.
+  pull @0 (ref :Text, token :Text, dest :Text, listener :PullListener, labels :List(Text))
+      -> (summary :PullSummary);
   status @1 () -> (stats :T.AgentStats, agentId :Text, epoch :UInt64);
   # Takes a published version's files, opened by the caller through
   # `source`, into the cache (each chunk verified against the manifest) and

@@ -17,6 +17,8 @@ void FillVersionInfo(const VersionInfo& v, proto::VersionSummary::Builder out) {
   for (size_t i = 0; i < v.tags.size(); ++i) tags.set(static_cast<unsigned>(i), v.tags[i]);
   out.setState(VersionStateName(v.state));
   out.setStateDetail(v.state_detail);
+  auto labels = out.initLabels(static_cast<unsigned>(v.labels.size()));
+  for (size_t i = 0; i < v.labels.size(); ++i) labels.set(static_cast<unsigned>(i), v.labels[i]);
 }
 
 Result<VersionInfo> ReadVersionInfo(proto::VersionSummary::Reader in) {
@@ -38,6 +40,7 @@ Result<VersionInfo> ReadVersionInfo(proto::VersionSummary::Reader in) {
   if (!state.ok()) return state.status();
   v.state = *state;
   v.state_detail = Text(in.getStateDetail());
+  for (auto l : in.getLabels()) v.labels.push_back(Text(l));
   return v;
 }
 

@@ -36,6 +36,8 @@ struct VersionSummary {
   state @9 :Text;                 # "durable" (every chunk in the origin), "uploading" or
                                   # "failed"; empty (a tracker from before states) is durable
   stateDetail @10 :Text;          # uploading: who uploads it since when; failed: why
+  labels @11 :List(Text);         # the manifest's labels, "key=value", sorted by key; empty for
+                                  # a version committed by a tracker from before labels were kept
 }
 
 struct ModelSummary {
@@ -156,7 +158,8 @@ interface Registry {
 
   listModels @4 (namespace :Text, after :Text, limit :UInt32)
       -> (models :List(ModelSummary), next :Text);
-  listVersions @5 (namespace :Text, name :Text, after :Text, limit :UInt32)
+  # With `labels` ("key=value"), only the versions that carry every one.
+  listVersions @5 (namespace :Text, name :Text, after :Text, limit :UInt32, labels :List(Text))
       -> (versions :List(VersionSummary), next :Text);
 
   # Moves (or creates) a tag. Returns the version it pointed at before.

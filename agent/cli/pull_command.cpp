@@ -20,6 +20,7 @@
 #include "shoal/log.h"
 #include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"
+#include "shoal/registry_records.h"
 
 namespace shoal {
 namespace {
@@ -35,6 +36,8 @@ struct PullArgs {
   std::string agent_socket = "/run/shoald/shoald.sock";
   bool replace = false;
   bool json = false;
+  std::vector<std::string> labels;  // with latest: the newest version carrying them
+  bool latest = false;
 };
 
 class Listener final : public proto::PullListener::Server {
@@ -129,6 +132,18 @@ void PrintSummary(proto::PullSummary::Reader s, const std::string& ref, const st
 Status RunPull(const PullArgs& a) {
   Result<ModelRef> ref = ModelRef::Parse(a.ref);
   if (!ref.ok()) return ref.status();
+  if (!a.labels.empty() || a.latest) {
+    if (a.labels.empty() || !a.latest) {
+      return Status::InvalidArgument(
+          "a pull takes one version: give --label key=value with --latest for the newest "
+          "version carrying the labels");
+    }
+    if (a.ref.find(':') != std::string::npos) {
+      return Status::InvalidArgument("--label names versions by label: give ns/model without :" +
+                                     ref->ref());
+    }
+    SHOAL_RETURN_IF_ERROR(CheckLabelFilter(a.labels));
+  }
   if (a.token.empty()) return Status::InvalidArgument("no token; pass --token or set SHOAL_TOKEN");
   std::error_code ec;
   std::string dest =
@@ -153,6 +168,9 @@ Status RunPull(const PullArgs& a) {
                  auto agent = client.bootstrap().castAs<proto::LocalAgent>();
                  auto req = agent.pullRequest();
                  req.setRef(ref->ToString());
+                 auto labels = req.initLabels(static_cast<unsigned>(a.labels.size()));
+                 for (size_t i = 0; i < a.labels.size(); ++i)
+                   labels.set(static_cast<unsigned>(i), a.labels[i]);
                  req.setToken(a.token);
                  req.setDest(dest);
                  req.setListener(kj::heap<Listener>(bar, **staging));
@@ -203,6 +221,10 @@ void RegisterPull(CLI::App& app, CommandRunner* run) {
   cmd->add_flag("--json", a->json,
                 "print the summary as one JSON object: from peers + from the origin + already "
                 "cached = total_bytes");
+  cmd->add_option("--label", a->labels,
+                  "with --latest: pull the newest version carrying this key=value label; "
+                  "repeatable, all must match");
+  cmd->add_flag("--latest", a->latest, "with --label: the newest version carrying the labels");
   cmd->add_flag("--replace", a->replace,
                 "replace the destination even if it is not an earlier pull of the same model");
   cmd->callback([a, run] { *run = [a] { return RunPull(*a); }; });

@@ -49,7 +49,9 @@ void PrintVersions(const std::vector<VersionInfo>& versions) {
 }
 
 struct LsArgs {
-  std::string target;  // "", "ns" or "ns/model"
+  std::string target;               // "", "ns" or "ns/model"
+  std::vector<std::string> labels;  // only versions carrying every one ("key=value")
+  bool latest = false;              // only the newest version
   ClientFlags client;
 };
 
@@ -57,6 +59,11 @@ Status RunLs(const LsArgs& a) {
   auto t = ConnectTracker(a.client);
   if (!t.ok()) return t.status();
   size_t slash = a.target.find('/');
+  if (slash == std::string::npos && (!a.labels.empty() || a.latest)) {
+    return Status::InvalidArgument(
+        "--label and --latest list the versions of one model: give "
+        "ns/model");
+  }
   if (slash == std::string::npos) {
     auto models = (*t)->ListModels(a.target);
     if (!models.ok()) return models.status();
@@ -72,8 +79,18 @@ Status RunLs(const LsArgs& a) {
   }
   Result<ModelRef> ref = ModelRef::Parse(a.target);
   if (!ref.ok()) return ref.status();
-  auto versions = (*t)->ListVersions(ref->ns(), ref->name());
+  auto versions = (*t)->ListVersions(ref->ns(), ref->name(), a.labels);
   if (!versions.ok()) return versions.status();
+  if (versions->empty() && !a.labels.empty()) {
+    std::string labels;
+    for (const std::string& l : a.labels) labels += (labels.empty() ? "" : ", ") + l;
+    const std::string what =
+        "no version of " + ref->ns() + "/" + ref->name() + " carries the label(s) " + labels;
+    if (a.latest) return Status::NotFound(what);
+    std::printf("%s\n", what.c_str());
+    return Status::OK();
+  }
+  if (a.latest && versions->size() > 1) versions->resize(1);  // newest first
   PrintVersions(*versions);
   return Status::OK();
 }
@@ -197,6 +214,9 @@ void RegisterRegistryCommands(CLI::App& app, CommandRunner* run) {
   auto ls = std::make_shared<LsArgs>();
   CLI::App* c = app.add_subcommand("ls", "list models, or the versions of one model");
   c->add_option("target", ls->target, "namespace, or namespace/model; empty = every namespace");
+  c->add_option("--label", ls->labels,
+                "only the versions carrying this key=value label; repeatable, all must match");
+  c->add_flag("--latest", ls->latest, "only the newest version (of those with the labels)");
   AddClientFlags(c, &ls->client);
   c->callback([ls, run] { *run = [ls] { return RunLs(*ls); }; });
 

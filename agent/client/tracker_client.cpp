@@ -3,6 +3,7 @@
 #include <capnp/rpc-twoparty.h>
 #include <kj/async-io.h>
 
+#include <algorithm>
 #include <random>
 
 #include "capnp_views.h"
@@ -266,8 +267,9 @@ Result<std::vector<ModelInfo>> TrackerClient::ListModels(const std::string& ns) 
   return out;
 }
 
-Result<std::vector<VersionInfo>> TrackerClient::ListVersions(const std::string& ns,
-                                                             const std::string& name) {
+Result<std::vector<VersionInfo>> TrackerClient::ListVersions(
+    const std::string& ns, const std::string& name, const std::vector<std::string>& labels) {
+  SHOAL_RETURN_IF_ERROR(CheckLabelFilter(labels));
   std::vector<VersionInfo> out;
   Status s = impl_->CallPages([&](const std::string& after) {
     auto req = impl_->registry.listVersionsRequest();
@@ -275,11 +277,16 @@ Result<std::vector<VersionInfo>> TrackerClient::ListVersions(const std::string& 
     req.setName(name);
     req.setAfter(after);
     req.setLimit(kPageSize);
+    auto wanted = req.initLabels(static_cast<unsigned>(labels.size()));
+    for (size_t i = 0; i < labels.size(); ++i) wanted.set(static_cast<unsigned>(i), labels[i]);
     auto resp = req.send().wait(impl_->io.waitScope);
     impl_->ReadAll(resp.getVersions(), ReadVersionInfo, &out);
     return Text(resp.getNext());
   });
   if (!s.ok()) return s;
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const VersionInfo& v) { return !v.HasLabels(labels); }),
+            out.end());
   return out;
 }
 

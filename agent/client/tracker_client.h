@@ -120,7 +120,10 @@ class TrackerClient {
   // Every page of models (of every namespace if `ns` is empty), and of
   // ns/name's versions newest first. IDs of the wrong size are an error.
   Result<std::vector<ModelInfo>> ListModels(const std::string& ns);
-  Result<std::vector<VersionInfo>> ListVersions(const std::string& ns, const std::string& name);
+  // Newest first. With `labels` ("key=value"), only the versions carrying
+  // every one (filtered here too, for a tracker that ignores the filter).
+  Result<std::vector<VersionInfo>> ListVersions(const std::string& ns, const std::string& name,
+                                                const std::vector<std::string>& labels = {});
   Result<std::optional<VersionId>> SetTag(const std::string& ns, const std::string& name,
                                           const std::string& tag, const VersionId& id);
   Result<std::vector<TagChange>> TagHistory(const std::string& ns, const std::string& name,

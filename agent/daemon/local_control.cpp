@@ -272,6 +272,8 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     c.allowCancellation();
     auto p = c.getParams();
     std::string ref = p.getRef(), token = p.getToken(), dest = p.getDest();
+    std::vector<std::string> labels;
+    for (auto l : p.getLabels()) labels.emplace_back(l);
     if (!deps_.link.registered()) {
       ThrowIfError(Status::Unavailable(
           "this agent is not registered with its tracker yet; check --tracker and --token"));
@@ -289,12 +291,13 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
     job.ring = [link] { return link->ring(); };
     Log(LogLevel::kInfo, "pull.start",
         {{"ref", ref}, {"dest", dest}, {"peer_uid", peer_.uid}, {"peer_pid", peer_.pid}});
-    auto done =
-        deps_.threads.Run<Result<PullResult>>([job, ref, token, dest, &executor, slot]() mutable {
+    auto done = deps_.threads.Run<Result<PullResult>>(
+        [job, ref, token, dest, labels, &executor, slot]() mutable {
           ProgressRelay relay(executor, slot);
           ListenerDestination destination(executor, slot);
           PullRequest request;
           request.ref = ref;
+          request.labels = labels;
           request.token = token;
           request.dest = &destination;
           request.dest_label = dest;

@@ -82,7 +82,19 @@ Status PullJob::Resolve() {
   ref_ = *ref;
   auto tracker = TrackerClient::Connect(ctx_.options.tracker, req_.token);
   if (!tracker.ok()) return tracker.status();
-  auto version = (*tracker)->Resolve(ref_->ns(), ref_->name(), ref_->ref());
+  std::string wanted = ref_->ref();
+  if (!req_.labels.empty()) {
+    auto versions = (*tracker)->ListVersions(ref_->ns(), ref_->name(), req_.labels);
+    if (!versions.ok()) return versions.status();
+    if (versions->empty()) {
+      std::string labels;
+      for (const std::string& l : req_.labels) labels += (labels.empty() ? "" : ", ") + l;
+      return Status::NotFound("no version of " + ref_->ns() + "/" + ref_->name() +
+                              " carries the label(s) " + labels);
+    }
+    wanted = versions->front().id.ToHex();  // newest first
+  }
+  auto version = (*tracker)->Resolve(ref_->ns(), ref_->name(), wanted);
   if (!version.ok()) return version.status();
   version_ = version->id;
   version_state_ = version->state;

@@ -129,6 +129,9 @@ struct PullContext {
 struct PullRequest {
   std::string ref;    // ns/name[:tag-or-version]
   std::string token;  // the caller's; must allow reading the namespace
+  // If set, `ref` names only the model: the newest version carrying every
+  // label ("key=value") is pulled.
+  std::vector<std::string> labels;
   // Where to write, or null to take the version into the cache only
   // (`shoal warm --nodes`), which then must fit in the cache.
   PullDestination* dest = nullptr;

@@ -1,5 +1,7 @@
 #include "shoal/registry_records.h"
 
+#include <algorithm>
+
 namespace shoal {
 
 const char* VersionStateName(VersionState s) {
@@ -12,6 +14,24 @@ const char* VersionStateName(VersionState s) {
       break;
   }
   return "durable";
+}
+
+bool VersionInfo::HasLabels(const std::vector<std::string>& wanted) const {
+  for (const std::string& w : wanted) {
+    if (std::find(labels.begin(), labels.end(), w) == labels.end()) return false;
+  }
+  return true;
+}
+
+Status CheckLabelFilter(const std::vector<std::string>& labels) {
+  if (labels.size() > 32) return Status::InvalidArgument("at most 32 labels in a filter");
+  for (const std::string& l : labels) {
+    const size_t eq = l.find('=');
+    if (eq == std::string::npos || eq == 0 || l.size() > 1024) {
+      return Status::InvalidArgument("label filter '" + l.substr(0, 60) + "' is not key=value");
+    }
+  }
+  return Status::OK();
 }
 
 Result<VersionState> ParseVersionState(const std::string& name) {

@@ -43,8 +43,16 @@ struct VersionInfo {
   uint32_t file_count = 0;
   std::vector<std::string> tags;  // the tags that point at it now
   VersionState state = VersionState::kDurable;
-  std::string state_detail;  // uploading: who uploads it since when; failed: why
+  std::string state_detail;         // uploading: who uploads it since when; failed: why
+  std::vector<std::string> labels;  // the manifest's labels, "key=value", sorted by key
+
+  // Whether the version carries every label of `wanted` ("key=value").
+  bool HasLabels(const std::vector<std::string>& wanted) const;
 };
+
+// OK if every label is "key=value" with a key (as `shoal publish --label`
+// takes them); else InvalidArgument naming the first that is not.
+Status CheckLabelFilter(const std::vector<std::string>& labels);
 
 // One model: how many versions it has, its newest, and its tags.
 struct ModelInfo {

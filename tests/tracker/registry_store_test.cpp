@@ -154,4 +154,55 @@ TEST_CASE("a manifest too big for the engine lives in the origin's archive", "[r
   CHECK(store.GetVersion("team-a", "llama", vs.id).status().IsNotFound());
 }
 
+TEST_CASE("versions are listed by label, newest first, a page at a time", "[registry]") {
+  shoal::testing::TempDir tmp;
+  RegistryStore store(LevelDbKv::Open(tmp / "kv").value(), nullptr);
+  // Versions of run 1 and run 2, epochs 1 to 3, interleaved in time; one
+  // version carries no label.
+  std::vector<std::pair<VersionId, std::string>> committed;
+  for (int i = 0; i < 7; ++i) {
+    Manifest m = SomeManifest(1, 1000 + i);
+    if (i < 6) {
+      m.labels.push_back({"epoch", std::to_string(i / 2 + 1)});
+      m.labels.push_back({"run", std::to_string(i % 2 + 1)});
+    }
+    m.Canonicalize();
+    StoredVersion v = Stored(m);
+    REQUIRE(store.CommitVersion(m, v, {}, By("ci")).value());
+    committed.emplace_back(v.id, i < 6 ? "run=" + std::to_string(i % 2 + 1) : "");
+  }
+  std::string next;
+  auto run1 = store.ListVersions("team-a", "llama", "", 100, &next, {"run=1"}).value();
+  REQUIRE(run1.size() == 3);
+  CHECK(next.empty());
+  // Newest first: epochs 3, 2, 1 of run 1 (commits 4, 2, 0).
+  CHECK(run1[0].id == committed[4].first);
+  CHECK(run1[1].id == committed[2].first);
+  CHECK(run1[2].id == committed[0].first);
+  CHECK(run1[0].labels == std::vector<std::string>{"epoch=3", "run=1"});
+  // Every label must match.
+  auto one = store.ListVersions("team-a", "llama", "", 100, &next, {"run=2", "epoch=2"}).value();
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].id == committed[3].first);
+  CHECK(store.ListVersions("team-a", "llama", "", 100, &next, {"run=3"}).value().empty());
+  // Pages of one skip the versions without the label between them.
+  std::vector<VersionId> paged;
+  std::string after;
+  for (int page = 0; page < 10; ++page) {
+    auto got = store.ListVersions("team-a", "llama", after, 1, &next, {"run=1"}).value();
+    for (const VersionInfo& v : got) paged.push_back(v.id);
+    if (next.empty()) break;
+    after = next;
+  }
+  CHECK(paged ==
+        std::vector<VersionId>{committed[4].first, committed[2].first, committed[0].first});
+  // No filter: all seven, the unlabelled one first.
+  auto all = store.ListVersions("team-a", "llama", "", 100, &next).value();
+  REQUIRE(all.size() == 7);
+  CHECK(all[0].labels.empty());
+  CHECK(CheckLabelFilter({"run"}).code() == Status::Code::kInvalidArgument);
+  CHECK(CheckLabelFilter({"=1"}).code() == Status::Code::kInvalidArgument);
+  CHECK(CheckLabelFilter({"run=1", "a=b=c"}).ok());
+}
+
 }  // namespace shoal::tracker

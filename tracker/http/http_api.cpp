@@ -33,6 +33,19 @@ std::vector<std::string> Split(const std::string& path) {
   return parts;
 }
 
+// "a=1,b=2" -> {"a=1", "b=2"}; empty parts dropped.
+std::vector<std::string> SplitLabels(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 Status Authorize(const HttpApiDeps& d, const HttpRequest& req, const std::string& ns, Role role) {
   return AuthorizeRequest(d, req, ns, role).status();
 }
@@ -85,8 +98,14 @@ HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
     if (!v.ok()) return HttpResponse::FromStatus(v);
   }
   if (p.size() == 5 && p[4] == "versions") {
+    // ?label=key=value[,key=value...]: only versions with every label.
+    std::vector<std::string> labels;
+    auto wanted = req.query.find("label");
+    if (wanted != req.query.end()) labels = SplitLabels(wanted->second);
+    Status bad = CheckLabelFilter(labels);
+    if (!bad.ok()) return HttpResponse::FromStatus(bad);
     std::string next;
-    auto versions = d.store.ListVersions(ns, name, "", 1000, &next);
+    auto versions = d.store.ListVersions(ns, name, "", 1000, &next, labels);
     if (!versions.ok()) return HttpResponse::FromStatus(versions.status());
     return HttpResponse::Json(200, JsonArray<proto::VersionSummary>(*versions, FillVersionInfo));
   }

@@ -125,6 +125,7 @@ Status RegistryStore::PutVersion(KvBatch* batch, const Manifest& m, const Stored
   info.parent = m.parent;
   info.total_bytes = m.TotalBytes();
   info.file_count = static_cast<uint32_t>(m.files.size());
+  for (const Label& l : m.labels) info.labels.push_back(l.key + "=" + l.value);
   Result<std::string> value = EncodeForKv(v);
   if (!value.ok()) return value.status();
   batch->ExpectAbsent(vkey);
@@ -188,31 +189,38 @@ Result<VersionId> RegistryStore::ResolveVersionPrefix(const std::string& ns,
   return VersionId::ParseHex(key.substr(key.size() - 64));
 }
 
-Result<std::vector<VersionInfo>> RegistryStore::ListVersions(const std::string& ns,
-                                                             const std::string& name,
-                                                             const std::string& after,
-                                                             uint32_t limit, std::string* next) {
+Result<std::vector<VersionInfo>> RegistryStore::ListVersions(
+    const std::string& ns, const std::string& name, const std::string& after, uint32_t limit,
+    std::string* next, const std::vector<std::string>& labels) {
   next->clear();
   auto tags = TagsOf(ns, name);
   if (!tags.ok()) return tags.status();
   const std::string prefix = "S|" + ns + "|" + name + "|";
   // Newest first: backwards from just below `after` (the last key of the
-  // previous page), one more than asked to see whether a page follows.
-  auto page = kv_.Scan(prefix, after.empty() ? PrefixEnd(prefix) : prefix + after,
-                       size_t{limit} + 1, /*reverse=*/true);
-  if (!page.ok()) return page.status();
+  // previous page), one more than asked to see whether a page follows. A
+  // label filter reads on, a batch at a time, past versions without them.
+  std::string end = after.empty() ? PrefixEnd(prefix) : prefix + after;
+  const size_t batch = labels.empty() ? size_t{limit} + 1 : std::max<size_t>(limit + 1, 256);
   std::vector<VersionInfo> out;
-  for (const KvPair& p : *page) {
-    if (out.size() == limit) {
-      *next = out.empty() ? ""
-                          : Seq(static_cast<uint64_t>(out.back().created_at_ms)) + "|" +
-                                out.back().id.ToHex();
-      break;
+  for (bool full = false; !full;) {
+    auto page = kv_.Scan(prefix, end, batch, /*reverse=*/true);
+    if (!page.ok()) return page.status();
+    for (const KvPair& p : *page) {
+      end = p.key;
+      Result<VersionInfo> v = DecodeRecord<proto::VersionSummary>(p.key, p.value, ReadVersionInfo);
+      if (!v.ok()) return v.status();
+      if (!v->HasLabels(labels)) continue;
+      if (out.size() == limit) {
+        *next = out.empty() ? ""
+                            : Seq(static_cast<uint64_t>(out.back().created_at_ms)) + "|" +
+                                  out.back().id.ToHex();
+        full = true;
+        break;
+      }
+      v->tags = TagsOn(v->id, *tags);
+      out.push_back(std::move(v).value());
     }
-    Result<VersionInfo> v = DecodeRecord<proto::VersionSummary>(p.key, p.value, ReadVersionInfo);
-    if (!v.ok()) return v.status();
-    v->tags = TagsOn(v->id, *tags);
-    out.push_back(std::move(v).value());
+    if (page->size() < batch) break;
   }
   SHOAL_RETURN_IF_ERROR(AddUploadStates(ns, name, NowMs(), &out));
   return out;

@@ -178,10 +178,12 @@ class RegistryStore {
   Result<VersionId> ResolveVersionPrefix(const std::string& ns, const std::string& name,
                                          const std::string& prefix);
   // Versions newest first, each with the tags on it now and its upload's
-  // state as of now; `after` is the `next` token of the previous page.
+  // state as of now; `after` is the `next` token of the previous page. With
+  // `labels` ("key=value"), only the versions that carry every one.
   Result<std::vector<VersionInfo>> ListVersions(const std::string& ns, const std::string& name,
                                                 const std::string& after, uint32_t limit,
-                                                std::string* next);
+                                                std::string* next,
+                                                const std::vector<std::string>& labels = {});
   // Models in name order; empty ns lists every namespace (admin views).
   Result<std::vector<ModelInfo>> ListModels(const std::string& ns, const std::string& after,
                                             uint32_t limit, std::string* next);

@@ -168,8 +168,11 @@ class RegistryImpl final : public proto::Registry::Server {
     std::string ns = Text(p.getNamespace()), name = Text(p.getName());
     RequireModel(ns, name, Role::kRead);
     std::string next;
+    std::vector<std::string> labels;
+    for (auto l : p.getLabels()) labels.push_back(Text(l));
+    ThrowIfError(CheckLabelFilter(labels));
     auto versions =
-        d_.store.ListVersions(ns, name, Text(p.getAfter()), PageLimit(p.getLimit()), &next);
+        d_.store.ListVersions(ns, name, Text(p.getAfter()), PageLimit(p.getLimit()), &next, labels);
     ThrowIfError(versions.status());
     auto out = c.getResults().initVersions(static_cast<unsigned>(versions->size()));
     for (size_t i = 0; i < versions->size(); ++i) {
