@@ -7,6 +7,8 @@
 #include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/progress_bar.h"
+#include "json_records.h"
+#include "record_codec.h"
 #include "shoal/duration.h"
 #include "shoal/model_ref.h"
 
@@ -52,6 +54,7 @@ struct LsArgs {
   std::string target;               // "", "ns" or "ns/model"
   std::vector<std::string> labels;  // only versions carrying every one ("key=value")
   bool latest = false;              // only the newest version
+  bool json = false;                // one JSON array, as the tracker's /v1 view prints it
   ClientFlags client;
 };
 
@@ -67,6 +70,10 @@ Status RunLs(const LsArgs& a) {
   if (slash == std::string::npos) {
     auto models = (*t)->ListModels(a.target);
     if (!models.ok()) return models.status();
+    if (a.json) {
+      std::printf("%s\n", JsonArray<proto::ModelSummary>(*models, FillModelInfo).c_str());
+      return Status::OK();
+    }
     for (const ModelInfo& m : *models) {
       std::string tags;
       for (const auto& [tag, id] : m.tags) tags += " " + tag + "=" + id.ShortHex();
@@ -81,6 +88,11 @@ Status RunLs(const LsArgs& a) {
   if (!ref.ok()) return ref.status();
   auto versions = (*t)->ListVersions(ref->ns(), ref->name(), a.labels);
   if (!versions.ok()) return versions.status();
+  if (a.json && !(a.latest && versions->empty())) {
+    if (a.latest && versions->size() > 1) versions->resize(1);
+    std::printf("%s\n", JsonArray<proto::VersionSummary>(*versions, FillVersionInfo).c_str());
+    return Status::OK();
+  }
   if (versions->empty() && !a.labels.empty()) {
     std::string labels;
     for (const std::string& l : a.labels) labels += (labels.empty() ? "" : ", ") + l;
@@ -217,6 +229,8 @@ void RegisterRegistryCommands(CLI::App& app, CommandRunner* run) {
   c->add_option("--label", ls->labels,
                 "only the versions carrying this key=value label; repeatable, all must match");
   c->add_flag("--latest", ls->latest, "only the newest version (of those with the labels)");
+  c->add_flag("--json", ls->json,
+              "print one JSON array: models, or versions with their tags, labels and state");
   AddClientFlags(c, &ls->client);
   c->callback([ls, run] { *run = [ls] { return RunLs(*ls); }; });
 

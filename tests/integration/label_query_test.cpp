@@ -67,6 +67,13 @@ TEST_CASE("the newest checkpoint of a run is found and pulled by its labels", "[
   ProcessResult both =
       c.Shoal(c.reader, {"ls", "team-a/m", "--label", "epoch=2", "--label", "run=1"});
   CHECK(Listed(both.out) == std::vector<std::string>{ids[0]});
+  // For scripts: one JSON array, as the tracker's view prints it.
+  ProcessResult json_ls =
+      c.Shoal(c.reader, {"ls", "team-a/m", "--label", "run=1", "--latest", "--json"});
+  REQUIRE(json_ls.exit_code == 0);
+  CHECK(json_ls.out.front() == '[');
+  CHECK_THAT(json_ls.out, Catch::Contains("\"versionId\":\"" + ids[0] + "\""));
+  CHECK_THAT(json_ls.out, Catch::Contains("\"labels\":[\"epoch=2\",\"run=1\"]"));
 
   // The pull takes the newest of run 1, not `latest`.
   ProcessResult pull = c.Shoal(c.reader, {"pull", "team-a/m", "--label", "run=1", "--latest",

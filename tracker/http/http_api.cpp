@@ -7,6 +7,7 @@
 #include "auth/token_verifier.h"
 #include "common/tracker_metrics.h"
 #include "http/token_routes.h"
+#include "json_records.h"
 #include "record_codec.h"
 #include "registry/record_fill.h"
 #include "registry/registry_store.h"
@@ -48,27 +49,6 @@ std::vector<std::string> SplitLabels(const std::string& text) {
 
 Status Authorize(const HttpApiDeps& d, const HttpRequest& req, const std::string& ns, Role role) {
   return AuthorizeRequest(d, req, ns, role).status();
-}
-
-template <typename Reader>
-std::string ToJson(Reader r) {
-  capnp::JsonCodec codec;
-  codec.handleByAnnotation<typename Reader::Reads>();
-  return codec.encode(r).cStr();
-}
-
-// A JSON array of `records`, each filled into a `Schema` by `fill`.
-template <typename Schema, typename T, typename Fill>
-std::string JsonArray(const std::vector<T>& records, Fill fill) {
-  std::string out = "[";
-  for (const T& r : records) {
-    capnp::MallocMessageBuilder b;
-    auto o = b.initRoot<Schema>();
-    fill(r, o);
-    if (out.size() > 1) out += ",";
-    out += ToJson(o.asReader());
-  }
-  return out + "]";
 }
 
 HttpResponse Models(const HttpApiDeps& d, const HttpRequest& req) {
