@@ -94,10 +94,7 @@ Status RunLs(const LsArgs& a) {
     return Status::OK();
   }
   if (versions->empty() && !a.labels.empty()) {
-    std::string labels;
-    for (const std::string& l : a.labels) labels += (labels.empty() ? "" : ", ") + l;
-    const std::string what =
-        "no version of " + ref->ns() + "/" + ref->name() + " carries the label(s) " + labels;
+    const std::string what = NoVersionWithLabels(ref->ns() + "/" + ref->name(), a.labels);
     if (a.latest) return Status::NotFound(what);
     std::printf("%s\n", what.c_str());
     return Status::OK();

@@ -2,9 +2,6 @@
 
 #include <capnp/rpc-twoparty.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +10,7 @@
 #include <memory>
 
 #include "daemon/caller_files.h"
+#include "daemon/control_socket.h"
 #include "daemon/mount_version.h"
 #include "kj_status.h"
 #include "read/read_service.h"
@@ -27,10 +25,6 @@ namespace {
 
 // A caller hands over at most a batch of destination files per message.
 constexpr unsigned kMaxFdsPerMessage = PullDestination::kMaxOpenBatch + 2;
-
-struct PeerCred {
-  int64_t pid = -1, uid = -1, gid = -1;
-};
 
 // One call's link to its caller. `client` is touched only on the event
 // loop's thread; `cancelled` is set there when the caller hangs up or the
@@ -388,21 +382,6 @@ class LocalAgentImpl final : public proto::LocalAgent::Server {
   const PeerCred peer_;
 };
 
-PeerCred PeerOf(kj::AsyncIoStream& stream) {
-  PeerCred out;
-  struct ucred cred {};
-  kj::uint len = sizeof(cred);
-  KJ_IF_MAYBE (e, kj::runCatchingExceptions(
-                      [&] { stream.getsockopt(SOL_SOCKET, SO_PEERCRED, &cred, &len); })) {
-    (void)e;
-    return out;
-  }
-  out.pid = cred.pid;
-  out.uid = cred.uid;
-  out.gid = cred.gid;
-  return out;
-}
-
 // One caller's connection, with file descriptor passing on.
 struct Connection {
   Connection(kj::Own<kj::AsyncIoStream> s, LocalControlDeps& deps)
@@ -429,21 +408,6 @@ kj::Promise<void> AcceptLoop(kj::ConnectionReceiver& listener, State& state) {
     state.connections.add(done.attach(kj::mv(conn)));
     return AcceptLoop(listener, state);
   });
-}
-
-// Applies --control-socket-mode and --control-socket-group.
-Status SetSocketAccess(const std::string& path, const std::string& mode, const std::string& group) {
-  if (!group.empty()) {
-    struct group* g = ::getgrnam(group.c_str());
-    if (g == nullptr)
-      return Status::InvalidArgument("--control-socket-group: no group named '" + group + "'");
-    if (::chown(path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
-      return Status::FromErrno("give " + path + " to group " + group, errno);
-    }
-  }
-  mode_t bits = static_cast<mode_t>(std::stoul(mode, nullptr, 8));
-  if (::chmod(path.c_str(), bits) != 0) return Status::FromErrno("chmod " + path, errno);
-  return Status::OK();
 }
 
 }  // namespace

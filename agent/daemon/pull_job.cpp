@@ -87,10 +87,7 @@ Status PullJob::Resolve() {
     auto versions = (*tracker)->ListVersions(ref_->ns(), ref_->name(), req_.labels);
     if (!versions.ok()) return versions.status();
     if (versions->empty()) {
-      std::string labels;
-      for (const std::string& l : req_.labels) labels += (labels.empty() ? "" : ", ") + l;
-      return Status::NotFound("no version of " + ref_->ns() + "/" + ref_->name() +
-                              " carries the label(s) " + labels);
+      return Status::NotFound(NoVersionWithLabels(ref_->ns() + "/" + ref_->name(), req_.labels));
     }
     wanted = versions->front().id.ToHex();  // newest first
   }

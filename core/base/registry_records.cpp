@@ -23,6 +23,12 @@ bool VersionInfo::HasLabels(const std::vector<std::string>& wanted) const {
   return true;
 }
 
+std::string NoVersionWithLabels(const std::string& model, const std::vector<std::string>& labels) {
+  std::string out = "no version of " + model + " carries the label(s) ";
+  for (size_t i = 0; i < labels.size(); ++i) out += (i > 0 ? ", " : "") + labels[i];
+  return out;
+}
+
 Status CheckLabelFilter(const std::vector<std::string>& labels) {
   if (labels.size() > 32) return Status::InvalidArgument("at most 32 labels in a filter");
   for (const std::string& l : labels) {

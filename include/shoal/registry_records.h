@@ -50,6 +50,10 @@ struct VersionInfo {
   bool HasLabels(const std::vector<std::string>& wanted) const;
 };
 
+// "no version of `model` carries the label(s) a=1, b=2": what a label
+// filter that matched nothing says, wherever it is asked.
+std::string NoVersionWithLabels(const std::string& model, const std::vector<std::string>& labels);
+
 // OK if every label is "key=value" with a key (as `shoal publish --label`
 // takes them); else InvalidArgument naming the first that is not.
 Status CheckLabelFilter(const std::vector<std::string>& labels);

@@ -21,7 +21,7 @@ INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 MAX_FILES = 15
 
 
-def tracker_files(root):
+def source_files(root):
     out = {}
     for dirpath, _, names in os.walk(root):
         for n in names:
@@ -131,38 +131,36 @@ def agent_check(files):
     return problems, edges
 
 
+def planted_is_caught(files, prefix, include, check_fn, sign):
+    """Whether `check_fn` reports `sign` once `include` is added to the first
+    header under `prefix`: the check must see the arrow it exists to refuse."""
+    targets = sorted(f for f in files if f.startswith(prefix) and f.endswith(".h"))
+    if not targets:
+        return False
+    planted = dict(files)
+    planted[targets[0]] = f'#include "{include}"\n' + planted[targets[0]]
+    caught, _ = check_fn(planted)
+    return any(sign in p for p in caught)
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else "."
-    files = tracker_files(os.path.join(src, "tracker"))
+    files = source_files(os.path.join(src, "tracker"))
     problems, edges = check(files)
-    for p in problems:
-        print("check_layers: " + p)
-    # The check must see a back arrow: plant one from the lowest folder
-    # that includes nothing of the tracker up to the composition root.
-    planted = dict(files)
-    low = sorted(f for f in files if folder(f) == "common" and f.endswith(".h"))
-    if low:
-        planted[low[0]] = '#include "tracker_context.h"\n' + planted[low[0]]
-        caught, _ = check(planted)
-        if not any("cycle" in p for p in caught):
-            problems.append("a planted include from tracker/common up to the root went unnoticed")
-            print("check_layers: " + problems[-1])
+    # The lowest folder, which includes nothing of the tracker, including
+    # the composition root: a cycle.
+    if not planted_is_caught(files, "common/", "tracker_context.h", check, "cycle"):
+        problems.append("a planted include from tracker/common up to the root went unnoticed")
     folders = {folder(f) for f in files}
     print(f"check_layers: tracker: {len(folders)} folders, {len(edges)} arrows between them")
 
-    agent = tracker_files(os.path.join(src, "agent"))
+    agent = source_files(os.path.join(src, "agent"))
     found, agent_edges = agent_check(agent)
-    for p in found:
-        print("check_layers: " + p)
     problems += found
-    planted = dict(agent)
-    target = sorted(f for f in agent if f.startswith("p2p/") and f.endswith(".h"))
-    if target:
-        planted[target[0]] = '#include "daemon/agent.h"\n' + planted[target[0]]
-        caught, _ = agent_check(planted)
-        if not any("daemon/" in p for p in caught):
-            problems.append("a planted include of daemon/ from p2p/ went unnoticed")
-            print("check_layers: " + problems[-1])
+    if not planted_is_caught(agent, "p2p/", "daemon/agent.h", agent_check, "daemon/"):
+        problems.append("a planted include of daemon/ from p2p/ went unnoticed")
+    for p in problems:
+        print("check_layers: " + p)
     print(f"check_layers: agent: {len(agent_edges)} arrows between its folders"
           + ("" if problems else "; no cycle anywhere"))
     return 1 if problems else 0

@@ -3,6 +3,8 @@
 #include <capnp/compat/json.h>
 #include <capnp/message.h>
 
+#include <algorithm>
+
 #include "agents/agent_directory.h"
 #include "auth/token_verifier.h"
 #include "common/tracker_metrics.h"
@@ -22,13 +24,14 @@
 namespace shoal::tracker {
 namespace {
 
-std::vector<std::string> Split(const std::string& path) {
+// text[from..] cut at every `sep`; empty parts are kept.
+std::vector<std::string> Split(const std::string& text, char sep, size_t from) {
   std::vector<std::string> parts;
-  size_t start = 1;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    parts.push_back(path.substr(start, end - start));
+  size_t start = from;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string::npos) end = text.size();
+    parts.push_back(text.substr(start, end - start));
     start = end + 1;
   }
   return parts;
@@ -36,14 +39,8 @@ std::vector<std::string> Split(const std::string& path) {
 
 // "a=1,b=2" -> {"a=1", "b=2"}; empty parts dropped.
 std::vector<std::string> SplitLabels(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
+  std::vector<std::string> out = Split(text, ',', 0);
+  out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
   return out;
 }
 
@@ -68,7 +65,7 @@ HttpResponse Models(const HttpApiDeps& d, const HttpRequest& req) {
 
 HttpResponse ModelRoute(const HttpApiDeps& d, const HttpRequest& req) {
   // parts: v1 models NS NAME (versions [REF manifest] | tags TAG history)
-  std::vector<std::string> p = Split(req.path);
+  std::vector<std::string> p = Split(req.path, '/', 1);
   if (p.size() < 5) return HttpResponse::Error(404, "no such route: " + req.path);
   const std::string& ns = p[2];
   const std::string& name = p[3];
