@@ -19,6 +19,14 @@ struct Manifest {
   pieceSize @7 :UInt32;           # bytes per chunk: a power of two in [16 KiB, 64 MiB]
   files @8 :List(FileEntry);      # sorted by path, bytewise
   emptyDirs @9 :List(Text);       # folders with no files, so a pull recreates them
+  source @10 :Source;             # where an imported version came from; null if published from a folder
+}
+
+# Provenance of an imported version: what `shoal import` read.
+struct Source {
+  url @0 :Text;                   # as given: hf://org/repo, s3://bucket/prefix, https://host/path
+  revision @1 :Text;              # as asked: a hub revision or registry tag; empty if none
+  commit @2 :Text;                # as resolved: the hub's commit sha or the manifest digest; empty if none
 }
 
 struct Label {
@@ -32,6 +40,8 @@ struct FileEntry {
   mode @2 :UInt32;                # permission bits only (0 to 0o777)
   piecesRoot @3 :Data $Json.hex;  # BEP 52 pieces root, 32 bytes; empty for an empty file
   pieceLayer @4 :Data $Json.hex;  # concatenated 32-byte piece hashes; empty if size <= pieceSize
+  sha256 @5 :Data $Json.hex;      # SHA-256 of the whole file, 32 bytes; empty if not recorded
+  sourceEtag @6 :Text;            # imported files: the source's ETag or hash of this file
 }
 
 # How a manifest travels: its canonical bytes, its ID and the tracker's

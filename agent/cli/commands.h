@@ -21,6 +21,7 @@ using CommandRunner = std::function<Status()>;
 
 void RegisterInspect(CLI::App& app, CommandRunner* run);
 void RegisterPublish(CLI::App& app, CommandRunner* run);
+void RegisterImport(CLI::App& app, CommandRunner* run);
 void RegisterMount(CLI::App& app, CommandRunner* run);
 void RegisterPull(CLI::App& app, CommandRunner* run);
 void RegisterRegistryCommands(CLI::App& app, CommandRunner* run);

@@ -25,6 +25,21 @@ struct InspectArgs {
   ClientFlags client;
 };
 
+// Where an imported version came from, and each file's ETag and SHA-256
+// at the source.
+void PrintSource(const Manifest& m) {
+  if (m.source.empty()) return;
+  std::printf("imported from %s", m.source.url.c_str());
+  if (!m.source.revision.empty()) std::printf(" revision %s", m.source.revision.c_str());
+  if (!m.source.commit.empty()) std::printf(" commit %s", m.source.commit.c_str());
+  std::printf("\n");
+  for (const FileEntry& f : m.files) {
+    std::printf("  source %s etag %s sha256 %s\n", f.path.c_str(),
+                f.source_etag.empty() ? "-" : f.source_etag.c_str(),
+                f.sha256 ? f.sha256->ToHex().c_str() : "-");
+  }
+}
+
 void PrintSummary(const Manifest& m, const VersionId& id) {
   std::printf("%s/%s  piece size %s  version %s\n", m.ns.c_str(), m.name.c_str(),
               FormatBytes(m.piece_size).c_str(), id.ToHex().c_str());
@@ -70,6 +85,7 @@ Status InspectPublished(const InspectArgs& args) {
               FormatTime(m.created_at_ms).c_str(),
               m.parent ? m.parent->ShortHex().c_str() : "(none)", v->signer_key_id.c_str());
   for (const Label& l : m.labels) std::printf("label %s=%s\n", l.key.c_str(), l.value.c_str());
+  PrintSource(m);
   if (v->state == VersionState::kUploading) {
     std::printf("state: uploading (not all in the origin yet; its publisher's peers serve it)\n");
   }

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   shoal::CommandRunner run;
   shoal::RegisterInspect(app, &run);
   shoal::RegisterPublish(app, &run);
+  shoal::RegisterImport(app, &run);
   shoal::RegisterPull(app, &run);
   shoal::RegisterMount(app, &run);
   shoal::RegisterRegistryCommands(app, &run);

@@ -32,12 +32,16 @@ std::optional<std::string> HttpHeaders::Get(std::string_view name) const {
   return std::nullopt;
 }
 
-void HttpHeaders::Set(std::string_view name, std::string_view value) {
+void HttpHeaders::Remove(std::string_view name) {
   std::vector<Field> kept;
   for (Field& f : fields_) {
     if (!SameName(f.first, name)) kept.push_back(std::move(f));
   }
   fields_ = std::move(kept);
+}
+
+void HttpHeaders::Set(std::string_view name, std::string_view value) {
+  Remove(name);
   Add(name, value);
 }
 

@@ -44,7 +44,8 @@ void Manifest::Canonicalize() {
 bool operator==(const Manifest& a, const Manifest& b) {
   return a.ns == b.ns && a.name == b.name && a.created_by == b.created_by &&
          a.created_at_ms == b.created_at_ms && a.parent == b.parent && a.labels == b.labels &&
-         a.piece_size == b.piece_size && a.files == b.files && a.empty_dirs == b.empty_dirs;
+         a.piece_size == b.piece_size && a.files == b.files && a.empty_dirs == b.empty_dirs &&
+         a.source == b.source;
 }
 
 namespace {
@@ -152,6 +153,25 @@ Status ValidateFile(const FileEntry& f, uint32_t piece_size, uint64_t* total_pie
   if (!f.piece_layer.empty() && PiecesRootFromLayer(f.piece_layer, piece_size) != f.pieces_root) {
     return Status::Corruption(where + " has a piece layer that does not hash to its pieces root");
   }
+  if (f.source_etag.size() > ManifestLimits::kMaxEtagBytes || HasControl(f.source_etag) ||
+      !IsValidUtf8(f.source_etag)) {
+    return Status::InvalidArgument(where + " has a source ETag that is not text of at most " +
+                                   std::to_string(ManifestLimits::kMaxEtagBytes) + " bytes");
+  }
+  return Status::OK();
+}
+
+Status ValidateSource(const ManifestSource& s) {
+  for (const std::string* field : {&s.url, &s.revision, &s.commit}) {
+    if (field->size() > ManifestLimits::kMaxSourceFieldBytes || HasControl(*field) ||
+        !IsValidUtf8(*field)) {
+      return Status::InvalidArgument("source " + Quote(field->substr(0, 120)) +
+                                     " is not text of at most 4096 bytes");
+    }
+  }
+  if (s.url.empty() && !s.empty()) {
+    return Status::InvalidArgument("source has a revision or commit but no URL");
+  }
   return Status::OK();
 }
 
@@ -225,6 +245,7 @@ Status ValidateManifest(const Manifest& m) {
     return Status::InvalidArgument("parent version is all zeros; leave it unset instead");
   }
   SHOAL_RETURN_IF_ERROR(ValidatePieceSize(m.piece_size));
+  SHOAL_RETURN_IF_ERROR(ValidateSource(m.source));
 
   if (m.labels.size() > ManifestLimits::kMaxLabels) {
     return Status::InvalidArgument("manifest has " + std::to_string(m.labels.size()) +

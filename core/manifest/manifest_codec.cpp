@@ -45,6 +45,14 @@ void Fill(const Manifest& m, proto::Manifest::Builder out) {
         std::memcpy(layer.begin() + p * ChunkId::kSize, f.piece_layer[p].data(), ChunkId::kSize);
       }
     }
+    if (f.sha256) fb.setSha256(HashBytes(*f.sha256));
+    if (!f.source_etag.empty()) fb.setSourceEtag(f.source_etag);
+  }
+  if (!m.source.empty()) {
+    auto src = out.initSource();
+    src.setUrl(m.source.url);
+    src.setRevision(m.source.revision);
+    src.setCommit(m.source.commit);
   }
   auto dirs = out.initEmptyDirs(static_cast<unsigned>(m.empty_dirs.size()));
   for (size_t i = 0; i < m.empty_dirs.size(); ++i)
@@ -117,7 +125,18 @@ Result<Manifest> Extract(proto::Manifest::Reader r) {
     for (size_t p = 0; p < count; ++p) {
       f.piece_layer.push_back(ChunkId::FromBytes(layer.begin() + p * ChunkId::kSize));
     }
+    auto sha = fr.getSha256();
+    if (sha.size() != 0 && sha.size() != Digest::kSize) {
+      return Status::InvalidArgument("file '" + f.path.substr(0, 120) + "' has a SHA-256 of " +
+                                     std::to_string(sha.size()) + " bytes; it must be 32");
+    }
+    if (sha.size() == Digest::kSize) f.sha256 = Digest::FromBytes(sha.begin());
+    f.source_etag = Str(fr.getSourceEtag());
     m.files.push_back(std::move(f));
+  }
+  if (r.hasSource()) {
+    auto src = r.getSource();
+    m.source = {Str(src.getUrl()), Str(src.getRevision()), Str(src.getCommit())};
   }
   auto dirs = r.getEmptyDirs();
   if (dirs.size() > ManifestLimits::kMaxEmptyDirs) {

@@ -118,8 +118,8 @@ PiecesRoot PiecesRootFromLayer(const std::vector<ChunkId>& layer, uint32_t piece
       MerkleRoot(std::move(leaves), NextPowerOfTwo(layer.size()), Log2(piece_size / kBlockSize)));
 }
 
-namespace {
-FileHashes Finish(uint64_t size, std::vector<Digest> piece_roots, uint32_t piece_size) {
+FileHashes FileHashesFromRoots(uint64_t size, std::vector<Digest> piece_roots,
+                               uint32_t piece_size) {
   FileHashes out;
   out.size = size;
   if (size == 0) return out;
@@ -132,23 +132,22 @@ FileHashes Finish(uint64_t size, std::vector<Digest> piece_roots, uint32_t piece
   out.pieces_root = PiecesRootFromLayer(out.piece_layer, piece_size);
   return out;
 }
-}  // namespace
+
+Digest PieceRoot(const uint8_t* data, size_t len, uint64_t offset, uint32_t piece_size) {
+  std::vector<Digest> leaves = HashBlocks(data, len);
+  // A whole piece pads to piece_size / 16 KiB either way.
+  const bool whole_file = offset == 0 && len < piece_size;
+  uint64_t width = whole_file ? NextPowerOfTwo(leaves.size()) : piece_size / kBlockSize;
+  return MerkleRoot(std::move(leaves), width);
+}
 
 FileHashes HashBuffer(const uint8_t* data, uint64_t len, uint32_t piece_size) {
   std::vector<Digest> roots;
-  if (len <= piece_size) {
-    if (len > 0) {
-      std::vector<Digest> leaves = HashBlocks(data, len);
-      uint64_t width = NextPowerOfTwo(leaves.size());
-      roots.push_back(MerkleRoot(std::move(leaves), width));
-    }
-  } else {
-    for (uint64_t off = 0; off < len; off += piece_size) {
-      uint64_t n = std::min<uint64_t>(piece_size, len - off);
-      roots.push_back(MerkleRoot(HashBlocks(data + off, n), piece_size / kBlockSize));
-    }
+  for (uint64_t off = 0; off < len; off += piece_size) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(piece_size, len - off));
+    roots.push_back(PieceRoot(data + off, n, off, piece_size));
   }
-  return Finish(len, std::move(roots), piece_size);
+  return FileHashesFromRoots(len, std::move(roots), piece_size);
 }
 
 std::vector<ChunkId> FileChunkIds(const FileHashes& file) {
@@ -281,7 +280,7 @@ Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
   std::vector<FileHashes> out;
   out.reserve(files.size());
   for (FileState& f : files)
-    out.push_back(Finish(f.size, std::move(f.piece_roots), options.piece_size));
+    out.push_back(FileHashesFromRoots(f.size, std::move(f.piece_roots), options.piece_size));
   return out;
 }
 

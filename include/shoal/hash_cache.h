@@ -36,6 +36,17 @@ class HashCache {
   // Records the hashes of `path` as it is now. Best effort: failures are ignored.
   void Put(const std::string& path, uint32_t piece_size, const FileHashes& hashes);
 
+  // An imported file: its hashes and SHA-256, under a key the importer
+  // derives from what identifies the content at its source (URL, path,
+  // size, ETag), so an import cut off and run again reads it no more.
+  struct Imported {
+    FileHashes hashes;
+    Digest sha256;
+  };
+  std::optional<Imported> GetImported(const std::string& key, uint32_t piece_size);
+  // Best effort, as Put.
+  void PutImported(const std::string& key, uint32_t piece_size, const Imported& file);
+
  private:
   explicit HashCache(leveldb::DB* db);
   std::unique_ptr<leveldb::DB> db_;

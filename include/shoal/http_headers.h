@@ -24,6 +24,8 @@ class HttpHeaders {
   bool Has(std::string_view name) const { return Get(name).has_value(); }
   // Replaces every field called `name` with one field.
   void Set(std::string_view name, std::string_view value);
+  // Removes every field called `name`.
+  void Remove(std::string_view name);
   // Appends a field, keeping any others of that name.
   void Add(std::string_view name, std::string_view value);
 

@@ -34,6 +34,8 @@ struct ManifestLimits {
   static constexpr size_t kMaxLabelKeyBytes = 128;
   static constexpr size_t kMaxLabelValueBytes = 1024;
   static constexpr uint64_t kMaxFileSize = 1ull << 44;  // 16 TiB
+  static constexpr size_t kMaxSourceFieldBytes = 4096;  // each field of a Source
+  static constexpr size_t kMaxEtagBytes = 256;          // FileEntry::source_etag
 };
 
 constexpr uint16_t kManifestFormatVersion = 1;
@@ -52,6 +54,8 @@ struct FileEntry {
   uint32_t mode = 0644;              // permission bits
   PiecesRoot pieces_root;            // zero for an empty file
   std::vector<ChunkId> piece_layer;  // empty when size <= piece size
+  std::optional<Digest> sha256;      // of the whole file, where recorded (imports)
+  std::string source_etag;           // imported files: the source's ETag or hash
 
   // Number of chunks: 0 for an empty file, else ceil(size / piece_size).
   uint64_t ChunkCount(uint32_t piece_size) const;
@@ -65,7 +69,19 @@ struct FileEntry {
 
   friend bool operator==(const FileEntry& a, const FileEntry& b) {
     return a.path == b.path && a.size == b.size && a.mode == b.mode &&
-           a.pieces_root == b.pieces_root && a.piece_layer == b.piece_layer;
+           a.pieces_root == b.pieces_root && a.piece_layer == b.piece_layer &&
+           a.sha256 == b.sha256 && a.source_etag == b.source_etag;
+  }
+};
+
+// Where an imported version came from. All empty for a published folder.
+struct ManifestSource {
+  std::string url;       // as given to `shoal import`
+  std::string revision;  // as asked, e.g. a hub revision; may be empty
+  std::string commit;    // as resolved, e.g. the hub's commit sha; may be empty
+  bool empty() const { return url.empty() && revision.empty() && commit.empty(); }
+  friend bool operator==(const ManifestSource& a, const ManifestSource& b) {
+    return a.url == b.url && a.revision == b.revision && a.commit == b.commit;
   }
 };
 
@@ -79,6 +95,7 @@ struct Manifest {
   uint32_t piece_size = 16u << 20;  // bytes
   std::vector<FileEntry> files;     // unique paths
   std::vector<std::string> empty_dirs;
+  ManifestSource source;  // set by `shoal import`
 
   uint64_t TotalBytes() const;
   uint64_t TotalChunks() const;

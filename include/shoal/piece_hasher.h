@@ -61,6 +61,18 @@ Result<std::vector<FileHashes>> HashFiles(const std::vector<std::string>& paths,
 // Hashes an in-memory file. REQUIRES: piece_size is valid.
 FileHashes HashBuffer(const uint8_t* data, uint64_t len, uint32_t piece_size);
 
+// The root of one piece's 16 KiB block hashes: the chunk ID of the bytes
+// [offset, offset + len) of a file. A piece that is the whole file (offset
+// 0, len <= piece_size) is padded to the next power of two of its blocks;
+// every other piece, the last one included, to piece_size / 16 KiB.
+// For callers that see a file piece by piece, in any order, such as a
+// stream. REQUIRES: piece_size is valid, 0 < len <= piece_size.
+Digest PieceRoot(const uint8_t* data, size_t len, uint64_t offset, uint32_t piece_size);
+
+// A file's hashes from its piece roots, one per piece in order (none for an
+// empty file). REQUIRES: roots.size() == ceil(size / piece_size).
+FileHashes FileHashesFromRoots(uint64_t size, std::vector<Digest> roots, uint32_t piece_size);
+
 // The IDs of a file's chunks, in order: the piece layer, or the pieces root
 // alone for a file of one piece, or nothing for an empty file.
 std::vector<ChunkId> FileChunkIds(const FileHashes& file);
