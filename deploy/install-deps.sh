@@ -33,6 +33,7 @@ test_pkgs=(
   clang libclang-rt-14-dev  # tests/fuzz/run.sh: libFuzzer, ASan and UBSan (ctest's fuzz:regress)
   etcd-server etcd-client  # tests/etcd/etcd_cluster.sh: a 3-member etcd; the tracker itself speaks HTTP
   python3-numpy  # tests/integration/mount_safetensors.py reads a tensor through `shoal mount`
+  docker-registry apache2-utils  # tests/integration/import_oci_test.cpp: a real OCI registry; htpasswd -B for its basic auth
 )
 
 bench_pkgs=(

@@ -351,7 +351,8 @@ void RegisterImport(CLI::App& app, CommandRunner* run) {
   CLI::App* cmd = app.add_subcommand(
       "import", "make a version of a model from a hub, a bucket or web servers, read once");
   cmd->add_option("source", a->source,
-                  "hf://org/repo[@revision], s3://bucket/prefix, file:///folder or an http(s) URL");
+                  "hf://org/repo[@revision], oci://registry/repo:tag, s3://bucket/prefix, "
+                  "file:///folder or an http(s) URL");
   cmd->add_option("--from-list", a->from_list, "file of URLs, one per line: URL [path]");
   cmd->add_option("--name", a->name, "namespace/model")->required();
   cmd->add_option("--tag", a->tags, "tag to point at the new version; repeatable");
@@ -372,6 +373,12 @@ void RegisterImport(CLI::App& app, CommandRunner* run) {
       ->envname("HF_ENDPOINT")
       ->capture_default_str();
   cmd->add_option("--hf-token", a->src.hf_token, "the hub's access token")->envname("HF_TOKEN");
+  cmd->add_option("--oci-username", a->src.oci_username, "registry user for oci:// sources")
+      ->envname("SHOAL_OCI_USERNAME");
+  cmd->add_option("--oci-password", a->src.oci_password, "registry password or token")
+      ->envname("SHOAL_OCI_PASSWORD");
+  cmd->add_flag("--oci-plain-http", a->src.oci_plain_http,
+                "speak plain HTTP to the registry (one on localhost)");
   cmd->add_option("--source-endpoint", a->source_endpoint,
                   "S3 endpoint of an s3:// source; empty = AWS (not the origin's)");
   cmd->add_option("--source-region", a->source_region, "signing region of an s3:// source");

@@ -6,13 +6,11 @@
 // Files are read at the resolved commit, so a branch that moves during the
 // import cannot mix two revisions. The token goes to the hub only: the web
 // client drops it when a download is redirected to another host.
-#include <capnp/compat/json.h>
-#include <capnp/message.h>
-#include <kj/exception.h>
-
+#include <algorithm>
 #include <memory>
 
 #include "import/import_source.h"
+#include "import/json_decode.h"
 #include "shoal/proto/hub.capnp.h"
 #include "shoal/uri_encode.h"
 
@@ -23,26 +21,6 @@ namespace ph = shoal::proto::hub;
 
 // Tree pages followed before giving up: 1000 entries a page on the hub.
 constexpr int kMaxTreePages = 1000;
-
-std::string Str(capnp::Text::Reader t) { return std::string(t.begin(), t.size()); }
-
-// Decodes `json` as T, ignoring fields the schema does not name.
-template <typename T, typename Fn>
-Status DecodeJson(const std::string& json, const std::string& what, Fn&& use) {
-  Status out;
-  KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
-                 capnp::JsonCodec codec;
-                 codec.handleByAnnotation<T>();
-                 capnp::MallocMessageBuilder message;
-                 auto root = message.initRoot<T>();
-                 codec.decode(kj::StringPtr(json.c_str()), root);
-                 out = use(root.asReader());
-               })) {
-    return Status::Corruption(what + " is not the JSON the hub API serves: " +
-                              std::string(e->getDescription().cStr()).substr(0, 160));
-  }
-  return out;
-}
 
 // The URL of `rel="next"` in a Link header, or "".
 std::string NextLink(const std::string& link) {
@@ -103,7 +81,7 @@ class HubSource : public ImportSource {
     WebRequest req;
     req.url = file.locator;
     req.headers = auth_;
-    req.offset = offset;
+    req.offset = file.base + offset;
     req.length = length;
     WebResponse resp;
     SHOAL_RETURN_IF_ERROR(client_.Send(req, &sink, &resp));

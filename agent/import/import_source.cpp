@@ -37,12 +37,10 @@ Result<std::unique_ptr<ImportSource>> OpenImportSource(const std::string& url,
     if (lines.empty()) return Status::InvalidArgument("no source: give a URL or --from-list");
     return MakeUrlSource(std::move(lines), options);
   }
-  if (url.rfind("oci://", 0) == 0) {
-    return Status::InvalidArgument(
-        "oci:// sources are not supported yet; pull the artifact and import its folder");
-  }
-  return Status::InvalidArgument("source '" + url.substr(0, 200) +
-                                 "' must start with hf://, s3://, file://, http:// or https://");
+  if (url.rfind("oci://", 0) == 0) return MakeOciSource(url, options);
+  return Status::InvalidArgument(
+      "source '" + url.substr(0, 200) +
+      "' must start with hf://, oci://, s3://, file://, http:// or https://");
 }
 
 }  // namespace shoal

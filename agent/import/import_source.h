@@ -35,6 +35,7 @@ struct SourceFile {
   std::string etag;              // the source's ETag or hash: provenance, and resume's key
   std::optional<Digest> sha256;  // declared by the source; the bytes are checked against it
   std::string locator;           // how the source finds it again (a URL, a key)
+  uint64_t base = 0;             // where the file starts in that object (a tar member)
 };
 
 struct SourceListing {
@@ -58,6 +59,10 @@ struct ImportSourceOptions {
   // s3:// (and file://) sources: endpoint, region, credentials, profile.
   // The url field is ignored; the source's own URL is used.
   OriginOptions s3;
+  // oci:// sources: credentials for the registry (basic auth, or to get a
+  // token), and whether it speaks plain HTTP (a registry on localhost).
+  std::string oci_username, oci_password;
+  bool oci_plain_http = false;
   // hf:// sources: the hub and its token.
   std::string hf_endpoint = "https://huggingface.co";
   std::string hf_token;
@@ -67,7 +72,8 @@ struct ImportSourceOptions {
 };
 
 // Opens the source that `url` names: hf://org/repo[@revision],
-// s3://bucket/prefix, file:///folder, or http(s)://... (with
+// oci://registry/repo[:tag|@digest], s3://bucket/prefix, file:///folder,
+// or http(s)://... (with
 // options.url_list, the first of several).
 Result<std::unique_ptr<ImportSource>> OpenImportSource(const std::string& url,
                                                        const ImportSourceOptions& options);
@@ -79,6 +85,8 @@ Result<std::vector<std::string>> ReadUrlList(const std::string& file);
 std::unique_ptr<ImportSource> MakeObjectSource(std::string url,
                                                std::unique_ptr<class Origin> origin);
 Result<std::unique_ptr<ImportSource>> MakeHubSource(const std::string& url,
+                                                    const ImportSourceOptions& options);
+Result<std::unique_ptr<ImportSource>> MakeOciSource(const std::string& url,
                                                     const ImportSourceOptions& options);
 Result<std::unique_ptr<ImportSource>> MakeUrlSource(std::vector<std::string> lines,
                                                     const ImportSourceOptions& options);

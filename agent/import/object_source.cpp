@@ -41,7 +41,7 @@ class ObjectSource : public ImportSource {
 
   Status Read(const SourceFile& file, uint64_t offset, uint64_t length, ByteSink& sink) override {
     if (length == 0) return Status::OK();
-    return origin_->Get(file.locator, offset, length, sink);
+    return origin_->Get(file.locator, file.base + offset, length, sink);
   }
 
   std::string Describe() const override { return url_; }

@@ -32,7 +32,7 @@ class UrlSource : public ImportSource {
   Status Read(const SourceFile& file, uint64_t offset, uint64_t length, ByteSink& sink) override {
     WebRequest req;
     req.url = file.locator;
-    req.offset = offset;
+    req.offset = file.base + offset;
     req.length = length;
     WebResponse resp;
     SHOAL_RETURN_IF_ERROR(client_.Send(req, &sink, &resp));
