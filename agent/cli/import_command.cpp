@@ -27,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/progress_bar.h"
 #include "cli/publish_uploads.h"
+#include "cli/version_json.h"
 #include "import/file_ingest.h"
 #include "import/import_source.h"
 #include "shoal/byte_size.h"
@@ -50,6 +51,7 @@ struct ImportArgs {
   int upload_parallel = 8;  // chunk uploads in flight
   std::string memory = "256MiB";
   bool no_resume = false;
+  bool json = false;
   ClientFlags client;
   OriginOptions origin;
   ImportSourceOptions src;
@@ -340,7 +342,17 @@ Status RunImport(ImportArgs& a) {
   if (!s.ok()) return s.WithContext("upload to " + ref->ToString());
   Result<SignedVersion> committed = t.Commit(bytes, a.tags);
   if (!committed.ok()) return committed.status();
-  PrintImported(m, *committed, *plan, up.stats(), a.tags);
+  if (a.json) {
+    CommittedJson j{&m,
+                    &*committed,
+                    a.tags,
+                    up.stats().uploaded_chunks,
+                    up.stats().uploaded_bytes,
+                    static_cast<int64_t>(m.TotalBytes() - plan->reused_bytes)};
+    std::fputs(j.ToString().c_str(), stdout);
+  } else {
+    PrintImported(m, *committed, *plan, up.stats(), a.tags);
+  }
   return Status::OK();
 }
 
@@ -367,6 +379,7 @@ void RegisterImport(CLI::App& app, CommandRunner* run) {
       ->capture_default_str();
   cmd->add_option("--memory", a->memory, "read chunks kept for upload; past it reading waits")
       ->capture_default_str();
+  cmd->add_flag("--json", a->json, "print the committed version as one JSON document");
   cmd->add_flag("--no-resume", a->no_resume,
                 "read every file, even those an earlier import of the same source read");
   cmd->add_option("--hf-endpoint", a->src.hf_endpoint, "the hub for hf:// sources")

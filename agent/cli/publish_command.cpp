@@ -30,6 +30,7 @@
 #include "cli/progress_bar.h"
 #include "cli/publish_seed.h"
 #include "cli/publish_uploads.h"
+#include "cli/version_json.h"
 #include "shoal/byte_size.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"
@@ -52,6 +53,7 @@ struct PublishArgs {
   OriginOptions origin;
   std::string agent_socket = "/run/shoald/shoald.sock";
   bool no_seed = false;
+  bool json = false;  // one JSON document on stdout, nothing else
   bool no_hash_cache = false;
   bool tag_early = false;
   std::string memory = "256MiB";  // hashed chunks kept for upload
@@ -190,9 +192,9 @@ class BackgroundSeed {
           status_ = SeedThroughAgent(a.agent_socket, ref, a.client.token, a.dir, &chunks_);
         }) {}
   ~BackgroundSeed() { Join(); }
-  void JoinAndPrint() {
+  void JoinAndPrint(bool print) {
     Join();
-    PrintSeeding(status_, chunks_);
+    if (print) PrintSeeding(status_, chunks_);
   }
 
  private:
@@ -215,6 +217,7 @@ Result<SignedVersion> CommitEarly(const PublishArgs& a, TrackerClient& t, const 
   if (!v.ok()) return v.status();
   if (v->state == VersionState::kUploading) {
     uploads.KeepAlive(v->manifest.name, v->id);
+    if (a.json) return v;
     std::printf("committed %s/%s:%s; pullable from this node while the upload goes on\n",
                 v->manifest.ns.c_str(), v->manifest.name.c_str(), v->id.ToHex().c_str());
     std::fflush(stdout);  // a script waiting on this line need not wait for the upload
@@ -297,9 +300,15 @@ Status RunPublish(PublishArgs& a) {
   }
   Result<SignedVersion> committed = UploadAndCommit(a, t, uploads, all, *bytes, early);
   if (!committed.ok()) return committed.status();
+  if (a.json) {
+    CommittedJson j{&m, &*committed, a.tags, up.stats().uploaded_chunks, up.stats().uploaded_bytes};
+    if (seeding) seeding->JoinAndPrint(false);
+    std::fputs(j.ToString().c_str(), stdout);
+    return Status::OK();
+  }
   PrintPublished(a, m, *committed, up.stats(), all.size());
   if (seeding) {
-    seeding->JoinAndPrint();
+    seeding->JoinAndPrint(true);
   } else if (!a.no_seed) {
     std::printf("  not seeding: no agent at %s (pass --agent, or --no-seed)\n",
                 a.agent_socket.c_str());
@@ -328,6 +337,7 @@ void RegisterPublish(CLI::App& app, CommandRunner* run) {
       ->envname("SHOAL_AGENT_SOCKET")
       ->capture_default_str();
   cmd->add_flag("--no-seed", a->no_seed, "do not hand the files to the local agent");
+  cmd->add_flag("--json", a->json, "print the committed version as one JSON document");
   cmd->add_flag("--tag-early", a->tag_early,
                 "move the tags as soon as the version is pullable, not once it is durable");
   cmd->add_option(

@@ -164,6 +164,30 @@ TEST_CASE("a hub model is read once and pulls back byte for byte", "[import][hub
   CHECK_THAT(again.out, Catch::Contains("read 0 files"));
   CHECK_THAT(again.out, Catch::Contains("uploaded 0 chunks"));
   CHECK(hub.Served() == served);
+
+  // For scripts: one JSON document, with where the version came from.
+  std::vector<std::string> json_args = ImportArgs(hub, "team-a/tiny");
+  json_args.push_back("--json");
+  ProcessResult json = c.Shoal(c.writer, json_args);
+  INFO(json.out << json.err);
+  REQUIRE(json.exit_code == 0);
+  CHECK(json.out.front() == '{');
+  CHECK(std::count(json.out.begin(), json.out.end(), '\n') == 1);
+  CHECK_THAT(json.out, Catch::Contains("\"version\":\"" + id + "\""));
+  CHECK_THAT(json.out, Catch::Contains("\"created\":false,\"state\":\"durable\""));
+  CHECK_THAT(json.out, Catch::Contains("\"read_bytes\":0"));
+  CHECK_THAT(json.out,
+             Catch::Contains("\"source\":{\"url\":\"hf://org/tiny-model\",\"revision\":\"main\""));
+
+  // The same folder published: the same file hashes, so the same chunks,
+  // and nothing to upload; its JSON has no source.
+  ProcessResult pub = c.Shoal(c.writer, {"publish", repo, "--name", "team-a/published",
+                                         "--piece-size", "1048576", "--no-seed", "--json"});
+  INFO(pub.out << pub.err);
+  REQUIRE(pub.exit_code == 0);
+  CHECK_THAT(pub.out, Catch::Contains("\"created\":true,\"state\":\"durable\""));
+  CHECK_THAT(pub.out, Catch::Contains("\"uploaded_chunks\":0,"));
+  CHECK(pub.out.find("\"source\"") == std::string::npos);
 }
 
 TEST_CASE("an import killed half-way reads only the files it had not finished", "[import][hub]") {

@@ -3,7 +3,10 @@
 # source bucket on a real radosgw into Shoal's origin (another prefix of the
 # same radosgw), against the two-step way in the same run (`aws s3 cp
 # --recursive` to a local disk, then `shoal publish` of that folder), and
-# against the download alone.
+# against the download alone. `aws s3 cp --recursive` of the downloaded
+# folder back up (to a third prefix) is measured too: the source and the
+# origin are one radosgw on the same cores here, so its download + upload
+# is what that server can do for an import.
 #
 #   tests/perf/import_bench.sh BUILD_DIR [size_gib=4] [runs=3]
 #
@@ -24,8 +27,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The source, the two-step publish's origin and the import's origin.
-export SHOAL_RGW_MEMSTORE_BYTES=$(( (3 * size_gib + 2) * 1073741824 ))
+# The source, the re-upload, the two-step publish's origin and the import's origin.
+export SHOAL_RGW_MEMSTORE_BYTES=$(( (4 * size_gib + 2) * 1073741824 ))
 fresh_rgw() {
   "$here/../s3/radosgw.sh" stop "$work/rgw" >/dev/null 2>&1 || true
   "$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
@@ -74,8 +77,8 @@ stop_tracker() {
   tracker_pid=
 }
 
-printf "| run | aws s3 cp download, s | shoal publish of it, s | two-step, s | shoal import, s | import against two-step | against download alone | import peak RSS |\n"
-printf "|---|---|---|---|---|---|---|---|\n"
+printf "| run | aws s3 cp download, s | shoal publish of it, s | two-step, s | aws s3 cp upload, s | shoal import, s | import against two-step | against download alone | against download + upload | import peak RSS |\n"
+printf "|---|---|---|---|---|---|---|---|---|---|\n"
 for run in $(seq "$runs"); do
   fresh_rgw
   aws() { /usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" "$@"; }
@@ -84,6 +87,8 @@ for run in $(seq "$runs"); do
   sync
   dl_s=$(seconds /usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --recursive \
     --only-show-errors "s3://$SHOAL_S3_BUCKET/source/" "$work/download/")
+  up_s=$(seconds /usr/bin/aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --recursive \
+    --only-show-errors "$work/download/" "s3://$SHOAL_S3_BUCKET/reupload/")
   start_tracker twostep
   pub_s=$(seconds "$build/bin/shoal" publish "$work/download" --name bench/model --no-seed)
   stop_tracker
@@ -92,7 +97,7 @@ for run in $(seq "$runs"); do
     --source-endpoint "$SHOAL_S3_ENDPOINT")
   rss=$(sed -n 's/.*peak memory: //p' "$work/out")
   stop_tracker
-  awk -v r="$run" -v d="$dl_s" -v p="$pub_s" -v i="$imp_s" -v m="$rss" 'BEGIN {
-    printf "| %d | %.1f | %.1f | %.1f | %.1f | %.2fx faster | %.2fx |  %s |\n", r, d, p, d + p, i, (d + p) / i, d / i, m }'
+  awk -v r="$run" -v d="$dl_s" -v p="$pub_s" -v u="$up_s" -v i="$imp_s" -v m="$rss" 'BEGIN {
+    printf "| %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx faster | %.2fx | %.2fx | %s |\n", r, d, p, d + p, u, i, (d + p) / i, d / i, (d + u) / i, m }'
 done
 awk -v b="$bytes" 'BEGIN { printf "\n%.2f GiB in 6 files, 16 MiB pieces.\n", b / 1073741824 }'
