@@ -1,11 +1,14 @@
 #include "import/file_ingest.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 
+#include "shoal/hex.h"
 #include "shoal/parallel_for.h"
 #include "shoal/sha256.h"
 
@@ -15,9 +18,11 @@ namespace {
 struct FileState {
   const SourceFile* file = nullptr;
   std::mutex mu;
-  std::condition_variable turn;      // the SHA-256 took a piece
-  uint64_t next_piece = 0;           // protected by mu; the piece the SHA-256 takes next
-  Sha256 sha;                        // protected by mu
+  std::condition_variable turn;  // the SHA-256 took a piece
+  uint64_t next_piece = 0;       // protected by mu; the piece the SHA-256 takes next
+  Sha256 sha;                    // protected by mu
+  // The MD5 too, when the source declares one; protected by mu.
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md5{nullptr, &EVP_MD_CTX_free};
   std::vector<Digest> roots;         // protected by mu; one per piece
   uint64_t bytes = 0;                // protected by mu; read so far
   bool ended = false;                // protected by mu; the last piece was taken
@@ -38,6 +43,10 @@ class Ingest {
     for (size_t i = 0; i < files.size(); ++i) {
       const SourceFile& f = files[i];
       states_[i].file = &f;
+      if (!f.md5_hex.empty()) {
+        states_[i].md5.reset(EVP_MD_CTX_new());
+        EVP_DigestInit_ex(states_[i].md5.get(), EVP_md5(), nullptr);
+      }
       const bool by_range = f.ranges && f.size_known;
       if (by_range) {
         const uint64_t pieces = (f.size + o.piece_size - 1) / o.piece_size;
@@ -90,6 +99,7 @@ class Ingest {
       s.turn.wait(lock, [&] { return s.next_piece == index || failed_; });
       if (failed_) return Stopped();
       s.sha.Update(piece.data(), piece.size());
+      if (s.md5) EVP_DigestUpdate(s.md5.get(), piece.data(), piece.size());
       if (s.roots.size() <= index) s.roots.resize(index + 1);
       s.roots[index] = root;
       s.bytes += piece.size();
@@ -154,6 +164,16 @@ class Ingest {
     IngestedFile out;
     out.hashes = FileHashesFromRoots(s.bytes, std::move(s.roots), options_.piece_size);
     out.sha256 = s.sha.Finish();
+    if (s.md5) {
+      unsigned char md5[EVP_MAX_MD_SIZE];
+      unsigned int len = 0;
+      EVP_DigestFinal_ex(s.md5.get(), md5, &len);
+      const std::string got = hex::Encode(md5, len);
+      if (got != f.md5_hex) {
+        return Status::Corruption("'" + f.path + "' from " + source_.Describe() + " has MD5 " +
+                                  got + ", not the " + f.md5_hex + " its ETag declares");
+      }
+    }
     if (f.sha256 && *f.sha256 != out.sha256) {
       return Status::Corruption("'" + f.path + "' from " + source_.Describe() + " has SHA-256 " +
                                 out.sha256.ToHex() + ", not the " + f.sha256->ToHex() +

@@ -100,12 +100,13 @@ class HubSource : public ImportSource {
     std::string msg = r.Header("x-error-message");
     if (msg.empty()) msg = "HTTP " + std::to_string(r.status);
     const std::string where = "hf://" + repo_ + "@" + revision_ + ": " + what + ": ";
+    if (!code.empty() && msg.find(code) == std::string::npos) msg = code + ": " + msg;
     if (r.status == 401 || r.status == 403 || code == "GatedRepo") {
       return Status::PermissionDenied(
           where + msg +
           (auth_.size() == 0 ? " (pass --hf-token or set HF_TOKEN)" : " (the token is refused)"));
     }
-    if (r.status == 404) return Status::NotFound(where + (code.empty() ? "" : code + ": ") + msg);
+    if (r.status == 404) return Status::NotFound(where + msg);
     return Status::IOError(where + msg);
   }
 

@@ -34,6 +34,7 @@ struct SourceFile {
   bool ranges = true;            // can be read in byte ranges
   std::string etag;              // the source's ETag or hash: provenance, and resume's key
   std::optional<Digest> sha256;  // declared by the source; the bytes are checked against it
+  std::string md5_hex;           // likewise: an S3 ETag of a single-part upload is the MD5
   std::string locator;           // how the source finds it again (a URL, a key)
   uint64_t base = 0;             // where the file starts in that object (a tar member)
 };

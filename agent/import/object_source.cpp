@@ -12,6 +12,19 @@ namespace {
 // Keys per List call: the S3 maximum.
 constexpr uint32_t kListPage = 1000;
 
+// The MD5 an S3 ETag stands for: a single-part upload's ETag is the hex
+// MD5 of the object; a multipart one ("<hex>-<parts>") and a folder's are
+// not, and give "".
+std::string Md5OfEtag(std::string etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  if (etag.size() != 32 || etag.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return "";
+  }
+  return etag;
+}
+
 class ObjectSource : public ImportSource {
  public:
   ObjectSource(std::string url, std::unique_ptr<Origin> origin)
@@ -32,6 +45,7 @@ class ObjectSource : public ImportSource {
         f.locator = o.key;
         f.size = o.size;
         f.etag = o.etag;
+        f.md5_hex = Md5OfEtag(o.etag);
         out.files.push_back(std::move(f));
       }
       token = page->next_token;

@@ -1,7 +1,8 @@
 // Files from plain web servers: one URL per file, named by the last part of
-// its path or by the list. A HEAD learns each file's size, ETag and whether
-// it can be read in ranges; a server that refuses HEAD is read in one GET.
+// its path or by the list, which may also give each file's SHA-256. A HEAD learns each file's size,
+// ETag and whether it can be read in ranges; a server that refuses HEAD is read in one GET.
 #include <memory>
+#include <sstream>
 
 #include "import/import_source.h"
 #include "shoal/uri_encode.h"
@@ -73,16 +74,31 @@ class UrlSource : public ImportSource {
   WebClient client_;
 };
 
-// "URL [path]": the path, else the URL's last path segment, decoded.
+// "URL [path] [sha256:HEX]": the path, else the URL's last path segment,
+// decoded; with a SHA-256, the bytes are checked against it.
 Result<SourceFile> FileOfLine(const std::string& line) {
   SourceFile f;
-  size_t space = line.find_first_of(" \t");
-  f.locator = line.substr(0, space);
+  std::istringstream words(line);
+  words >> f.locator;
   Result<WebUrl> url = ParseWebUrl(f.locator);
   if (!url.ok()) return url.status();
-  if (space != std::string::npos) {
-    f.path = std::string(TrimOws(std::string_view(line).substr(space)));
-  } else {
+  std::string word;
+  while (words >> word) {
+    if (word.rfind("sha256:", 0) == 0) {
+      Result<Digest> d = Digest::ParseHex(word.substr(7));
+      if (!d.ok()) {
+        return Status::InvalidArgument("'" + word.substr(0, 80) +
+                                       "' is not sha256: and 64 hex digits");
+      }
+      f.sha256 = *d;
+    } else if (f.path.empty()) {
+      f.path = word;
+    } else {
+      return Status::InvalidArgument("URL list line '" + line.substr(0, 200) +
+                                     "' must be URL [path] [sha256:HEX]");
+    }
+  }
+  if (f.path.empty()) {
     std::string path = url->target.substr(0, url->target.find('?'));
     std::optional<std::string> name = PercentDecode(path.substr(path.rfind('/') + 1), false);
     if (!name || name->empty()) {

@@ -13,6 +13,7 @@
 #include "support/subprocess.h"
 
 using namespace shoal;
+using shoal::testing::ProcessResult;
 using shoal::testing::TempDir;
 using shoal::testing::WriteRandomFile;
 
@@ -34,6 +35,12 @@ std::string Bytes(const std::string& path) {
   auto n = ReadFull(**f, reinterpret_cast<uint8_t*>(out.data()), out.size());
   REQUIRE(n.ok());
   return out;
+}
+
+std::string Md5Hex(const std::string& path) {
+  ProcessResult r = shoal::testing::RunProcess({"/usr/bin/md5sum", path});
+  REQUIRE(r.exit_code == 0);
+  return r.out.substr(0, 32);
 }
 
 }  // namespace
@@ -59,7 +66,10 @@ TEST_CASE("streamed hashes equal the folder hasher's, at every size and parallel
   for (int parallel : {1, 3, 8}) {
     for (bool ranges : {true, false}) {
       std::vector<SourceFile> files = listing->files;
-      for (SourceFile& f : files) f.ranges = ranges;
+      for (SourceFile& f : files) {
+        f.ranges = ranges;
+        f.md5_hex = Md5Hex(dir / f.path);  // the right one: checked and passed
+      }
       std::mutex mu;
       std::set<std::pair<std::string, uint64_t>> pieces;
       uint64_t piece_bytes = 0;
@@ -105,6 +115,13 @@ TEST_CASE("a declared size or SHA-256 that the bytes disagree with fails the ing
   REQUIRE(!r.ok());
   CHECK(r.status().IsCorruption());
   CHECK_THAT(r.status().ToString(), Catch::Contains("'a.bin'") && Catch::Contains("SHA-256"));
+
+  // A declared MD5 (an S3 ETag) is checked too.
+  std::vector<SourceFile> wrong_md5 = listing->files;
+  wrong_md5[0].md5_hex = std::string(32, '0');
+  r = IngestFiles(*source, wrong_md5, o);
+  REQUIRE(!r.ok());
+  CHECK_THAT(r.status().ToString(), Catch::Contains("MD5"));
 
   // Declared longer than it is: read by range, the source refuses the last range.
   std::vector<SourceFile> longer = listing->files;

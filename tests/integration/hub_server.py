@@ -11,7 +11,9 @@ Hugging Face hub's public HTTP API, as documented for its clients.
                                                                sends clients to its CDN
 
 Each repository is a folder ROOT/org/name; its one revision, "main", has a
-commit sha derived from its files. Files of --lfs-min bytes or more are LFS
+commit sha derived from its files. With --token, every repository is gated:
+401 without a token, 403 with another, both with X-Error-Code GatedRepo.
+Files of --lfs-min bytes or more are LFS
 files, with their SHA-256 in the API. The CDN port refuses any request
 carrying an Authorization header: a client must drop the hub's token when a
 redirect leaves the hub.
@@ -134,7 +136,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.server.cdn:
             return self.cdn(url)
         if not self.authorized():
-            return self.reply(401, b"", error_code="RepoNotFound")
+            # A gated repository: 401 without a token, 403 with one that
+            # is not allowed in.
+            code = 403 if self.headers.get("Authorization") else 401
+            return self.reply(code, b"", error_code="GatedRepo")
         m = re.match(r"^/api/models/([^/]+/[^/]+)(?:/revision/([^/]+))?$", url.path)
         if m:
             return self.model_info(m.group(1), urllib.parse.unquote(m.group(2) or "main"))

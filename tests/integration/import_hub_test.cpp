@@ -264,6 +264,14 @@ TEST_CASE("bad hub answers end the import with one line and no version", "[impor
   ProcessResult r = c.Shoal(c.writer, args);
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Catch::Contains("HF_TOKEN"));
+  CHECK_THAT(r.err, Catch::Contains("GatedRepo"));
+  // A token the hub does not let in: 403, named as such.
+  std::vector<std::string> wrong = args;
+  wrong.push_back("--hf-token");
+  wrong.push_back("hf_someone_else");
+  r = c.Shoal(c.writer, wrong);
+  CHECK(r.exit_code != 0);
+  CHECK_THAT(r.err, Catch::Contains("GatedRepo") && Catch::Contains("the token is refused"));
   // An unknown revision.
   args.push_back("--hf-token");
   args.push_back(kToken);
@@ -306,4 +314,12 @@ TEST_CASE("web URLs from a list become a version, each read once", "[import][web
   pid_t pull = c.StartPull(0, "team-a/web:latest", c.tmp / "out");
   REQUIRE(WaitProcess(pull) == 0);
   CHECK(SameTree(repo, c.tmp / "out"));
+
+  // A list may give each file's SHA-256: bytes that disagree end the import.
+  std::ofstream(list) << hub.cdn() << "/cdn/org/tiny-model/config.json config.json sha256:"
+                      << std::string(64, 'a') << "\n";
+  ProcessResult bad =
+      c.Shoal(c.writer, {"import", "--from-list", list, "--name", "team-a/web2", "--no-resume"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("config.json") && Catch::Contains("SHA-256"));
 }

@@ -2,9 +2,12 @@
 // radosgw), with the source's own endpoint and credentials, into a cluster
 // whose origin is a folder: the bucket is read once and the version pulls
 // back byte for byte.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "../s3/s3_test_env.h"
 #include "support/test_cluster.h"
@@ -55,6 +58,47 @@ TEST_CASE("a bucket prefix becomes a version, read once", "[import][s3]") {
   pid_t pull = c.StartPull(0, "team-a/from-s3:latest", c.tmp / "out");
   REQUIRE(WaitProcess(pull) == 0);
   CHECK(SameTree(folder, c.tmp / "out"));
+
+  // Again: nothing read, nothing uploaded, the same version.
+  std::vector<std::string> again_argv = argv;
+  again_argv.push_back("--json");
+  ProcessResult again = RunProcess(again_argv, env);
+  INFO(again.out << again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.out, Catch::Contains("\"created\":false"));
+  CHECK_THAT(again.out,
+             Catch::Contains("\"uploaded_chunks\":0,\"uploaded_bytes\":0,\"read_bytes\":0"));
+
+  // Through a link that flips one bit of what the bucket sends: the
+  // object's ETag (its MD5) catches it, and nothing is committed.
+  const std::string port_file = c.tmp / "flip.port";
+  const std::string target = s3.endpoint.substr(s3.endpoint.find("://") + 3);
+  pid_t proxy =
+      StartProcess({"/usr/bin/python3", SHOAL_SLOW_PROXY, target, "1e12", port_file, "200000"}, {},
+                   c.tmp / "flip.log");
+  for (int i = 0; i < 100 && Slurp(port_file).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::vector<std::string> flip_argv = {SHOAL_CLI_PATH,
+                                        "import",
+                                        s3.url,
+                                        "--name",
+                                        "team-a/flipped",
+                                        "--piece-size",
+                                        "1048576",
+                                        "--source-endpoint",
+                                        "http://127.0.0.1:" + Slurp(port_file),
+                                        "--source-region",
+                                        s3.region,
+                                        "--no-resume"};
+  ProcessResult flipped = RunProcess(flip_argv, env);
+  ::kill(proxy, SIGTERM);
+  WaitProcess(proxy);
+  INFO(flipped.out << flipped.err);
+  CHECK(flipped.exit_code != 0);
+  CHECK_THAT(flipped.err, Catch::Contains("model.safetensors") && Catch::Contains("MD5"));
+  ProcessResult ls = c.Shoal(c.reader, {"ls", "team-a/flipped", "--json"});
+  CHECK((ls.exit_code != 0 || ls.out.find("versionId") == std::string::npos));
 
   // Wrong credentials: one line naming the source.
   std::vector<std::string> wrong = c.CliEnv(c.writer);

@@ -3,7 +3,10 @@
 RATE bytes a second, across all connections; answers flow back unlimited.
 It stands in for a slow link to object storage.
 
-    slow_proxy.py TARGET_HOST:TARGET_PORT RATE PORT_FILE
+    slow_proxy.py TARGET_HOST:TARGET_PORT RATE PORT_FILE [FLIP_AT]
+
+With FLIP_AT, byte FLIP_AT of each connection's answers has one bit
+flipped on the way back: a link that corrupts what it carries.
 
 Listens on 127.0.0.1 at a port of the kernel's choosing and writes it to
 PORT_FILE once it accepts connections.
@@ -30,12 +33,18 @@ class Budget:
             await asyncio.sleep(self.free_at - now)
 
 
-async def pipe(reader, writer, budget):
+async def pipe(reader, writer, budget, flip_at=None):
+    seen = 0
     try:
         while True:
             data = await reader.read(CHUNK)
             if not data:
                 break
+            if flip_at is not None and seen <= flip_at < seen + len(data):
+                data = bytearray(data)
+                data[flip_at - seen] ^= 0x10
+                data = bytes(data)
+            seen += len(data)
             if budget is not None:
                 await budget.take(len(data))
             writer.write(data)
@@ -49,6 +58,7 @@ async def pipe(reader, writer, budget):
 async def main():
     host, port = sys.argv[1].rsplit(":", 1)
     budget = Budget(float(sys.argv[2]))
+    flip_at = int(sys.argv[4]) if len(sys.argv) > 4 else None
 
     async def serve(client_reader, client_writer):
         try:
@@ -57,7 +67,7 @@ async def main():
             client_writer.close()
             return
         await asyncio.gather(pipe(client_reader, target_writer, budget),
-                             pipe(target_reader, client_writer, None))
+                             pipe(target_reader, client_writer, None, flip_at))
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     with open(sys.argv[3] + ".tmp", "w") as f:
