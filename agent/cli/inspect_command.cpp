@@ -8,6 +8,7 @@
 #include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/progress_bar.h"
+#include "shoal/log.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/model_ref.h"
@@ -24,6 +25,24 @@ struct InspectArgs {
   std::string name;
   ClientFlags client;
 };
+
+// The manifest's JSON with the version's state and the tags on it now.
+std::string TrackerVersionJson(TrackerClient& t, const SignedVersion& v) {
+  std::string tags;
+  if (auto versions = t.ListVersions(v.manifest.ns, v.manifest.name); versions.ok()) {
+    for (const VersionInfo& info : *versions) {
+      if (info.id != v.id) continue;
+      for (const std::string& tag : info.tags) {
+        if (!tags.empty()) tags += ", ";
+        AppendJsonString(tag, &tags);
+      }
+    }
+  }
+  std::string json = ManifestToJson(v.manifest, v.id);
+  const std::string extra =
+      ",\n\"state\": \"" + std::string(VersionStateName(v.state)) + "\",\n\"tags\": [" + tags + "]";
+  return json.insert(json.find(",\n\"manifest\""), extra);
+}
 
 // Where an imported version came from, and each file's ETag and SHA-256
 // at the source.
@@ -76,7 +95,7 @@ Status InspectPublished(const InspectArgs& args) {
   auto v = (*t)->Resolve(ref->ns(), ref->name(), ref->ref());
   if (!v.ok()) return v.status();
   if (args.json) {
-    std::fputs(ManifestToJson(v->manifest, v->id).c_str(), stdout);
+    std::fputs(TrackerVersionJson(**t, *v).c_str(), stdout);
     return Status::OK();
   }
   PrintSummary(v->manifest, v->id);

@@ -149,6 +149,12 @@ TEST_CASE("a hub model is read once and pulls back byte for byte", "[import][hub
   CHECK_THAT(inspect.out,
              Catch::Contains("imported from hf://org/tiny-model revision main commit "));
   CHECK_THAT(inspect.out, Catch::Contains("source config.json etag "));
+  ProcessResult inspect_json = c.Shoal(c.reader, {"inspect", "team-a/tiny:" + id, "--json"});
+  INFO(inspect_json.out << inspect_json.err);
+  REQUIRE(inspect_json.exit_code == 0);
+  CHECK_THAT(inspect_json.out, Catch::Contains("\"state\": \"durable\""));
+  CHECK_THAT(inspect_json.out, Catch::Contains("\"tags\": [\"latest\"]"));
+  CHECK_THAT(inspect_json.out, Catch::Contains("\"url\": \"hf://org/tiny-model\""));
 
   // Again, from another machine (an empty resume cache): nothing read,
   // nothing uploaded, the same version, found by its source commit.
