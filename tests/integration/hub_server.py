@@ -23,7 +23,8 @@ SHA-256), --truncate (send half the bytes, then close), --ftp-redirect
 (redirect to ftp://), --extra-path (list a file of that name that is not
 there, such as ../evil). --throttle B sends file bytes at about B bytes/s.
 
-GET /stats on either port answers {"path": bytes sent, ...}. The ports are
+GET /stats on either port answers {"path": bytes sent, ...};
+GET /set-throttle?rate=B changes --throttle (0: none). The ports are
 written to --port-file as "HUB CDN" once both listen.
 """
 import argparse
@@ -133,6 +134,9 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/stats":
             with STATS_LOCK:
                 return self.json(dict(STATS))
+        if url.path == "/set-throttle":
+            ARGS.throttle = float(urllib.parse.parse_qs(url.query)["rate"][0])
+            return self.json({"throttle": ARGS.throttle})
         if self.server.cdn:
             return self.cdn(url)
         if not self.authorized():
@@ -213,7 +217,11 @@ class Handler(BaseHTTPRequestHandler):
         if d is None:
             return self.reply(404)
         rel = urllib.parse.unquote(m.group(2))
-        self.serve_file(os.path.join(d, rel), rel, {})
+        full = os.path.join(d, rel)
+        if not os.path.isfile(full):
+            return self.reply(404)
+        # As a web server would: a strong ETag.
+        self.serve_file(full, rel, {"ETag": '"%s"' % sha256_of(full)})
 
     def serve_file(self, full, rel, headers):
         size = os.path.getsize(full)

@@ -7,6 +7,7 @@
 // line and no version.
 #include <signal.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -48,6 +49,10 @@ class Hub {
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
   // The plain web server beside the hub (its "CDN"): /cdn/org/name/path.
   std::string cdn() const { return "http://127.0.0.1:" + std::to_string(cdn_port_); }
+  // Sends file bytes at about `rate` bytes a second from now on (0: at once).
+  void Throttle(long rate) const {
+    RunProcess({"/usr/bin/curl", "-sf", endpoint() + "/set-throttle?rate=" + std::to_string(rate)});
+  }
 
   // Bytes of each file the hub and its CDN sent (one count for both).
   std::map<std::string, long> Served() const {
@@ -111,6 +116,28 @@ std::string ImportedId(const std::string& out) {
 }
 
 long FileSize(const std::string& path) { return static_cast<long>(fs::file_size(path)); }
+
+// The repository's files as a URL list on the hub's second port, in path
+// order: "URL path" a line.
+void WriteUrlList(const Hub& hub, const std::string& repo, const std::string& list) {
+  std::vector<std::string> rels;
+  for (const auto& e : fs::recursive_directory_iterator(repo)) {
+    if (e.is_regular_file()) rels.push_back(fs::relative(e.path(), repo).string());
+  }
+  std::sort(rels.begin(), rels.end());
+  std::ofstream out(list);
+  out << "# the checkpoint, one URL a file\n";
+  for (const std::string& rel : rels) {
+    out << hub.cdn() << "/cdn/org/tiny-model/" << rel << " " << rel << "\n";
+  }
+}
+
+// What each file's count grew by from `before` to `after`.
+std::map<std::string, long> Grown(std::map<std::string, long> after,
+                                  const std::map<std::string, long>& before) {
+  for (const auto& [k, v] : before) after[k] -= v;
+  return after;
+}
 
 }  // namespace
 
@@ -196,42 +223,42 @@ TEST_CASE("a hub model is read once and pulls back byte for byte", "[import][hub
   CHECK(pub.out.find("\"source\"") == std::string::npos);
 }
 
-TEST_CASE("an import killed half-way reads only the files it had not finished", "[import][hub]") {
+TEST_CASE("an import killed half-way reads only the files it had not finished", "[import]") {
+  const bool web = GENERATE(false, true);  // the hub's API, or the same files as web URLs
+  INFO((web ? "web URLs" : "hub"));
   TempDir cache;
   TestCluster c(OneAgent(cache));
   const std::string repo = MakeRepo(c.tmp / "hub");
-  {
-    // The shards trickle out at 1 MiB/s: the small files are done well
-    // before the import is killed.
-    Hub slow(c.tmp / "hub", c.tmp.path(), {"--throttle", "1000000"});
-    std::vector<std::string> argv = {SHOAL_CLI_PATH};
-    for (const std::string& a : ImportArgs(slow, "team-a/tiny")) argv.push_back(a);
-    argv.push_back("--parallel");
-    argv.push_back("1");
-    std::vector<std::string> env = c.CliEnv(c.writer);
-    env.push_back("XDG_CACHE_HOME=" + cache.path());
-    pid_t pid = StartProcess(argv, env, c.tmp / "import.log");
-    for (int i = 0; i < 300; ++i) {
-      std::map<std::string, long> s = slow.Served();
-      if (s["config.json"] > 0 && s["model-00001-of-00002.safetensors"] > (1 << 20)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ::kill(pid, SIGKILL);
-    WaitProcess(pid);
+  // The bytes trickle out at 1 MB/s: the small first file is done well
+  // before the import is killed in the first shard.
+  Hub hub(c.tmp / "hub", c.tmp.path(), {"--throttle", "1000000"});
+  std::vector<std::string> argv = {SHOAL_CLI_PATH};
+  if (web) {
+    WriteUrlList(hub, repo, c.tmp / "urls.txt");
+    argv.insert(argv.end(), {"import", "--from-list", c.tmp / "urls.txt", "--name", "team-a/tiny",
+                             "--tag", "latest", "--piece-size", "1048576"});
+  } else {
+    for (const std::string& a : ImportArgs(hub, "team-a/tiny")) argv.push_back(a);
   }
-  Hub hub(c.tmp / "hub", c.tmp.path());
-  std::vector<std::string> argv = ImportArgs(hub, "team-a/tiny");
-  std::vector<std::string> env = c.CliEnv(c.writer);
-  env.push_back("XDG_CACHE_HOME=" + cache.path());
-  argv.insert(argv.begin(), SHOAL_CLI_PATH);
-  ProcessResult r = RunProcess(argv, env);
+  argv.insert(argv.end(), {"--parallel", "1"});  // files in path order, one at a time
+  pid_t pid = StartProcess(argv, c.CliEnv(c.writer), c.tmp / "import.log");
+  for (int i = 0; i < 300; ++i) {
+    std::map<std::string, long> s = hub.Served();
+    if (s["config.json"] > 0 && s["model-00001-of-00002.safetensors"] > (1 << 20)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ::kill(pid, SIGKILL);
+  WaitProcess(pid);
+
+  hub.Throttle(0);
+  const std::map<std::string, long> before = hub.Served();
+  ProcessResult r = RunProcess(argv, c.CliEnv(c.writer));
   INFO(r.out << r.err << Slurp(c.tmp / "import.log"));
   REQUIRE(r.exit_code == 0);
-  // Files are taken in path order with one at a time: config.json was
-  // finished before the kill, so the rerun did not ask for it.
-  std::map<std::string, long> served = hub.Served();
-  CHECK(served.count("config.json") == 0);
-  CHECK(served["model-00002-of-00002.safetensors"] ==
+  // config.json was finished before the kill: the rerun did not ask for it.
+  std::map<std::string, long> reread = Grown(hub.Served(), before);
+  CHECK(reread["config.json"] == 0);
+  CHECK(reread["model-00002-of-00002.safetensors"] ==
         FileSize(repo + "/model-00002-of-00002.safetensors"));
   CHECK_THAT(r.out, Catch::Contains("taken from an earlier import"));
   pid_t pull = c.StartPull(0, "team-a/tiny:latest", c.tmp / "out");
@@ -297,15 +324,7 @@ TEST_CASE("web URLs from a list become a version, each read once", "[import][web
   const std::string repo = MakeRepo(c.tmp / "hub");
   Hub hub(c.tmp / "hub", c.tmp.path());
   const std::string list = c.tmp / "urls.txt";
-  {
-    std::ofstream out(list);
-    out << "# the checkpoint, one URL a file\n";
-    for (const auto& e : fs::recursive_directory_iterator(repo)) {
-      if (!e.is_regular_file()) continue;
-      const std::string rel = fs::relative(e.path(), repo).string();
-      out << hub.cdn() << "/cdn/org/tiny-model/" << rel << " " << rel << "\n";
-    }
-  }
+  WriteUrlList(hub, repo, list);
   ProcessResult r = c.Shoal(c.writer, {"import", "--from-list", list, "--name", "team-a/web",
                                        "--tag", "latest", "--piece-size", "1048576"});
   INFO(r.out << r.err);
@@ -320,6 +339,15 @@ TEST_CASE("web URLs from a list become a version, each read once", "[import][web
   pid_t pull = c.StartPull(0, "team-a/web:latest", c.tmp / "out");
   REQUIRE(WaitProcess(pull) == 0);
   CHECK(SameTree(repo, c.tmp / "out"));
+
+  // Again: the servers' ETags say nothing changed; nothing read or uploaded.
+  ProcessResult again = c.Shoal(c.writer, {"import", "--from-list", list, "--name", "team-a/web",
+                                           "--tag", "latest", "--piece-size", "1048576"});
+  INFO(again.out << again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK_THAT(again.out, Catch::Contains("(already existed)"));
+  CHECK_THAT(again.out, Catch::Contains("read 0 files"));
+  CHECK_THAT(again.out, Catch::Contains("uploaded 0 chunks"));
 
   // A list may give each file's SHA-256: bytes that disagree end the import.
   std::ofstream(list) << hub.cdn() << "/cdn/org/tiny-model/config.json config.json sha256:"
