@@ -110,14 +110,19 @@ class HubSource : public ImportSource {
     return Status::IOError(where + msg);
   }
 
-  Status ReadRevision(std::string* commit, std::vector<SourceFile>* siblings) {
-    const std::string url = ApiBase() + "/revision/" + UriEncodeQuery(revision_) + "?blobs=true";
+  // A GET of the hub's API with the token; a non-2xx answer is HubError.
+  Status GetApi(const std::string& url, const std::string& what, WebResponse* resp) {
     WebRequest req;
     req.url = url;
     req.headers = auth_;
+    SHOAL_RETURN_IF_ERROR(client_.Send(req, nullptr, resp));
+    return resp->status / 100 == 2 ? Status::OK() : HubError(*resp, what);
+  }
+
+  Status ReadRevision(std::string* commit, std::vector<SourceFile>* siblings) {
     WebResponse resp;
-    SHOAL_RETURN_IF_ERROR(client_.Send(req, nullptr, &resp));
-    if (resp.status / 100 != 2) return HubError(resp, "revision");
+    SHOAL_RETURN_IF_ERROR(GetApi(
+        ApiBase() + "/revision/" + UriEncodeQuery(revision_) + "?blobs=true", "revision", &resp));
     return DecodeJson<ph::ModelInfo>(
         resp.body, "the revision answer", [&](ph::ModelInfo::Reader m) {
           *commit = Str(m.getSha());
@@ -154,12 +159,8 @@ class HubSource : public ImportSource {
         return Status::IOError("hf://" + repo_ + ": the tree has more than " +
                                std::to_string(kMaxTreePages) + " pages");
       }
-      WebRequest req;
-      req.url = url;
-      req.headers = auth_;
       WebResponse resp;
-      SHOAL_RETURN_IF_ERROR(client_.Send(req, nullptr, &resp));
-      if (resp.status / 100 != 2) return HubError(resp, "tree");
+      SHOAL_RETURN_IF_ERROR(GetApi(url, "tree", &resp));
       SHOAL_RETURN_IF_ERROR(
           DecodeJson<ph::TreePage>("{\"entries\":" + resp.body + "}", "the tree answer",
                                    [&](ph::TreePage::Reader t) { return AddEntries(t, &files); }));
