@@ -7,7 +7,10 @@
 #
 #   deploy/install-deps.sh          build and runtime packages
 #   deploy/install-deps.sh --test   also the S3 server (Ceph radosgw), etcd, and
-#                                   the reference S3 clients the tests compare with
+#                                   the reference S3 and hub clients the tests
+#                                   compare with (the hub's JavaScript client from
+#                                   the npm registry, with Debian's Node.js and npm
+#                                   unless the machine has both)
 #   deploy/install-deps.sh --bench  the --test packages, plus what the benchmarks
 #                                   use (gnuplot, /usr/bin/time, bindfs)
 set -euo pipefail
@@ -70,3 +73,18 @@ else
 fi
 
 "$(dirname "$0")/libtorrent/build.sh"
+
+# The hub's own JavaScript client (@huggingface/hub, pinned by its lock
+# file) for tests/integration/hub_endpoint_test.cpp, into the tests' folder.
+if [[ "${1:-}" == --test || "${1:-}" == --bench ]]; then
+  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "install-deps: installing nodejs npm"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+  fi
+  hub_js="$(cd "$(dirname "$0")/.." && pwd)/tests/integration/hub_js"
+  if ! cmp -s "$hub_js/package-lock.json" "$hub_js/node_modules/.package-lock.json.installed"; then
+    npm ci --prefix "$hub_js" --no-audit --no-fund --loglevel=error
+    cp "$hub_js/package-lock.json" "$hub_js/node_modules/.package-lock.json.installed"
+  fi
+fi

@@ -53,6 +53,10 @@ ReadServiceOptions ReadOptionsOf(const AgentOptions& o) {
   ro.fetch.origin_parallelism = o.origin_parallelism;
   ro.max_reads_per_token = o.read_max_per_token;
   ro.s3_virtual_host_suffixes = o.s3_virtual_hosts;
+  for (const std::string& m : o.hub_namespaces) {
+    const size_t eq = m.find('=');  // checked by AgentOptions::Validate
+    ro.hub_orgs[m.substr(0, eq)] = m.substr(eq + 1);
+  }
   return ro;
 }
 
@@ -105,15 +109,21 @@ Result<std::unique_ptr<Agent>> Agent::Open(const AgentOptions& o) {
     if (!pem.ok()) return pem.status().WithContext("--https-cert");
     https->tls = std::move(pem).value();
   }
+  std::optional<HttpServerOptions> hub;
+  if (!o.hub_listen.empty()) {
+    hub = HttpOptionsOf(o);
+    SHOAL_RETURN_IF_ERROR(SplitHostPort(o.hub_listen, &hub->address, &hub->port));
+  }
   return std::unique_ptr<Agent>(new Agent(o, std::move(relay), std::move(store).value(),
                                           std::move(origin).value(), std::move(engine).value(), ho,
-                                          https));
+                                          https, hub));
 }
 
 Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
              std::unique_ptr<ChunkStore> store, std::unique_ptr<Origin> origin,
              std::unique_ptr<TorrentEngine> engine, const HttpServerOptions& http,
-             const std::optional<HttpServerOptions>& https)
+             const std::optional<HttpServerOptions>& https,
+             const std::optional<HttpServerOptions>& hub)
     : options_(options),
       relay_(std::move(relay)),
       store_(std::move(store)),
@@ -135,7 +145,8 @@ Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
           [this] { return link_.announce_url(); }, revocations_, *metrics_),
       http_unix_(UnixSocketServer(WithMetrics(http, metrics_.get(), "unix"), options_.http_socket)),
       https_(https ? std::make_unique<HttpServer>(WithMetrics(*https, metrics_.get(), "https"))
-                   : nullptr) {
+                   : nullptr),
+      hub_(hub ? std::make_unique<HttpServer>(WithMetrics(*hub, metrics_.get(), "hub")) : nullptr) {
   auto health = [this] { return Health(); };
   AddStandardRoutes(http_, *metrics_, health);
   reads_.fetcher().set_request_origin(OwnerPacedOrigin(options_, *store_));
@@ -145,6 +156,7 @@ Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
     AddStandardRoutes(*extra, *metrics_, health);
     reads_.AddRoutes(*extra);
   }
+  if (hub_) reads_.AddHubRoutes(*hub_);
 }
 
 AgentStats Agent::Stats() {
@@ -213,6 +225,7 @@ Status Agent::Run() {
   if (https_) {
     SHOAL_RETURN_IF_ERROR(https_->Start().WithContext("listen on " + options_.https_listen));
   }
+  if (hub_) SHOAL_RETURN_IF_ERROR(hub_->Start().WithContext("listen on " + options_.hub_listen));
   SHOAL_RETURN_IF_ERROR(link_.StartRelay());
   kj::Promise<void> control = nullptr;
   SHOAL_RETURN_IF_ERROR(ServeControl(&control));
@@ -244,7 +257,7 @@ void Agent::WritePortFile() {
   if (options_.port_file.empty()) return;
   std::string tmp = options_.port_file + ".tmp";
   std::ofstream(tmp) << engine_->listen_port() << " " << http_.port() << " "
-                     << (https_ ? https_->port() : 0) << "\n";
+                     << (https_ ? https_->port() : 0) << " " << (hub_ ? hub_->port() : 0) << "\n";
   std::filesystem::rename(tmp, options_.port_file);
 }
 
@@ -255,6 +268,7 @@ void Agent::LogStart() {
        {"http_port", static_cast<int64_t>(http_.port())},
        {"http_socket", options_.http_socket},
        {"https_port", static_cast<int64_t>(https_ ? https_->port() : 0)},
+       {"hub_port", static_cast<int64_t>(hub_ ? hub_->port() : 0)},
        {"cache_dir", options_.cache_dir},
        {"cache_bytes", options_.cache_bytes},
        {"control", options_.control_socket},
@@ -282,6 +296,7 @@ void Agent::Stop() {
   http_.Stop();
   if (http_unix_) http_unix_->Stop();
   if (https_) https_->Stop();
+  if (hub_) hub_->Stop();
   relay_->Detach();
   engine_->Stop();
   ::unlink(options_.control_socket.c_str());

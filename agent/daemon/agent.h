@@ -54,7 +54,7 @@ class Agent {
   Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
         std::unique_ptr<ChunkStore> store, std::unique_ptr<Origin> origin,
         std::unique_ptr<TorrentEngine> engine, const HttpServerOptions& http,
-        const std::optional<HttpServerOptions>& https);
+        const std::optional<HttpServerOptions>& https, const std::optional<HttpServerOptions>& hub);
 
   AgentStats Stats();
   // Unavailable while the link is not registered with the tracker.
@@ -95,6 +95,7 @@ class Agent {
   ReadService reads_;
   std::unique_ptr<HttpServer> http_unix_;  // the same routes on a unix socket, for pods
   std::unique_ptr<HttpServer> https_;      // ... and over TLS, for pods on other nodes
+  std::unique_ptr<HttpServer> hub_;        // the hub API (--hub-listen), or null
 };
 
 }  // namespace shoal

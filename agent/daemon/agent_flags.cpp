@@ -40,6 +40,11 @@ void AddHttpFlags(CLI::App& app, AgentOptions& o) {
                  "also serve reads, /metrics and /healthz over TLS on this address, for pods on "
                  "other nodes (with --https-cert and --https-key)");
   app.add_option("--https-cert", o.https_cert_file, "PEM certificate chain for --https-listen");
+  app.add_option("--hub-listen", o.hub_listen,
+                 "also serve the Hugging Face hub's model, tree and resolve API on this address, "
+                 "for HF_ENDPOINT (repository org/name is model name of namespace org)");
+  app.add_option("--hub-namespace", o.hub_namespaces,
+                 "ORG=NAMESPACE: hub repositories ORG/name read models of NAMESPACE (repeatable)");
   app.add_option("--https-key", o.https_key_file,
                  "PEM private key of --https-cert, readable by its owner only");
   app.add_flag("--read-anonymous", o.read_anonymous,
@@ -112,8 +117,9 @@ void AddLocalFlags(CLI::App& app, AgentOptions& o) {
   app.add_option("--stall-timeout-ms", o.stall_timeout_ms,
                  "a pull or warm that gains no byte this long fails")
       ->capture_default_str();
-  app.add_option("--port-file", o.port_file,
-                 "write 'peer_port http_port https_port' here once listening");
+  app.add_option(
+      "--port-file", o.port_file,
+      "write 'peer_port http_port https_port hub_port' here once listening (0: not listening)");
 }
 
 void AddOriginFlags(CLI::App& app, AgentOptions& o) {

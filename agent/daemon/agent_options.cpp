@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "shoal/manifest.h"
+
 namespace shoal {
 
 Status AgentOptions::Validate() const {
@@ -17,6 +19,13 @@ Status AgentOptions::Validate() const {
   }
   if (https_listen.empty() && !(https_cert_file.empty() && https_key_file.empty())) {
     return Status::InvalidArgument("--https-cert and --https-key need --https-listen");
+  }
+  for (const std::string& m : hub_namespaces) {
+    const size_t eq = m.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
+      return Status::InvalidArgument("--hub-namespace '" + m + "' is not ORG=NAMESPACE");
+    SHOAL_RETURN_IF_ERROR(
+        ValidateName("namespace", m.substr(eq + 1)).WithContext("--hub-namespace"));
   }
   if (cache_bytes < (64ull << 20))
     return Status::InvalidArgument("--cache-bytes must be at least 64 MiB");

@@ -63,6 +63,11 @@ struct AgentOptions {
   std::string https_listen;
   std::string https_cert_file;
   std::string https_key_file;
+  // If set, the Hugging Face–style hub API on this address (HF_ENDPOINT for
+  // the hub's clients), and the organisations that name other namespaces,
+  // "org=namespace".
+  std::string hub_listen;
+  std::vector<std::string> hub_namespaces;
   int64_t stall_timeout_ms = 300000;         // a pull or warm that gains no byte this long fails
   std::string control_socket_mode = "0660";  // the control socket's permission bits (octal)
   std::string control_socket_group;          // the control socket's group; empty: the agent's own

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
 
 #include "client/tracker_client.h"
 #include "shoal/sha256.h"
@@ -207,6 +208,53 @@ Resolution ModelResolver::Resolve(const std::string& token, const std::string& n
   }
   cache_[Key(token, ns, name, ref)] = Entry{KeepUntil((*client)->identity().expires_at_ms), m};
   return {m, {}};
+}
+
+void ModelResolver::NoteCommit(const std::string& ns, const std::string& name,
+                               const std::string& commit, const VersionId& version) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (commits_.size() >= kMaxEntries) commits_.clear();
+  commits_[ns + "/" + name + "@" + commit] = version;
+}
+
+Resolution ModelResolver::ResolveCommit(const std::string& token, const std::string& ns,
+                                        const std::string& name, const std::string& commit) {
+  constexpr size_t kVersionsSearched = 64;
+  std::optional<VersionId> known;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = commits_.find(ns + "/" + name + "@" + commit);
+    if (it != commits_.end()) known = it->second;
+  }
+  if (known) return Resolve(token, ns, name, known->ToHex());
+  std::vector<VersionInfo> versions;
+  {
+    // Closed before Resolve opens its own: one tracker connection (and kj
+    // event loop) per thread at a time.
+    ReadError error;
+    auto client = ConnectAs(tracker_, token, &error);
+    if (!client.ok()) return {nullptr, error};
+    auto listed = (*client)->ListVersions(ns, name);
+    if (!listed.ok()) return {nullptr, ReadErrorFrom(listed.status())};
+    versions = std::move(listed).value();
+  }
+  std::sort(versions.begin(), versions.end(), [](const VersionInfo& a, const VersionInfo& b) {
+    return a.created_at_ms > b.created_at_ms;
+  });
+  if (versions.size() > kVersionsSearched) versions.resize(kVersionsSearched);
+  for (const VersionInfo& v : versions) {
+    if (v.state == VersionState::kFailed) continue;
+    Resolution r = Resolve(token, ns, name, v.id.ToHex());
+    if (!r.model) continue;
+    if (!r.model->manifest.source.commit.empty()) {
+      NoteCommit(ns, name, r.model->manifest.source.commit, v.id);
+    }
+    if (r.model->manifest.source.commit == commit) return r;
+  }
+  return {
+      nullptr,
+      {ReadFailure::kNoSuchKey, ns + "/" + name + " has no version imported from commit " + commit +
+                                    " among its newest " + std::to_string(kVersionsSearched)}};
 }
 
 }  // namespace shoal

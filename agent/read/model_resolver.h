@@ -99,6 +99,17 @@ class ModelResolver {
   // tracker cannot be reached.
   Resolution Resolve(const std::string& token, const std::string& ns, const std::string& name,
                      const std::string& ref);
+  // The version of `ns/name` imported from hub commit `commit` (40 hex
+  // digits, ManifestSource::commit), with `token`: one noted by NoteCommit,
+  // else the first found among the model's newest 64 versions. kNoSuchKey
+  // if none; other errors as for Resolve.
+  Resolution ResolveCommit(const std::string& token, const std::string& ns, const std::string& name,
+                           const std::string& commit);
+  // Records that `commit` of `ns/name` is `version`: versions are immutable,
+  // so this never goes stale.
+  void NoteCommit(const std::string& ns, const std::string& name, const std::string& commit,
+                  const VersionId& version);
+
   // The namespace's models and tags, with `token`; errors as for Resolve.
   // Kept for `ttl` too.
   TagsResolution ListTags(const std::string& token, const std::string& ns);
@@ -143,6 +154,7 @@ class ModelResolver {
     std::shared_ptr<const TokenScope> scope;
   };
   std::map<std::string, ScopeEntry> scope_cache_;  // by token; protected by mu_
+  std::map<std::string, VersionId> commits_;       // "ns/name@commit"; protected by mu_
 };
 
 }  // namespace shoal

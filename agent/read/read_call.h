@@ -18,9 +18,10 @@
 
 namespace shoal {
 
-enum class ReadApi { kPlain = 0, kS3 = 1 };
+enum class ReadApi { kPlain = 0, kS3 = 1, kHub = 2 };
+constexpr int kReadApis = 3;
 
-// "plain" or "s3", the api label of the read metrics.
+// "plain", "s3" or "hub", the api label of the read metrics.
 const char* ReadApiName(ReadApi api);
 
 struct ReadCall {
@@ -32,6 +33,9 @@ struct ReadCall {
   // Set over a file answer's own headers: S3's response-content-type and
   // the other response-* overrides of GetObject.
   std::vector<std::pair<std::string, std::string>> reply_headers;
+  // When set, a file answer's ETag instead of the version-scoped one (the
+  // hub face's content ETags).
+  std::string etag;
   std::map<std::string, std::string> query;
   std::string token;  // whose read this is, once known
   // Counts this read against its token's limit; held by the answer's body

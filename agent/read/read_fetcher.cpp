@@ -108,16 +108,15 @@ void ReadFetcher::Loop() {
       Status s = engine_.ChunkArrived(it->second.id, file->TorrentPiece(piece));
       if (!s.ok()) Log(LogLevel::kWarn, "read.chunk_handover_failed", {{"error", s.ToString()}});
     }
-    for (const auto& [key, want] : wanted) Pursue(want.first, want.second);
+    for (const auto& [key, want] : wanted) Pursue(want);
     l.lock();
     if (!stopping_ && fetched_.empty())
       cv_.wait_for(l, std::chrono::milliseconds(options_.poll_ms));
   }
 }
 
-std::map<std::string, std::pair<std::shared_ptr<const ReadFile>, std::set<uint64_t>>>
-ReadFetcher::Sweep() {
-  std::map<std::string, std::pair<std::shared_ptr<const ReadFile>, std::set<uint64_t>>> wanted;
+std::map<std::string, ReadFetcher::Wanted> ReadFetcher::Sweep() {
+  std::map<std::string, Wanted> wanted;
   std::vector<std::pair<Waiter, Status>> finished;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -139,9 +138,10 @@ ReadFetcher::Sweep() {
                               Status::Unavailable("no peer or origin delivered chunk " +
                                                   chunk.ShortHex() + " in " + waited));
       } else {
-        auto& want = wanted[ContentKey(*w.file)];
-        want.first = w.file;
-        for (uint64_t p = w.piece; p <= w.last_wanted; ++p) want.second.insert(p);
+        Wanted& want = wanted[ContentKey(*w.file)];
+        want.file = w.file;
+        want.heads.insert(w.piece);
+        for (uint64_t p = w.piece; p <= w.last_wanted; ++p) want.pieces.insert(p);
         keep.push_back(std::move(w));
       }
     }
@@ -180,8 +180,9 @@ ReadFetcher::Torrent& ReadFetcher::TorrentOf(const ReadFile& file, Clock::time_p
   return t;
 }
 
-void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
-                         const std::set<uint64_t>& pieces) {
+void ReadFetcher::Pursue(const Wanted& want) {
+  const std::shared_ptr<const ReadFile>& file = want.file;
+  const std::set<uint64_t>& pieces = want.pieces;
   const Clock::time_point now = Clock::now();
   Torrent& t = TorrentOf(*file, now);
   std::vector<uint64_t> missing;
@@ -200,6 +201,17 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
   if (origin_ == nullptr && !request_origin_) return;  // peers are the only source
   {
     std::lock_guard<std::mutex> l(mu_);
+    // A queued read-ahead piece that a reader now waits on moves up.
+    std::unordered_set<ChunkId> heads;
+    for (uint64_t p : want.heads) heads.insert(file->chunks[p]);
+    for (auto it = ahead_queue_.begin(); it != ahead_queue_.end();) {
+      if (heads.count(it->file->chunks[it->piece]) != 0) {
+        fetch_queue_.push_back(std::move(*it));
+        it = ahead_queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
     missing.erase(std::remove_if(missing.begin(), missing.end(),
                                  [&](uint64_t p) { return fetching_.count(file->chunks[p]) != 0; }),
                   missing.end());
@@ -212,7 +224,7 @@ void ReadFetcher::Pursue(const std::shared_ptr<const ReadFile>& file,
     for (uint64_t p : go) {
       if (!fetching_.insert(file->chunks[p]).second) continue;
       t.unavailable_since.erase(file->TorrentPiece(p));
-      fetch_queue_.push_back(Fetch{file, p});
+      (want.heads.count(p) != 0 ? fetch_queue_ : ahead_queue_).push_back(Fetch{file, p});
     }
   }
   fetch_cv_.notify_all();
@@ -252,10 +264,12 @@ std::vector<uint64_t> ReadFetcher::DueForOrigin(const ReadFile& file, Torrent& t
 void ReadFetcher::FetchLoop() {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
-    fetch_cv_.wait(l, [this] { return stopping_ || !fetch_queue_.empty(); });
+    fetch_cv_.wait(l,
+                   [this] { return stopping_ || !fetch_queue_.empty() || !ahead_queue_.empty(); });
     if (stopping_) return;
-    Fetch f = std::move(fetch_queue_.front());
-    fetch_queue_.pop_front();
+    std::deque<Fetch>& from = fetch_queue_.empty() ? ahead_queue_ : fetch_queue_;
+    Fetch f = std::move(from.front());
+    from.pop_front();
     l.unlock();
     const Clock::time_point start = Clock::now();
     Status s = FetchFromOrigin(*f.file, f.piece);

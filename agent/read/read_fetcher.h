@@ -142,12 +142,19 @@ class ReadFetcher {
     uint64_t piece;
   };
 
+  // The pieces of one file still wanted: `heads` are those a reader
+  // waits on now; the rest are read-ahead.
+  struct Wanted {
+    std::shared_ptr<const ReadFile> file;
+    std::set<uint64_t> pieces, heads;
+  };
+
   void Loop();
   void FetchLoop();
   // One pass over the waiters: hands out what arrived, fails what expired,
   // and returns the pieces still wanted, per file.
-  std::map<std::string, std::pair<std::shared_ptr<const ReadFile>, std::set<uint64_t>>> Sweep();
-  void Pursue(const std::shared_ptr<const ReadFile>& file, const std::set<uint64_t>& pieces);
+  std::map<std::string, Wanted> Sweep();
+  void Pursue(const Wanted& want);
   // The torrent `file` moves in, added to the engine if it is not yet (or
   // its add failed over a second ago).
   Torrent& TorrentOf(const ReadFile& file, Clock::time_point now);
@@ -174,7 +181,11 @@ class ReadFetcher {
   // Protected by mu_.
   bool stopping_ = false;
   std::vector<Waiter> waiters_;
+  // Origin fetches waiting for a fetch thread: pieces a reader waits on
+  // go first, so a cold range's first byte never queues behind another
+  // range's read-ahead; read-ahead after them.
   std::deque<Fetch> fetch_queue_;
+  std::deque<Fetch> ahead_queue_;
   std::unordered_set<ChunkId> fetching_;  // queued or in flight
   std::vector<std::pair<std::shared_ptr<const ReadFile>, uint64_t>> fetched_;  // for the engine
   std::vector<std::pair<ChunkId, Status>> failed_;  // origin errors to report

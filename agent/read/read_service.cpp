@@ -65,7 +65,17 @@ std::shared_ptr<ReadFile> ReadFileOf(const std::shared_ptr<const ResolvedModel>&
   return read;
 }
 
-const char* ReadApiName(ReadApi api) { return api == ReadApi::kPlain ? "plain" : "s3"; }
+const char* ReadApiName(ReadApi api) {
+  switch (api) {
+    case ReadApi::kPlain:
+      return "plain";
+    case ReadApi::kS3:
+      return "s3";
+    case ReadApi::kHub:
+      return "hub";
+  }
+  return "plain";
+}
 
 void ReadCall::Finish(HttpResponse r) {
   metrics
@@ -89,7 +99,7 @@ ReadService::ReadService(const ReadServiceOptions& options, ChunkStore& store,
       resolver_(options.tracker, std::chrono::milliseconds(options.cache_ms)),
       fetcher_(options.fetch, store, engine, origin, std::move(announce_url)),
       workers_(std::max(1, options.workers)) {
-  for (int api = 0; api < 2; ++api) {
+  for (int api = 0; api < kReadApis; ++api) {
     ttfb_[api] =
         &metrics.histogram("shoal_agent_read_ttfb_seconds",
                            "Time from a read request to its first body byte (or its answer)",
@@ -220,6 +230,16 @@ void ReadService::Fail(const std::shared_ptr<ReadCall>& call, ReadError error) {
     r = HttpResponse::Error(status, error.message);
     if (status == 401) r.headers.Set("WWW-Authenticate", "Bearer realm=\"shoal\"");
   }
+  if (call->api == ReadApi::kHub) {
+    // As the hub words them, for its clients' error types.
+    if (error.failure == ReadFailure::kNoCredentials || error.failure == ReadFailure::kAccessDenied)
+      r.headers.Set("X-Error-Code", "GatedRepo");
+    std::string line = error.message.substr(0, 512);
+    for (char& c : line) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    }
+    r.headers.Set("X-Error-Message", line);
+  }
   for (const auto& [name, value] : error.headers) r.headers.Set(name, value);
   if (status >= 500 && error.failure != ReadFailure::kSlowDown) {  // a flood must not flood the log
     Log(LogLevel::kWarn, "read.failed",
@@ -231,7 +251,7 @@ void ReadService::Fail(const std::shared_ptr<ReadCall>& call, ReadError error) {
 void ReadService::AnswerFile(std::shared_ptr<ReadCall> call,
                              const std::shared_ptr<const ResolvedModel>& model,
                              const FileEntry& file) {
-  const std::string etag = model->ETag(file);
+  const std::string etag = call->etag.empty() ? model->ETag(file) : call->etag;
   HttpResponse r;
   r.headers.Set("Accept-Ranges", "bytes");
   r.headers.Set("ETag", etag);

@@ -12,6 +12,10 @@
 //   errors as S3 XML. SigV4 with the read token as access key ID and as
 //   secret key.
 //
+//   A Hugging Face–style hub (AddHubRoutes, on a listener of its own, since
+//   its paths overlap S3's): the model, tree and resolve calls of the hub's
+//   clients; see read/hub_api.h.
+//
 // Every request resolves its model through the tracker with the caller's
 // token (see ModelResolver), so the tracker's scopes decide access. With
 // anonymous_loopback, a request with no credentials from a loopback
@@ -37,10 +41,12 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "read/hub_api.h"
 #include "read/model_resolver.h"
 #include "read/object_address.h"
 #include "read/object_listing.h"
@@ -85,6 +91,9 @@ struct ReadServiceOptions {
   // Host names that, after "{bucket}.", make an S3 request virtual-host
   // style; a suffix whose first label is "s3" always does.
   std::vector<std::string> s3_virtual_host_suffixes = {"localhost"};
+  // Hub organisations that name another namespace (org -> namespace); any
+  // other organisation is the namespace of the same name.
+  std::map<std::string, std::string> hub_orgs;
   ReadFetcherOptions fetch;
 };
 
@@ -104,6 +113,9 @@ class ReadService {
   // Declares the routes: /v1/models/* and, for S3, every other path.
   // REQUIRES: before server.Start().
   void AddRoutes(HttpServer& server);
+  // Declares the hub face's routes: every path. REQUIRES: as AddRoutes, on
+  // a server with no other routes but the standard ones.
+  void AddHubRoutes(HttpServer& server);
 
   // Where chunks for reads come from; see ReadFetcher::set_request_origin.
   ReadFetcher& fetcher() { return fetcher_; }
@@ -117,6 +129,15 @@ class ReadService {
  private:
   void ServePlain(const HttpRequest& request, HttpResponder respond);
   void ServeS3(const HttpRequest& request, HttpResponder respond);
+  void ServeHub(const HttpRequest& request, HttpResponder respond);
+  // The version a hub revision names (a tag, version, or imported commit),
+  // and for a miss the hub's error code: RepoNotFound or RevisionNotFound.
+  // Blocks on the tracker.
+  Resolution ResolveHubRevision(const std::string& token, const std::string& ns,
+                                const std::string& name, const std::string& revision,
+                                const std::string& ref);
+  void AnswerHub(const std::shared_ptr<ReadCall>& call, const HttpRequest& request,
+                 const HubRequest& hub, const std::shared_ptr<const ResolvedModel>& model);
   void ServeS3Object(std::shared_ptr<ReadCall> call, const std::string& bucket,
                      const std::string& key);
   void ServeS3Bucket(std::shared_ptr<ReadCall> call, const std::string& bucket);
@@ -161,9 +182,9 @@ class ReadService {
   ChunkStore& store_;
   const RevocationList& revocations_;
   MetricsRegistry& metrics_;
-  Histogram* ttfb_[2];
-  Counter* bytes_[2];
-  Counter* throttled_[2];
+  Histogram* ttfb_[kReadApis];
+  Counter* bytes_[kReadApis];
+  Counter* throttled_[kReadApis];
   std::shared_ptr<ReadSlots> slots_;
 
   ModelResolver resolver_;

@@ -206,7 +206,10 @@ class Handler(BaseHTTPRequestHandler):
         if size >= ARGS.lfs_min:
             # The hub sends LFS files to its CDN, on another host.
             loc = "http://127.0.0.1:%d/cdn/%s/%s" % (PORTS["cdn"], repo, urllib.parse.quote(rel))
-            return self.reply(302, b"", dict(common, Location=loc))
+            # The hub names the LFS object beside the redirect.
+            return self.reply(302, b"", dict(common, Location=loc,
+                                             **{"X-Linked-Etag": '"%s"' % sha256_of(full),
+                                                "X-Linked-Size": str(size)}))
         self.serve_file(full, rel, common)
 
     def cdn(self, url):

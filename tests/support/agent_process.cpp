@@ -38,7 +38,7 @@ void AgentProcess::Start() {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
   while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream in(ports);
-    if (in >> peer_port_ >> http_port_ >> https_port_ &&
+    if (in >> peer_port_ >> http_port_ >> https_port_ >> hub_port_ &&
         Metric("shoal_agent_tracker_registered") == 1)
       return;
     int status;

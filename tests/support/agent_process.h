@@ -28,6 +28,7 @@ class AgentProcess {
   pid_t pid() const { return pid_; }
   int peer_port() const { return peer_port_; }    // its BitTorrent listen port
   int https_port() const { return https_port_; }  // 0 without --https-listen
+  int hub_port() const { return hub_port_; }      // 0 without --hub-listen
   // A counter or gauge from /metrics (0 if absent).
   double Metric(const std::string& sample) const;
   std::string log() const;
@@ -36,7 +37,7 @@ class AgentProcess {
   std::string dir_, name_, socket_, cache_dir_;
   std::vector<std::string> args_;
   pid_t pid_ = -1;
-  int peer_port_ = 0, http_port_ = 0, https_port_ = 0;
+  int peer_port_ = 0, http_port_ = 0, https_port_ = 0, hub_port_ = 0;
 };
 
 std::string AgentBinary();

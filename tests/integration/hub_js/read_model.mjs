@@ -1,0 +1,31 @@
+// Reads a model through a hub endpoint with the hub's JavaScript client,
+// @huggingface/hub, as an application would: the model's info, every file
+// of its tree, and each file's bytes, written under OUT.
+//
+//   node read_model.mjs ENDPOINT REPO REVISION TOKEN OUT
+//
+// Prints one JSON object: {"name", "files": {path: {"size", "oid"}}}.
+// Any failure exits 1 with the client's error on stderr.
+import { downloadFile, listFiles, modelInfo } from "@huggingface/hub";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+
+const [hubUrl, name, revision, accessToken, out] = process.argv.slice(2);
+const repo = { type: "model", name };
+try {
+  const info = await modelInfo({ name, hubUrl, accessToken, revision });
+  const files = {};
+  for await (const entry of listFiles({ repo, revision, hubUrl, accessToken, recursive: true })) {
+    if (entry.type !== "file") continue;
+    const blob = await downloadFile({ repo, path: entry.path, revision, hubUrl, accessToken });
+    if (blob === null) throw new Error(`${entry.path}: not found`);
+    const bytes = Buffer.from(await blob.arrayBuffer());
+    await mkdir(dirname(join(out, entry.path)), { recursive: true });
+    await writeFile(join(out, entry.path), bytes);
+    files[entry.path] = { size: bytes.length, oid: entry.lfs ? entry.lfs.oid : entry.oid };
+  }
+  console.log(JSON.stringify({ name: info.name, files }));
+} catch (e) {
+  console.error(`read_model: ${e.message}`);
+  process.exit(1);
+}
