@@ -6,7 +6,8 @@ data waits out its delay.
 
     delay_proxy.py LISTEN_PORT TARGET_HOST:TARGET_PORT DELAY_MS
 
-Prints "listening" once it accepts connections.
+Prints "listening PORT" once it accepts connections; LISTEN_PORT 0 lets
+the kernel choose.
 """
 import asyncio
 import sys
@@ -58,7 +59,7 @@ async def main():
             w.close()
 
     server = await asyncio.start_server(handle, '127.0.0.1', listen_port)
-    print('listening', flush=True)
+    print('listening', server.sockets[0].getsockname()[1], flush=True)
     async with server:
         await server.serve_forever()
 

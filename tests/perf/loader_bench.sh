@@ -15,7 +15,8 @@
 #     the version through --hub-listen, against curl of each file through
 #     the plain endpoint; cold (after the cache is emptied by a restart on a
 #     fresh cache) and warm.
-# Prints markdown tables.
+# Prints markdown tables. LOADER_BENCH_AGENT_FLAGS adds flags to the agent;
+# LOADER_BENCH_S3_ONLY=1 stops after the S3 table.
 set -euo pipefail
 build=$(cd "${1:?usage: loader_bench.sh BUILD_DIR [gib] [delay_ms] [concurrency]}" && pwd)
 gib=${2:-4}
@@ -37,7 +38,7 @@ trap cleanup EXIT
 # shellcheck source=tests/support/daemon_lib.sh
 source "$here/../support/daemon_lib.sh"
 
-export SHOAL_RGW_MEMSTORE_BYTES=$(((gib + 2) << 30))
+export SHOAL_RGW_MEMSTORE_BYTES=$(((2 * gib + 2) << 30))
 "$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
 # shellcheck disable=SC1090
 source "$work/rgw/s3.env"
@@ -85,8 +86,10 @@ echo '{"model_type": "bench"}' >"$work/ckpt/config.json"
 SHOAL_TRACKER=127.0.0.1:$rpc SHOAL_TOKEN=$writer "$bin/shoal" publish "$work/ckpt" --name bench/model --tag latest \
   --piece-size 16777216 --origin "$origin" --s3-endpoint "$SHOAL_S3_ENDPOINT" --no-seed >/dev/null
 version=$(SHOAL_TRACKER=127.0.0.1:$rpc SHOAL_TOKEN=$reader "$bin/shoal" inspect bench/model:latest --json |
-  "$py" -c 'import json,sys; print(json.load(sys.stdin)["version"])')
+  "$py" -c 'import json,sys; print(json.load(sys.stdin)["versionId"])')
 bytes=$(du -sb "$work/ckpt" | cut -f1)
+# The same files as plain objects, for the direct-S3 baseline.
+aws --endpoint-url "$SHOAL_S3_ENDPOINT" s3 cp --recursive --quiet "$work/ckpt/" "s3://$SHOAL_S3_BUCKET/plain/"
 
 echo "Loader benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); ${gib} GiB version (16 MiB pieces); origin: radosgw behind a ${delay_ms} ms round-trip proxy"
 echo
@@ -98,27 +101,38 @@ start_agent
 cold=$(loader)
 warm1=$(loader)
 warm2=$(loader)
+direct=$("$py" "$here/loader_reads.py" "$delayed" - "$SHOAL_S3_BUCKET" plain/ "$concurrency" 8388608)
 files=()
 while read -r c; do files+=("$work/cache/chunks/${c:0:2}/${c:2:2}/$c"); done < <(find "$work/cache/chunks" -type f -printf '%f\n')
 t=$(date +%s%N); cat "${files[@]}" >/dev/null; cat_ms=$(ms_since "$t")
 echo "| read | MB/s | TTFB p50 / p99 / max (ms) | over 1 s | failed |"
 echo "|---|---|---|---|---|"
-for run in cold warm1 warm2; do
+for run in direct cold warm1 warm2; do
   j=${!run}
   echo "| $run | $(field "$j" MBps) | $(field "$j" ttfb_ms_p50) / $(field "$j" ttfb_ms_p99) / $(field "$j" ttfb_ms_max) | $(field "$j" over_1s) | $(field "$j" failed) |"
 done
 cat_mbs=$(awk -v b="$bytes" -v ms="$cat_ms" 'BEGIN { printf "%.0f", b / (ms / 1000) / 1e6 }')
 echo "| \`cat\` of the cached chunk files > /dev/null | $cat_mbs | | | |"
 echo
-awk -v c="$(field "$cold" MBps)" -v w1="$(field "$warm1" MBps)" -v w2="$(field "$warm2" MBps)" -v k="$cat_mbs" 'BEGIN {
+awk -v c="$(field "$cold" MBps)" -v w1="$(field "$warm1" MBps)" -v w2="$(field "$warm2" MBps)" -v k="$cat_mbs" \
+  -v d="$(field "$direct" MBps)" 'BEGIN {
   w = (w1 > w2 ? w1 : w2);
-  printf "cold / warm = %.2f (goal >= 0.9: %s); warm / cat = %.2f (goal >= 0.9: %s)\n",
-    c / w, (c / w >= 0.9 ? "met" : "NOT met"), w / k, (w / k >= 0.9 ? "met" : "NOT met") }'
+  printf "cold / warm = %.2f (goal >= 0.9: %s); warm / cat = %.2f (goal >= 0.9: %s); cold / direct S3 = %.2f\n",
+    c / w, (c / w >= 0.9 ? "met" : "NOT met"), w / k, (w / k >= 0.9 ? "met" : "NOT met"), c / d }'
 echo "first error, if any: $(field "$cold" first_error)"
 echo
-echo "### Hub download (hub_client.py through --hub-listen) against curl of the plain endpoint"
+if [[ -n "${LOADER_BENCH_S3_ONLY:-}" ]]; then exit 0; fi
+echo "### Hub download: HEAD and GET of each file's resolve URL (curl), against GET of the plain endpoint (curl)"
 echo
-hub_read() { rm -rf "$work/out"; "$py" "$here/../integration/hub_client.py" --endpoint "$hub" --repo bench/model \
+hub_read() {
+  rm -rf "$work/out"; mkdir -p "$work/out"
+  for f in "$work"/ckpt/*; do
+    curl -sfI -H "Authorization: Bearer $reader" -o /dev/null "$hub/bench/model/resolve/main/$(basename "$f")"
+    curl -sf -H "Authorization: Bearer $reader" -o "$work/out/$(basename "$f")" \
+      "$hub/bench/model/resolve/main/$(basename "$f")"
+  done
+}
+client_read() { rm -rf "$work/out"; "$py" "$here/../integration/hub_client.py" --endpoint "$hub" --repo bench/model \
   --revision main --token "$reader" --out "$work/out" --no-hash >/dev/null; }
 plain_read() {
   rm -rf "$work/out"; mkdir -p "$work/out"
@@ -131,6 +145,7 @@ start_agent
 t=$(date +%s%N); hub_read; hub_cold=$(ms_since "$t")
 t=$(date +%s%N); hub_read; hub_warm=$(ms_since "$t")
 t=$(date +%s%N); plain_read; plain_warm=$(ms_since "$t")
+t=$(date +%s%N); client_read; client_warm=$(ms_since "$t")
 start_agent
 t=$(date +%s%N); plain_read; plain_cold=$(ms_since "$t")
 mbs() { awk -v b="$bytes" -v ms="$1" 'BEGIN { printf "%.0f", b / (ms / 1000) / 1e6 }'; }
@@ -139,4 +154,6 @@ echo "|---|---|---|---|"
 echo "| cold | $(mbs "$hub_cold") | $(mbs "$plain_cold") | $(awk -v a="$plain_cold" -v b="$hub_cold" 'BEGIN { printf "%.2f", a / b }') |"
 echo "| warm | $(mbs "$hub_warm") | $(mbs "$plain_warm") | $(awk -v a="$plain_warm" -v b="$hub_warm" 'BEGIN { printf "%.2f", a / b }') |"
 echo
-echo "(both write every file to $work/out; the hub client also makes the revision, tree and HEAD calls)"
+echo "| warm, hub_client.py (revision, tree pages, HEAD, GET; Python) | $(mbs "$client_warm") | | |"
+echo
+echo "(every read writes each file to the same disk)"

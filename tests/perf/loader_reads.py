@@ -7,7 +7,9 @@ its own connection from a pool of that size.
     loader_reads.py ENDPOINT TOKEN BUCKET PREFIX [CONCURRENCY=64] [RANGE=8388608]
                     [--verify DIR]
 
-The token is both S3 keys (the agent's S3 endpoint). With --verify, each
+The token is both S3 keys (the agent's S3 endpoint); with TOKEN "-", the
+keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (an S3 server
+itself, the baseline). With --verify, each
 range is compared with the same bytes of DIR/<key after PREFIX>. Prints one
 JSON object: requests, bytes, seconds, MB/s, time to first byte (time until
 the answer's headers, p50, p99, max, and how many took over 1 s), and the
@@ -15,6 +17,7 @@ requests that failed (refused, timed out or wrong bytes), with the first
 error.
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -33,9 +36,10 @@ def main():
     endpoint, token, bucket, prefix = args[:4]
     concurrency = int(args[4]) if len(args) > 4 else 64
     range_size = int(args[5]) if len(args) > 5 else 8 << 20
+    keys = {} if token == "-" else {"aws_access_key_id": token, "aws_secret_access_key": token}
     s3 = boto3.client(
-        "s3", endpoint_url=endpoint, aws_access_key_id=token, aws_secret_access_key=token,
-        region_name="us-east-1",
+        "s3", endpoint_url=endpoint, region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+        **keys,
         config=Config(s3={"addressing_style": "path"}, max_pool_connections=concurrency,
                       retries={"max_attempts": 1}, connect_timeout=5, read_timeout=60))
     keys = []
