@@ -33,28 +33,9 @@ trap cleanup EXIT
 source "$here/../support/daemon_lib.sh"
 
 export SHOAL_RGW_MEMSTORE_BYTES=$((3 << 30))
-"$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
-# shellcheck disable=SC1090
-source "$work/rgw/s3.env"
-export AWS_ACCESS_KEY_ID=$SHOAL_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$SHOAL_S3_SECRET_KEY AWS_DEFAULT_REGION=$SHOAL_S3_REGION
-origin=s3://$SHOAL_S3_BUCKET/read-bench
-
-proxy_port=$(free_port)
-"$py" "$here/delay_proxy.py" "$proxy_port" "${SHOAL_S3_ENDPOINT#http://}" "$delay_ms" >"$work/proxy.log" 2>&1 &
-pids+=($!)
-must_wait_for 10 grep -q listening "$work/proxy.log"
-delayed=http://127.0.0.1:$proxy_port
-
-rpc=$(free_port)
-"$bin/shoal-tracker" serve --data-dir "$work/tracker" --rpc-listen "127.0.0.1:$rpc" --http-listen 127.0.0.1:0 \
-  --origin "$origin" --s3-endpoint "$SHOAL_S3_ENDPOINT" --s3-region "$SHOAL_S3_REGION" --announce-interval 1s \
-  >"$work/tracker.log" 2>&1 &
-pids+=($!)
-must_wait_for 15 "$py" -c "import socket; socket.create_connection(('127.0.0.1', $rpc))"
-token() { "$bin/shoal-tracker" token create --data-dir "$work/tracker" --ns "$1" --role "$2" --subject "$3" | head -1; }
-agent_token=$(token '*' read agents)
-writer=$(token bench write trainer)
-reader=$(token bench read pod)
+bench_prefix=read-bench
+# shellcheck source=tests/perf/delayed_origin.sh
+source "$here/delayed_origin.sh"
 
 "$bin/shoald" --name bench --tracker "127.0.0.1:$rpc" --token "$agent_token" --cache-dir "$work/cache" \
   --cache-size 4GiB --peer-listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --control-socket "$work/agent.sock" \
