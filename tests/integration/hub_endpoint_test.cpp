@@ -279,3 +279,42 @@ TEST_CASE("the hub's JavaScript client lists and downloads a Shoal model") {
   CHECK(r.out.find("tokenizer/tokenizer.json") != std::string::npos);
   RequireSameTree(src, out);
 }
+
+TEST_CASE("another cluster imports a model through an agent's hub API") {
+  TestCluster here(TwoAgents(/*origin=*/false));
+  const std::string src = here.tmp.path() + "/ckpt";
+  MakeCheckpoint(src, 9);
+  ProcessResult pub = here.Publish(src, "team-a/hubmodel", 0);
+  REQUIRE(pub.exit_code == 0);
+  const std::string id = PublishedId(pub);
+
+  TempDir cli_cache;
+  ClusterOptions o = TwoAgents();
+  o.cli_env = {"XDG_CACHE_HOME=" + cli_cache.path()};
+  TestCluster there(o);
+  const std::vector<std::string> import = {"import",        "hf://team-a/hubmodel@main",
+                                           "--name",        "team-a/copied",
+                                           "--tag",         "latest",
+                                           "--piece-size",  "1048576",
+                                           "--hf-endpoint", Endpoint(*here.agents[1]),
+                                           "--hf-token",    here.reader};
+  ProcessResult first = there.Shoal(there.writer, import);
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  // The source's commit is the published version's.
+  CHECK(first.out.find("commit " + id.substr(0, 40)) != std::string::npos);
+  const std::string copy = ReadThroughHub(Endpoint(*there.agents[1]), "team-a/copied", "main",
+                                          there.reader, there.tmp.path() + "/copy");
+  RequireSameTree(src, there.tmp.path() + "/copy");
+  // Read again, through the first cluster's hub: the same files answer the
+  // same way in both clusters.
+  const std::string original = ReadThroughHub(Endpoint(*here.agents[1]), "team-a/hubmodel", "main",
+                                              here.reader, here.tmp.path() + "/original");
+  CHECK(Field(copy, "sha") == Field(original, "sha"));
+  CHECK(Files(copy) == Files(original));
+  // A second import finds the same version: nothing is uploaded again.
+  ProcessResult second = there.Shoal(there.writer, import);
+  INFO(second.out << second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(second.out.find("uploaded 0 chunks") != std::string::npos);
+}
