@@ -244,10 +244,21 @@ Resolution ModelResolver::ResolveCommit(const std::string& token, const std::str
   if (versions.size() > kVersionsSearched) versions.resize(kVersionsSearched);
   for (const VersionInfo& v : versions) {
     if (v.state == VersionState::kFailed) continue;
+    {
+      // A version looked at before has its commit noted already: a miss
+      // asked again costs one listing, not a manifest per version.
+      std::lock_guard<std::mutex> l(mu_);
+      if (examined_.count(v.id) != 0) continue;
+    }
     Resolution r = Resolve(token, ns, name, v.id.ToHex());
     if (!r.model) continue;
     if (!r.model->manifest.source.commit.empty()) {
       NoteCommit(ns, name, r.model->manifest.source.commit, v.id);
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (examined_.size() >= kMaxEntries) examined_.clear();
+      examined_.insert(v.id);
     }
     if (r.model->manifest.source.commit == commit) return r;
   }

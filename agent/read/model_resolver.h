@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,7 @@ class ModelResolver {
   };
   std::map<std::string, ScopeEntry> scope_cache_;  // by token; protected by mu_
   std::map<std::string, VersionId> commits_;       // "ns/name@commit"; protected by mu_
+  std::set<VersionId> examined_;  // versions whose commit is in commits_ if any; protected by mu_
 };
 
 }  // namespace shoal
