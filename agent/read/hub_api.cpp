@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "read/object_address.h"
 #include "shoal/base64url.h"
 #include "shoal/hex.h"
 #include "shoal/log.h"
@@ -30,10 +31,11 @@ std::vector<std::string_view> SplitSegments(std::string_view path) {
   return out;
 }
 
-// Segments [from, end) decoded one by one and joined with '/'.
-Result<std::string> JoinDecoded(const std::vector<std::string_view>& segments, size_t from) {
+// Segments [from, to) decoded one by one and joined with '/'.
+Result<std::string> JoinDecoded(const std::vector<std::string_view>& segments, size_t from,
+                                size_t to) {
   std::string out;
-  for (size_t i = from; i < segments.size(); ++i) {
+  for (size_t i = from; i < to; ++i) {
     auto decoded = PercentDecode(segments[i], /*plus_is_space=*/false);
     if (!decoded) return Status::InvalidArgument("malformed %-escape in the request path");
     if (i > from) out += '/';
@@ -80,8 +82,7 @@ Result<HubRequest> ParseHubTarget(std::string_view raw_path) {
   std::vector<std::string_view> seg = SplitSegments(raw_path.substr(1));
   // Decodes segments [from, to) into *out.
   auto take = [&](size_t from, size_t to, std::string* out) -> Status {
-    Result<std::string> r =
-        JoinDecoded(std::vector<std::string_view>(seg.begin() + from, seg.begin() + to), 0);
+    Result<std::string> r = JoinDecoded(seg, from, to);
     if (!r.ok()) return r.status();
     *out = std::move(r).value();
     return Status::OK();
@@ -118,15 +119,9 @@ Result<HubRequest> ParseHubTarget(std::string_view raw_path) {
 
 Result<std::string> RefOfRevision(const std::string& revision) {
   if (revision == "main" || revision == "HEAD") return std::string("latest");
-  if (revision.empty() || revision.size() > 128) {
+  if (!ValidateRef(revision).ok()) {
     return Status::InvalidArgument("revision '" + revision.substr(0, 130) +
-                                   "' is not a tag, version or commit");
-  }
-  for (char c : revision) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
-      return Status::InvalidArgument("revision '" + revision +
-                                     "' is not a tag, version or commit of this hub");
-    }
+                                   "' is not a tag, version or commit of this hub");
   }
   return revision;
 }

@@ -67,9 +67,11 @@ void ReadService::ServeHub(const HttpRequest& request, HttpResponder respond) {
                        "Invalid rev id: " + ref.status().message(),
                        {{"X-Error-Code", "RevisionNotFound"}}});
   }
-  auto answer = [this, call, request, hub](const Resolution& r) {
+  // Only the Host header outlives the request: the tree's next-page link.
+  auto answer = [this, call, host = request.headers.Get("Host").value_or("127.0.0.1"),
+                 hub](const Resolution& r) {
     if (!r.model) return Fail(call, r.error);
-    AnswerHub(call, request, hub, r.model);
+    AnswerHub(call, host, hub, r.model);
   };
   if (auto hit = resolver_.Cached(call->token, ns, hub.name, *ref)) {
     return answer(Resolution{hit, {}});
@@ -107,14 +109,11 @@ Resolution ReadService::ResolveHubRevision(const std::string& token, const std::
   return r;
 }
 
-void ReadService::AnswerHub(const std::shared_ptr<ReadCall>& call, const HttpRequest& request,
+void ReadService::AnswerHub(const std::shared_ptr<ReadCall>& call, const std::string& host,
                             const HubRequest& hub,
                             const std::shared_ptr<const ResolvedModel>& model) {
   const ResolvedModel& m = *model;
   const std::string commit = HubCommit(m.manifest, m.version);
-  // A later call by this commit finds the version without a search.
-  if (IsCommitSha(m.manifest.source.commit))
-    resolver_.NoteCommit(m.ns, m.name, m.manifest.source.commit, m.version);
   switch (hub.kind) {
     case HubRequest::Kind::kModel: {
       HttpResponse res = HttpResponse::Json(
@@ -149,8 +148,7 @@ void ReadService::AnswerHub(const std::shared_ptr<ReadCall>& call, const HttpReq
       if (!page->cursor.empty()) {
         // The next page at the commit, so a tag that moves between pages
         // does not mix two versions.
-        std::string next = "http://" + request.headers.Get("Host").value_or("127.0.0.1") +
-                           "/api/models/" + UriEncodeQuery(hub.org) + "/" +
+        std::string next = "http://" + host + "/api/models/" + UriEncodeQuery(hub.org) + "/" +
                            UriEncodeQuery(hub.name) + "/tree/" + commit;
         if (!hub.path.empty()) next += "/" + UriEncodePath(hub.path);
         next += "?cursor=" + UriEncodeQuery(page->cursor) + "&limit=" + std::to_string(limit);

@@ -54,6 +54,11 @@ ModelResolver::Clock::time_point ModelResolver::KeepUntil(int64_t token_expires_
   return until;
 }
 
+std::string ModelResolver::CommitKey(const std::string& ns, const std::string& name,
+                                     const std::string& commit) {
+  return ns + "/" + name + "@" + commit;
+}
+
 std::string ModelResolver::Key(const std::string& token, const std::string& ns,
                                const std::string& name, const std::string& ref) {
   return token + '\n' + ns + '/' + name + ':' + ref;
@@ -207,14 +212,12 @@ Resolution ModelResolver::Resolve(const std::string& token, const std::string& n
     if (cache_.size() >= kMaxEntries) cache_.clear();
   }
   cache_[Key(token, ns, name, ref)] = Entry{KeepUntil((*client)->identity().expires_at_ms), m};
+  // Versions are immutable: an imported version's commit names it for good.
+  if (!m->manifest.source.commit.empty()) {
+    if (commits_.size() >= kMaxEntries) commits_.clear();
+    commits_[CommitKey(ns, name, m->manifest.source.commit)] = m->version;
+  }
   return {m, {}};
-}
-
-void ModelResolver::NoteCommit(const std::string& ns, const std::string& name,
-                               const std::string& commit, const VersionId& version) {
-  std::lock_guard<std::mutex> l(mu_);
-  if (commits_.size() >= kMaxEntries) commits_.clear();
-  commits_[ns + "/" + name + "@" + commit] = version;
 }
 
 Resolution ModelResolver::ResolveCommit(const std::string& token, const std::string& ns,
@@ -223,7 +226,7 @@ Resolution ModelResolver::ResolveCommit(const std::string& token, const std::str
   std::optional<VersionId> known;
   {
     std::lock_guard<std::mutex> l(mu_);
-    auto it = commits_.find(ns + "/" + name + "@" + commit);
+    auto it = commits_.find(CommitKey(ns, name, commit));
     if (it != commits_.end()) known = it->second;
   }
   if (known) return Resolve(token, ns, name, known->ToHex());
@@ -250,11 +253,8 @@ Resolution ModelResolver::ResolveCommit(const std::string& token, const std::str
       std::lock_guard<std::mutex> l(mu_);
       if (examined_.count(v.id) != 0) continue;
     }
-    Resolution r = Resolve(token, ns, name, v.id.ToHex());
+    Resolution r = Resolve(token, ns, name, v.id.ToHex());  // notes its commit
     if (!r.model) continue;
-    if (!r.model->manifest.source.commit.empty()) {
-      NoteCommit(ns, name, r.model->manifest.source.commit, v.id);
-    }
     {
       std::lock_guard<std::mutex> l(mu_);
       if (examined_.size() >= kMaxEntries) examined_.clear();

@@ -101,15 +101,12 @@ class ModelResolver {
   Resolution Resolve(const std::string& token, const std::string& ns, const std::string& name,
                      const std::string& ref);
   // The version of `ns/name` imported from hub commit `commit` (40 hex
-  // digits, ManifestSource::commit), with `token`: one noted by NoteCommit,
-  // else the first found among the model's newest 64 versions. kNoSuchKey
-  // if none; other errors as for Resolve.
+  // digits, ManifestSource::commit), with `token`: one Resolve has seen
+  // (every resolution notes its version's commit, which never goes stale:
+  // versions are immutable), else the first found among the model's newest
+  // 64 versions. kNoSuchKey if none; other errors as for Resolve.
   Resolution ResolveCommit(const std::string& token, const std::string& ns, const std::string& name,
                            const std::string& commit);
-  // Records that `commit` of `ns/name` is `version`: versions are immutable,
-  // so this never goes stale.
-  void NoteCommit(const std::string& ns, const std::string& name, const std::string& commit,
-                  const VersionId& version);
 
   // The namespace's models and tags, with `token`; errors as for Resolve.
   // Kept for `ttl` too.
@@ -140,6 +137,8 @@ class ModelResolver {
   Clock::time_point KeepUntil(int64_t token_expires_at_ms) const;
   static std::string Key(const std::string& token, const std::string& ns, const std::string& name,
                          const std::string& ref);
+  static std::string CommitKey(const std::string& ns, const std::string& name,
+                               const std::string& commit);
 
   const TrackerEndpoint tracker_;
   const std::chrono::milliseconds ttl_;

@@ -136,7 +136,8 @@ class ReadService {
   Resolution ResolveHubRevision(const std::string& token, const std::string& ns,
                                 const std::string& name, const std::string& revision,
                                 const std::string& ref);
-  void AnswerHub(const std::shared_ptr<ReadCall>& call, const HttpRequest& request,
+  // `host` is the request's Host header, for the tree's next-page link.
+  void AnswerHub(const std::shared_ptr<ReadCall>& call, const std::string& host,
                  const HubRequest& hub, const std::shared_ptr<const ResolvedModel>& model);
   void ServeS3Object(std::shared_ptr<ReadCall> call, const std::string& bucket,
                      const std::string& key);
