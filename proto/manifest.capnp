@@ -51,4 +51,15 @@ struct SignedManifest {
   manifest @1 :Data;              # canonical bytes of a Manifest
   signature @2 :Data $Json.hex;   # Ed25519 over versionId; empty until a tracker signs it
   signerKeyId @3 :Text;           # which tracker key signed
+  upstream @4 :UpstreamSignature; # a mirrored version: the cluster it came from; null otherwise
+}
+
+# A version a tracker copied from another cluster's (--follow): that
+# cluster's own signature, kept beside the mirror's.
+struct UpstreamSignature {
+  tracker @0 :Text;               # the upstream tracker's address, as followed
+  signature @1 :Data $Json.hex;   # its Ed25519 signature over versionId
+  signerKeyId @2 :Text;           # which of its keys signed
+  publicKey @3 :Data $Json.hex;   # that key, so the signature can be checked anywhere
+  copiedAtMs @4 :Int64;           # when the mirror committed it
 }

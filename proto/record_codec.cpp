@@ -44,6 +44,28 @@ Result<VersionInfo> ReadVersionInfo(proto::VersionSummary::Reader in) {
   return v;
 }
 
+void FillUpstream(const UpstreamSignature& u, proto::SignedManifest::Builder out) {
+  if (u.empty()) return;
+  auto up = out.initUpstream();
+  up.setTracker(u.tracker);
+  up.setSignature(Raw(u.signature));
+  up.setSignerKeyId(u.signer_key_id);
+  up.setPublicKey(Raw(u.public_key));
+  up.setCopiedAtMs(u.copied_at_ms);
+}
+
+UpstreamSignature ReadUpstream(proto::SignedManifest::Reader in) {
+  UpstreamSignature u;
+  if (!in.hasUpstream()) return u;
+  auto up = in.getUpstream();
+  u.tracker = Text(up.getTracker());
+  u.signature = Bytes(up.getSignature());
+  u.signer_key_id = Text(up.getSignerKeyId());
+  u.public_key = Bytes(up.getPublicKey());
+  u.copied_at_ms = up.getCopiedAtMs();
+  return u;
+}
+
 void FillModelInfo(const ModelInfo& m, proto::ModelSummary::Builder out) {
   out.setNamespace(m.ns);
   out.setName(m.name);

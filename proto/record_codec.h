@@ -11,6 +11,7 @@
 #define SHOAL_PROTO_RECORD_CODEC_H_
 
 #include "shoal/agent_stats.h"
+#include "shoal/manifest_signer.h"
 #include "shoal/need_reply.h"
 #include "shoal/peer_cert.h"
 #include "shoal/proto/tracker.capnp.h"
@@ -22,6 +23,11 @@ namespace shoal {
 
 void FillVersionInfo(const VersionInfo& v, proto::VersionSummary::Builder out);
 Result<VersionInfo> ReadVersionInfo(proto::VersionSummary::Reader in);
+
+// A mirrored version's upstream signature; nothing for an empty one.
+void FillUpstream(const UpstreamSignature& u, proto::SignedManifest::Builder out);
+// Empty if the record has none.
+UpstreamSignature ReadUpstream(proto::SignedManifest::Reader in);
 
 void FillModelInfo(const ModelInfo& m, proto::ModelSummary::Builder out);
 Result<ModelInfo> ReadModelInfo(proto::ModelSummary::Reader in);

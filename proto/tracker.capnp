@@ -215,6 +215,27 @@ interface Registry {
   # "failed" with `error` as the reason and resolves no more (a durable one
   # stays durable). `state` is the version's state after the call.
   finishUpload @14 (namespace :Text, name :Text, versionId :Data, error :Text) -> (state :Text);
+
+  # What changed in `namespaces` (read role on each) from position `after`:
+  # versions committed, made durable, failed or deleted, and tags moved, in
+  # the order the registry took them. Answers as soon as there is such a
+  # change, or after `waitMs` (at most 60000) with none; `position` (never
+  # 0) is where the next call starts. `after` 0 answers at once with the
+  # current position and no events: a follower reads the whole state once, then
+  # watches from there. A tracker that mirrors another (--follow) learns of
+  # a publish upstream this way.
+  watch @15 (namespaces :List(Text), after :UInt64, waitMs :UInt32)
+      -> (position :UInt64, events :List(ModelEvent));
+}
+
+# One change watch reports.
+struct ModelEvent {
+  seq @0 :UInt64;                 # its position
+  namespace @1 :Text;
+  name @2 :Text;
+  action @3 :Text;                # "publish", "durable", "publish-failed", "tag", "delete",
+                                  # "retention"
+  atMs @4 :Int64;
 }
 
 struct FailedChunk {

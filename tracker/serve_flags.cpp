@@ -178,6 +178,7 @@ void AddServeFlags(CLI::App* cmd, ServeFlags* f) {
                   "PEM certificate chain: the RPC and HTTP ports speak TLS (with --tls-key)");
   cmd->add_option("--tls-key", o.tls_key_file,
                   "PEM private key of --tls-cert, readable by its owner only");
+  AddFollowFlags(cmd, &o.follow, &f->follow);
   cmd->add_option("--log-level", f->log_level, "debug, info, warn or error")->capture_default_str();
   cmd->add_flag("--print-config", f->print_config,
                 "print the effective configuration as a config file and exit")
@@ -213,6 +214,7 @@ Status ApplyServeFlags(ServeFlags& f) {
   SHOAL_RETURN_IF_ERROR(ParseDurationFlag(f.http_idle_timeout, "--http-idle-timeout", false,
                                           &o.http.idle_timeout_ms));
   SHOAL_RETURN_IF_ERROR(ApplyPeerSecurity(f.peer_security, f.peer_tls, &o.peer_security));
+  SHOAL_RETURN_IF_ERROR(ApplyFollowFlags(f.follow, &o.follow));
   return o.Validate();
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/tracker_options.h"
+#include "federation/follow_flags.h"
 #include "shoal/status.h"
 
 namespace CLI {
@@ -32,6 +33,7 @@ struct ServeFlags {
   std::string peer_security;    // tls, auth or off; empty: as --peer-tls says
   std::string peer_tls = "on";  // the older flag: on = tls, off = off
   std::string peer_cert_ttl = "12h";
+  FollowFlags follow;
   bool print_config = false;
 };
 

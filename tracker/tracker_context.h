@@ -12,6 +12,7 @@
 #include "auth/peer_certs.h"
 #include "auth/token_verifier.h"
 #include "common/blocking_pool.h"
+#include "common/change_signal.h"
 #include "common/tracker_metrics.h"
 #include "common/tracker_options.h"
 #include "registry/registry_store.h"
@@ -55,9 +56,17 @@ struct TrackerContext {
         torrents(ca != nullptr && options.peer_security == PeerSecurity::kTls ? ca->cert_pem()
                                                                               : std::string()),
         agents(options.heartbeat_ms, options.heartbeat_budget),
-        version_chunks(s) {}
+        version_chunks(s) {
+    store.SetChangeSignal(&changes);
+  }
+  ~TrackerContext() { store.SetChangeSignal(nullptr); }
+  TrackerContext(const TrackerContext&) = delete;
+  TrackerContext& operator=(const TrackerContext&) = delete;
 
   const TrackerOptions options;
+  // Bumped by every registry write (and by writes other trackers made,
+  // when the follower below sees them): wakes Registry.watch.
+  ChangeSignal changes;
   RegistryStore& store;
   const TokenAuthority& authority;
   TokenVerifier tokens;  // signature, expiry and revocations; Load() before serving

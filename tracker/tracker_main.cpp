@@ -22,6 +22,7 @@
 #include "admin/token_commands.h"
 #include "agents/fleet_members.h"
 #include "common/tracker_options.h"
+#include "federation/namespace_mirror.h"
 #include "http/http_api.h"
 #include "http/tracker_collectors.h"
 #include "kj_status.h"
@@ -195,18 +196,28 @@ void WritePortFile(const std::string& path, uint16_t rpc_port, uint16_t http_por
 }
 
 // Reads what other trackers committed, deleted or revoked, every
-// registry_poll_ms, on the blocking pool (the registry may be remote).
-kj::Promise<void> FollowRegistry(kj::Timer& timer, TrackerContext& ctx) {
-  return timer.afterDelay(ctx.options.registry_poll_ms * kj::MILLISECONDS).then([&timer, &ctx] {
-    RegistryFollower& follower = ctx.follower;
-    return ctx.pool.Run<Status>([&follower] { return follower.CatchUp().status(); })
-        .then([&timer, &ctx](Status s) {
-          if (!s.ok()) {
-            Log(LogLevel::kWarn, "registry.follow_failed", {{"error", s.message()}});
-          }
-          return FollowRegistry(timer, ctx);
-        });
-  });
+// registry_poll_ms, on the blocking pool (the registry may be remote). A
+// write another tracker made to the audit log wakes this tracker's watches.
+kj::Promise<void> FollowRegistry(kj::Timer& timer, TrackerContext& ctx, uint64_t audit_end = 0) {
+  return timer.afterDelay(ctx.options.registry_poll_ms * kj::MILLISECONDS)
+      .then([&timer, &ctx, audit_end] {
+        RegistryFollower& follower = ctx.follower;
+        RegistryStore& store = ctx.store;
+        ChangeSignal& changes = ctx.changes;
+        return ctx.pool
+            .Run<Result<uint64_t>>([&follower, &store, &changes, audit_end]() -> Result<uint64_t> {
+              SHOAL_RETURN_IF_ERROR(follower.CatchUp().status());
+              Result<uint64_t> end = store.AuditEnd();
+              if (end.ok() && *end != audit_end) changes.Bump();
+              return end;
+            })
+            .then([&timer, &ctx, audit_end](Result<uint64_t> end) {
+              if (!end.ok()) {
+                Log(LogLevel::kWarn, "registry.follow_failed", {{"error", end.status().message()}});
+              }
+              return FollowRegistry(timer, ctx, end.ok() ? *end : audit_end);
+            });
+      });
 }
 
 // Every 500 ms, gives the fetch scheduler this tracker's share of the
@@ -297,6 +308,18 @@ Status Serve(ServeFlags& f) {
   // The connections' Gateway parts; they outlive the RPC server, stopped below.
   const GatewayDeps gateway = GatewayDepsOf(ctx);
   (*rpc)->Start(RpcServeOptionsOf(ctx, gateway, state, loop_lag));
+  // A mirror of another cluster's namespaces, copying on its events.
+  std::unique_ptr<Origin> upstream_origin;
+  std::unique_ptr<NamespaceMirror> mirror;
+  if (o.follow.enabled()) {
+    auto opened = OpenOrigin(o.follow.origin);
+    if (!opened.ok()) return opened.status().WithContext("--follow-origin");
+    upstream_origin = std::move(opened).value();
+    mirror = std::make_unique<NamespaceMirror>(MirrorDeps{ctx.options.follow, ctx.store, ctx.origin,
+                                                          *upstream_origin, ctx.signer,
+                                                          ctx.torrents, ctx.metrics});
+    mirror->Start();
+  }
   WritePortFile(o.port_file, rpc_port, http_port);
   Result<uint64_t> versions = state.store->VersionCount();
   Log(LogLevel::kInfo, "tracker.start",
@@ -309,8 +332,10 @@ Status Serve(ServeFlags& f) {
        {"control_tls", state.tls.has_value()},
        {"versions", versions.ok() ? static_cast<int64_t>(*versions) : -1},
        {"torrents", static_cast<int64_t>(ctx.torrents.size())},
-       {"fleet_trackers", static_cast<int64_t>((*fleet)->size())}});
+       {"fleet_trackers", static_cast<int64_t>((*fleet)->size())},
+       {"follow", o.follow.upstream}});
   RunUntilStopped(io, ctx, **fleet, loop_lag);
+  if (mirror) mirror->Stop();
   (*rpc)->Stop(io.waitScope);
   http.Stop();
   Log(LogLevel::kInfo, "tracker.stop", {});
@@ -359,7 +384,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (serve_cmd->parsed() && serve.print_config) {
-    std::fputs(shoal::EffectiveConfig(*serve_cmd, "serve", {"s3-secret-key"}).c_str(), stdout);
+    std::fputs(
+        shoal::EffectiveConfig(*serve_cmd, "serve", {"s3-secret-key", "follow-s3-secret-key"})
+            .c_str(),
+        stdout);
     return 0;
   }
   shoal::Status s = serve_cmd->parsed()     ? Serve(serve)

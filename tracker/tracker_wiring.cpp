@@ -15,8 +15,8 @@ AnnounceDeps AnnounceDepsOf(TrackerContext& ctx) {
 
 GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
   WarmDeps warm{ctx.scheduler_loop, ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
-  RegistryDeps registry{ctx.options, ctx.tokens, ctx.store,    ctx.leases, ctx.metrics,
-                        ctx.pool,    ctx.signer, ctx.torrents, ctx.origin, warm};
+  RegistryDeps registry{ctx.options, ctx.tokens,   ctx.store,  ctx.leases, ctx.metrics, ctx.pool,
+                        ctx.signer,  ctx.torrents, ctx.origin, warm,       ctx.changes};
   return GatewayDeps{ctx.tokens,          ctx.signer,        ctx.peer_certs, ctx.metrics,
                      ctx.agents,          ctx.controls,      ctx.http_port,  registry,
                      AnnounceDepsOf(ctx), ctx.ring_snapshots};

@@ -39,8 +39,17 @@ std::string TrackerVersionJson(TrackerClient& t, const SignedVersion& v) {
     }
   }
   std::string json = ManifestToJson(v.manifest, v.id);
-  const std::string extra =
+  std::string extra =
       ",\n\"state\": \"" + std::string(VersionStateName(v.state)) + "\",\n\"tags\": [" + tags + "]";
+  extra += ",\n\"signer_key\": ";
+  AppendJsonString(v.signer_key_id, &extra);
+  if (!v.upstream.empty()) {
+    extra += ",\n\"mirrored_from\": {\"tracker\": ";
+    AppendJsonString(v.upstream.tracker, &extra);
+    extra += ", \"signer_key\": ";
+    AppendJsonString(v.upstream.signer_key_id, &extra);
+    extra += ", \"copied_at_ms\": " + std::to_string(v.upstream.copied_at_ms) + "}";
+  }
   return json.insert(json.find(",\n\"manifest\""), extra);
 }
 
@@ -105,6 +114,12 @@ Status InspectPublished(const InspectArgs& args) {
               m.parent ? m.parent->ShortHex().c_str() : "(none)", v->signer_key_id.c_str());
   for (const Label& l : m.labels) std::printf("label %s=%s\n", l.key.c_str(), l.value.c_str());
   PrintSource(m);
+  if (!v->upstream.empty()) {
+    // The client checked it against the key it carries (tracker_client.h).
+    std::printf("mirrored from %s at %s, signed there by tracker key %s\n",
+                v->upstream.tracker.c_str(), FormatTime(v->upstream.copied_at_ms).c_str(),
+                v->upstream.signer_key_id.c_str());
+  }
   if (v->state == VersionState::kUploading) {
     std::printf("state: uploading (not all in the origin yet; its publisher's peers serve it)\n");
   }

@@ -87,6 +87,11 @@ struct TrackerClient::Impl {
     Result<Manifest> m = VerifySignedManifest(v.id, v.manifest_bytes, v.signature, public_key);
     if (!m.ok()) return m.status().WithContext("manifest from tracker " + peer);
     v.manifest = std::move(m).value();
+    v.upstream = ReadUpstream(r);
+    if (!v.upstream.empty()) {
+      Status up = v.upstream.Verify(v.id);
+      if (!up.ok()) return up.WithContext("manifest from tracker " + peer);
+    }
     return v;
   }
 };
@@ -95,6 +100,29 @@ TrackerClient::TrackerClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 TrackerClient::~TrackerClient() = default;
 
 const Identity& TrackerClient::identity() const { return impl_->identity; }
+
+const std::string& TrackerClient::public_key() const { return impl_->public_key; }
+
+Result<WatchReply> TrackerClient::Watch(const std::vector<std::string>& namespaces, uint64_t after,
+                                        uint32_t wait_ms) {
+  WatchReply out;
+  Status s = impl_->Call([&] {
+    auto req = impl_->registry.watchRequest();
+    auto list = req.initNamespaces(static_cast<unsigned>(namespaces.size()));
+    for (size_t i = 0; i < namespaces.size(); ++i)
+      list.set(static_cast<unsigned>(i), namespaces[i]);
+    req.setAfter(after);
+    req.setWaitMs(wait_ms);
+    auto resp = req.send().wait(impl_->io.waitScope);
+    out.position = resp.getPosition();
+    for (auto e : resp.getEvents()) {
+      out.events.push_back({e.getSeq(), Text(e.getNamespace()), Text(e.getName()),
+                            Text(e.getAction()), e.getAtMs()});
+    }
+  });
+  if (!s.ok()) return s;
+  return out;
+}
 
 Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const TrackerEndpoint& tracker,
                                                               const std::string& token,

@@ -18,6 +18,7 @@
 
 #include "shoal/chunk_id.h"
 #include "shoal/manifest.h"
+#include "shoal/manifest_signer.h"
 #include "shoal/need_reply.h"
 #include "shoal/registry_records.h"
 #include "shoal/status.h"
@@ -33,6 +34,9 @@ struct SignedVersion {
   std::string signature;
   std::string signer_key_id;
   Manifest manifest;  // decoded and validated
+  // A version mirrored from another cluster: that cluster's signature, as
+  // the mirror kept it (checked here against the key it carries).
+  UpstreamSignature upstream;
   bool created = false;
   // From Commit and Resolve: kUploading for a version committed before
   // every chunk was in the origin, while its publisher uploads it (an older
@@ -70,6 +74,18 @@ struct WarmProgress {
   uint32_t chunks_done = 0, chunks = 0, nodes_done = 0, nodes = 0;
 };
 
+// One change Watch reports (Registry.watch).
+struct ModelEvent {
+  uint64_t seq = 0;
+  std::string ns, name, action;
+  int64_t at_ms = 0;
+};
+
+struct WatchReply {
+  uint64_t position = 0;  // where the next Watch starts
+  std::vector<ModelEvent> events;
+};
+
 struct GcSummary {
   uint64_t referenced = 0, unreferenced = 0, young = 0, swept = 0, swept_bytes = 0;
 };
@@ -89,6 +105,9 @@ class TrackerClient {
   TrackerClient& operator=(const TrackerClient&) = delete;
 
   const Identity& identity() const;
+  // The tracker's signing key (32 raw bytes): the pinned one, or the one it
+  // reported.
+  const std::string& public_key() const;
 
   // `upload_id` names the publish (Registry.planUpload); empty: this
   // connection's own.
@@ -142,6 +161,11 @@ class TrackerClient {
   // missing is asked again when MissingChunkPolicy::AskDue says.
   Result<NeedReply> Need(const std::string& ns, const std::string& name, const VersionId& version,
                          const std::vector<ChunkId>& chunks);
+  // Changes to versions and tags in `namespaces` after `after`, waiting up
+  // to `wait_ms` for one (Registry.watch). `after` 0: the current position,
+  // at once.
+  Result<WatchReply> Watch(const std::vector<std::string>& namespaces, uint64_t after,
+                           uint32_t wait_ms);
 
  private:
   struct Impl;

@@ -131,4 +131,13 @@ Status VerifyManifestSignature(const VersionId& id, std::string_view signature,
   return Status::OK();
 }
 
+Status UpstreamSignature::Verify(const VersionId& id) const {
+  if (ManifestKeyId(public_key) != signer_key_id) {
+    return Status::Corruption("the upstream signature names key " + signer_key_id +
+                              " but carries key " + ManifestKeyId(public_key));
+  }
+  return VerifyManifestSignature(id, signature, public_key)
+      .WithContext("upstream signature from " + tracker);
+}
+
 }  // namespace shoal

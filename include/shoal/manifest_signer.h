@@ -54,6 +54,21 @@ class ManifestSigner {
   std::string key_id_;
 };
 
+// A version a tracker copied from another cluster's (--follow): that
+// cluster's signature, kept beside the mirror's own (proto/manifest.capnp).
+struct UpstreamSignature {
+  std::string tracker;        // the upstream tracker's address, as followed; empty: none
+  std::string signature;      // 64 bytes, Ed25519 over the version ID
+  std::string signer_key_id;  // ManifestKeyId(public_key)
+  std::string public_key;     // 32 raw bytes
+  int64_t copied_at_ms = 0;   // when the mirror committed the version
+
+  bool empty() const { return tracker.empty(); }
+  // OK if `signature` verifies under `public_key` and the key ID names that
+  // key: the version is the one the upstream signed.
+  Status Verify(const VersionId& id) const;
+};
+
 // The first 16 hex digits of SHA-256(public_key).
 std::string ManifestKeyId(std::string_view public_key);
 

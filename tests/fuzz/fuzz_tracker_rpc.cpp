@@ -113,10 +113,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tracker::FrameGuard& stream = *guard;
   {
     capnp::TwoPartyVatNetwork network(stream, capnp::rpc::twoparty::Side::SERVER);
-    auto rpc =
-        capnp::makeRpcServer(network, tracker::NewGateway(*t->gateway, "10.0.0.7", [&stream] {
-                               stream.set_message_limit_bytes(kAuthenticatedMessageBytes);
-                             }));
+    auto rpc = capnp::makeRpcServer(network,
+                                    tracker::NewGateway(*t->gateway, "10.0.0.7", timer, [&stream] {
+                                      stream.set_message_limit_bytes(kAuthenticatedMessageBytes);
+                                    }));
     kj::byte sink[4096];
     auto drained =
         Drain(*client, sink, sizeof(sink)).catch_([](kj::Exception&&) {}).eagerlyEvaluate(nullptr);

@@ -72,6 +72,20 @@ struct TrackerMetrics {
   // Gauges the fleet loop keeps current (tracker_main.cpp).
   std::atomic<uint64_t> fleet_trackers{1};       // live trackers sharing the registry
   std::atomic<uint64_t> origin_budget_share{0};  // origin orders this tracker allows in flight
+  // A mirror of another cluster's namespaces (--follow; federation/).
+  std::atomic<uint64_t> follow_connected{0};        // gauge: 1 while the upstream answers
+  std::atomic<uint64_t> follow_versions_behind{0};  // gauge: upstream versions not copied yet
+  std::atomic<uint64_t> follow_bytes_behind{0};     // gauge: bytes left to copy for them
+  std::atomic<int64_t> follow_oldest_behind_ms{0};  // gauge: upstream commit time of the oldest
+                                                    // version not copied yet; 0: caught up
+  std::atomic<uint64_t> follow_events{0};           // changes the upstream's watch reported
+  std::atomic<uint64_t> follow_versions_copied{0};  // versions committed here from upstream
+  std::atomic<uint64_t> follow_tag_moves{0};        // tags moved here to follow upstream's
+  std::atomic<uint64_t> follow_chunks_copied{0};    // chunks copied origin to origin
+  std::atomic<uint64_t> follow_bytes_copied{0};
+  std::atomic<uint64_t> follow_chunks_present{0};  // chunks of copied versions already here
+  std::atomic<uint64_t> follow_chunks_refused{0};  // upstream chunks whose bytes were not their ID
+  std::atomic<uint64_t> follow_errors{0};          // failed connections, copies and commits
 };
 
 }  // namespace shoal::tracker

@@ -1,5 +1,7 @@
 #include "common/tracker_options.h"
 
+#include "shoal/manifest.h"
+
 namespace shoal::tracker {
 
 const char* PeerSecurityName(PeerSecurity s) {
@@ -65,7 +67,44 @@ Status TrackerOptions::Validate() const {
   SHOAL_RETURN_IF_ERROR(http.Validate(""));
   if (max_swarms < 1) return Status::InvalidArgument("--max-swarms must be at least 1");
   if (max_swarm_peers < 1) return Status::InvalidArgument("--max-swarm-peers must be at least 1");
-  return origin.Validate().WithContext("origin");
+  SHOAL_RETURN_IF_ERROR(origin.Validate().WithContext("origin"));
+  return follow.Validate();
+}
+
+bool FollowOptions::Mirrors(const std::string& ns) const {
+  if (!enabled()) return false;
+  for (const std::string& n : namespaces) {
+    if (n == ns) return true;
+  }
+  return false;
+}
+
+Status FollowOptions::Validate() const {
+  if (!enabled()) {
+    if (!namespaces.empty()) return Status::InvalidArgument("--follow-ns needs --follow");
+    return Status::OK();
+  }
+  if (namespaces.empty()) {
+    return Status::InvalidArgument("--follow needs at least one --follow-ns");
+  }
+  for (const std::string& ns : namespaces) {
+    if (ns == "*") return Status::InvalidArgument("--follow-ns names namespaces, not '*'");
+    SHOAL_RETURN_IF_ERROR(ValidateName("namespace", ns).WithContext("--follow-ns"));
+  }
+  if (token.empty()) {
+    return Status::InvalidArgument(
+        "--follow needs the upstream's read token: --follow-token-file or SHOAL_FOLLOW_TOKEN");
+  }
+  if (origin.url.empty()) {
+    return Status::InvalidArgument("--follow needs the upstream's origin: --follow-origin");
+  }
+  if (parallelism < 1 || parallelism > 64) {
+    return Status::InvalidArgument("--follow-parallelism must be 1 to 64");
+  }
+  if (wait_ms < 100 || wait_ms > 60000) {
+    return Status::InvalidArgument("--follow-wait must be 100ms to 60s");
+  }
+  return origin.Validate().WithContext("--follow-origin");
 }
 
 }  // namespace shoal::tracker

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shoal/origin_options.h"
 #include "shoal/server/http_limits.h"
@@ -25,6 +26,26 @@ enum class PeerSecurity {
 };
 // "tls", "auth" or "off".
 const char* PeerSecurityName(PeerSecurity s);
+
+// Mirroring namespaces of another Shoal cluster (--follow): its versions
+// and tags are copied here as they are published there.
+struct FollowOptions {
+  std::string upstream;                 // the upstream's tracker RPC address(es); empty: none
+  std::vector<std::string> namespaces;  // mirrored; read-only here
+  std::string token;                    // a read token of the upstream's for those namespaces
+  std::string ca_file;                  // PEM CA for an upstream that speaks TLS
+  std::string key_hex;                  // the upstream's signing key, pinned; empty: as it says
+  OriginOptions origin;                 // the upstream's origin, read for the chunks
+  uint64_t rate_bytes = 0;              // copy bandwidth, bytes a second; 0: unlimited
+  int parallelism = 4;                  // chunks copied at once
+  uint32_t wait_ms = 2000;              // longest watch: how soon the follower notices a stop
+  int64_t retry_max_ms = 30000;         // longest wait between attempts after a failure
+
+  bool enabled() const { return !upstream.empty(); }
+  // True if `ns` is mirrored: it takes no publish or tag here.
+  bool Mirrors(const std::string& ns) const;
+  Status Validate() const;
+};
 
 struct TrackerOptions {
   std::string data_dir = "/var/lib/shoal-tracker";  // LevelDB, token secret, signing key
@@ -75,6 +96,7 @@ struct TrackerOptions {
   // chain and key (PEM); clients verify it against their CA file.
   std::string tls_cert_file;
   std::string tls_key_file;
+  FollowOptions follow;  // namespaces mirrored from another cluster
 
   Status Validate() const;
 };

@@ -1,5 +1,6 @@
 #include "http/tracker_collectors.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "agents/agent_directory.h"
@@ -53,6 +54,40 @@ void CollectRegistry(MetricsWriter& w, const TrackerMetrics& m) {
   w.AddCounter("shoal_tracker_gc_runs_total", "Completed GC sweeps", m.gc_runs);
   w.AddCounter("shoal_tracker_gc_swept_chunks_total", "Chunks deleted by GC", m.gc_swept_chunks);
   w.AddCounter("shoal_tracker_gc_swept_bytes_total", "Bytes deleted by GC", m.gc_swept_bytes);
+}
+
+// The mirror of another cluster (--follow), when there is one.
+void CollectFollow(MetricsWriter& w, const TrackerMetrics& m, const TrackerOptions& options) {
+  if (!options.follow.enabled()) return;
+  w.AddGauge("shoal_tracker_follow_connected", "1 while the upstream tracker answers",
+             static_cast<double>(m.follow_connected));
+  w.AddGauge("shoal_tracker_follow_versions_behind", "Upstream versions not copied here yet",
+             static_cast<double>(m.follow_versions_behind));
+  w.AddGauge("shoal_tracker_follow_bytes_behind", "Bytes left to copy for those versions",
+             static_cast<double>(m.follow_bytes_behind));
+  const int64_t oldest = m.follow_oldest_behind_ms;
+  w.AddGauge(
+      "shoal_tracker_follow_lag_seconds",
+      "Seconds since the upstream committed the oldest version not copied here; 0 when "
+      "caught up",
+      oldest > 0 ? std::max<double>(0, static_cast<double>(NowMs() - oldest) / 1000.0) : 0.0);
+  w.AddCounter("shoal_tracker_follow_events_total", "Changes the upstream's watch reported",
+               m.follow_events);
+  w.AddCounter("shoal_tracker_follow_versions_copied_total", "Versions committed from upstream",
+               m.follow_versions_copied);
+  w.AddCounter("shoal_tracker_follow_tag_moves_total", "Tags moved to follow the upstream's",
+               m.follow_tag_moves);
+  const char* kChunks = "Chunks of mirrored versions, by what the mirror did with them";
+  w.AddCounter("shoal_tracker_follow_chunks_total", kChunks, m.follow_chunks_copied,
+               {{"result", "copied"}});
+  w.AddCounter("shoal_tracker_follow_chunks_total", kChunks, m.follow_chunks_present,
+               {{"result", "present"}});
+  w.AddCounter("shoal_tracker_follow_chunks_total", kChunks, m.follow_chunks_refused,
+               {{"result", "refused"}});
+  w.AddCounter("shoal_tracker_follow_bytes_copied_total",
+               "Bytes copied from the upstream's origin to this one", m.follow_bytes_copied);
+  w.AddCounter("shoal_tracker_follow_errors_total",
+               "Failed upstream connections, copies and commits", m.follow_errors);
 }
 
 void CollectAnnounces(MetricsWriter& w, const TrackerMetrics& m) {
@@ -204,6 +239,7 @@ void AddTrackerCollectors(MetricsRegistry& metrics, const CollectorSources& sour
     const TrackerMetrics& m = src.metrics;
     CollectRegistry(w, m);
     CollectAnnounces(w, m);
+    CollectFollow(w, m, src.options);
     CollectFetches(w, m, src.options, src.agents);
     CollectRpc(w, m);
     CollectState(w, src);

@@ -3,6 +3,7 @@
 #include <kj/exception.h>
 
 #include "common/capnp_bytes.h"
+#include "record_codec.h"
 #include "registry/record_fill.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/manifest.capnp.h"
@@ -46,6 +47,7 @@ Result<StoredVersion> Decode(const std::string& key, const VersionId& id,
     auto sig = r.getSignature();
     v.signature.assign(reinterpret_cast<const char*>(sig.begin()), sig.size());
     v.signer_key_id = r.getSignerKeyId().cStr();
+    v.upstream = ReadUpstream(r);
   } catch (const kj::Exception& e) {
     return Status::Corruption("archived manifest " + key +
                               " does not parse: " + e.getDescription().cStr());

@@ -1,6 +1,7 @@
 #include "registry/record_fill.h"
 
 #include "capnp_views.h"
+#include "record_codec.h"
 
 namespace shoal::tracker {
 
@@ -19,6 +20,7 @@ void FillSigned(const StoredVersion& v, proto::SignedManifest::Builder out) {
   out.setManifest(Raw(v.manifest_bytes));
   out.setSignature(Raw(v.signature));
   out.setSignerKeyId(v.signer_key_id);
+  FillUpstream(v.upstream, out);
 }
 
 void FillIdentity(const TokenClaims& c, proto::Identity::Builder out) {

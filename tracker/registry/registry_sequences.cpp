@@ -98,6 +98,8 @@ Result<std::vector<FeedEntry>> RegistryStore::FeedAfter(uint64_t after_seq, uint
 
 Result<uint64_t> RegistryStore::FeedEnd() { return LastSeq("F|"); }
 
+Result<uint64_t> RegistryStore::AuditEnd() { return LastSeq("A|"); }
+
 Status RegistryStore::Audit(const AuditEntry& entry) {
   return Write("write audit log", [&](KvBatch* batch) { return PutAudit(batch, entry); });
 }

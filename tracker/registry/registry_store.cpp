@@ -9,6 +9,7 @@
 
 #include "capnp_views.h"
 #include "common/capnp_bytes.h"
+#include "common/change_signal.h"
 #include "kv/leveldb_kv.h"
 #include "record_codec.h"
 #include "registry/manifest_archive.h"
@@ -42,8 +43,9 @@ Result<StoredVersion> DecodeSigned(const VersionId& id, const KvPair& p) {
   try {
     BytesReader br(p.value);
     auto r = br.root<proto::SignedManifest>();
-    return StoredVersion{id, Bytes(r.getManifest()), Bytes(r.getSignature()),
-                         Text(r.getSignerKeyId()), 0};
+    return StoredVersion{
+        id, Bytes(r.getManifest()), Bytes(r.getSignature()), Text(r.getSignerKeyId()),
+        0,  ReadUpstream(r)};
   } catch (const kj::Exception& e) {
     return Status::Corruption("registry record " + p.key + ": " + e.getDescription().cStr());
   }
@@ -80,6 +82,7 @@ Status RegistryStore::Write(const std::string& what, const std::function<Status(
     SHOAL_RETURN_IF_ERROR(build(&batch));
     if (batch.empty()) return Status::OK();
     Status s = kv_.Apply(batch);
+    if (s.ok() && changes_ != nullptr) changes_->Bump();
     if (s.code() != Status::Code::kAlreadyExists) return s.WithContext(what);
     if (attempt == kWriteAttempts) {
       return Status::Unavailable(what + ": other writers kept changing the same keys (" +

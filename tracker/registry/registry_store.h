@@ -56,6 +56,7 @@
 #include "kv/kv_store.h"
 #include "shoal/chunk_id.h"
 #include "shoal/manifest.h"
+#include "shoal/manifest_signer.h"
 #include "shoal/registry_records.h"
 #include "shoal/status.h"
 #include "shoal/token.h"
@@ -70,6 +71,7 @@ struct StoredVersion {
   std::string signature;       // Ed25519 over id
   std::string signer_key_id;
   int64_t created_at_ms = 0;
+  UpstreamSignature upstream;  // a mirrored version: the upstream's signature too
 };
 
 // One change to the set of versions, in the order the registry took them.
@@ -113,6 +115,7 @@ struct CommitOutcome {
   VersionState state = VersionState::kDurable;  // the version's, after the commit
 };
 
+class ChangeSignal;
 class ManifestArchive;
 
 class RegistryStore {
@@ -239,6 +242,12 @@ class RegistryStore {
   // none).
   Result<std::vector<FeedEntry>> FeedAfter(uint64_t after_seq, uint32_t limit);
   Result<uint64_t> FeedEnd();
+  // The last audit entry's sequence number (0 for none): where a watch
+  // starts (Registry.watch).
+  Result<uint64_t> AuditEnd();
+  // `signal`, if set, is bumped after every write this store makes, so
+  // watches wake at once. It must outlive the store.
+  void SetChangeSignal(ChangeSignal* signal) { changes_ = signal; }
 
   Status Audit(const AuditEntry& entry);
   Result<std::vector<AuditEntry>> AuditLog(uint64_t after_seq, uint32_t limit);
@@ -302,6 +311,7 @@ class RegistryStore {
   const std::unique_ptr<KvStore> kv_owner_;
   KvStore& kv_;
   ManifestArchive* const archive_;
+  ChangeSignal* changes_ = nullptr;
   std::mutex mu_;  // one local writer at a time: fewer guard retries
 };
 

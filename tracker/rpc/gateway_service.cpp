@@ -21,8 +21,10 @@ namespace {
 
 class GatewayImpl final : public proto::Gateway::Server {
  public:
-  GatewayImpl(const GatewayDeps& d, std::string peer_address, kj::Function<void()> on_authenticated)
+  GatewayImpl(const GatewayDeps& d, std::string peer_address, kj::Timer& timer,
+              kj::Function<void()> on_authenticated)
       : d_(d),
+        timer_(timer),
         peer_address_(std::move(peer_address)),
         on_authenticated_(kj::mv(on_authenticated)) {}
 
@@ -36,7 +38,7 @@ class GatewayImpl final : public proto::Gateway::Server {
     d_.metrics.auth_ok++;
     on_authenticated_();
     FillIdentity(*claims, c.getResults().initIdentity());
-    c.getResults().setRegistry(NewRegistry(d_.registry, std::move(claims).value()));
+    c.getResults().setRegistry(NewRegistry(d_.registry, std::move(claims).value(), timer_));
     return kj::READY_NOW;
   }
 
@@ -120,6 +122,7 @@ class GatewayImpl final : public proto::Gateway::Server {
 
  private:
   const GatewayDeps d_;
+  kj::Timer& timer_;
   const std::string peer_address_;  // the connection's remote IP
   kj::Function<void()> on_authenticated_;
 };
@@ -127,8 +130,9 @@ class GatewayImpl final : public proto::Gateway::Server {
 }  // namespace
 
 kj::Own<proto::Gateway::Server> NewGateway(const GatewayDeps& deps, const std::string& peer_address,
+                                           kj::Timer& timer,
                                            kj::Function<void()> on_authenticated) {
-  return kj::heap<GatewayImpl>(deps, peer_address, kj::mv(on_authenticated));
+  return kj::heap<GatewayImpl>(deps, peer_address, timer, kj::mv(on_authenticated));
 }
 
 }  // namespace shoal::tracker

@@ -49,8 +49,9 @@ struct GatewayDeps {
 // receives. `on_authenticated` runs each time authenticate or registerAgent
 // accepts a token, on the connection's loop; the listener raises the connection's
 // limits then.
+// `timer` is the connection's loop's.
 kj::Own<proto::Gateway::Server> NewGateway(const GatewayDeps& deps, const std::string& peer_address,
-                                           kj::Function<void()> on_authenticated);
+                                           kj::Timer& timer, kj::Function<void()> on_authenticated);
 
 }  // namespace shoal::tracker
 

@@ -10,6 +10,7 @@
 #include "common/blocking_pool.h"
 #include "common/tracker_metrics.h"
 #include "common/tracker_options.h"
+#include "federation/registry_watch.h"
 #include "kj_status.h"
 #include "record_codec.h"
 #include "registry/record_fill.h"
@@ -51,14 +52,18 @@ std::string RandomHex(size_t bytes) {
 
 class RegistryImpl final : public proto::Registry::Server {
  public:
-  RegistryImpl(const RegistryDeps& d, TokenClaims claims)
-      : d_(d), claims_(std::move(claims)), holder_(claims_.id + "/" + RandomHex(8)) {}
+  RegistryImpl(const RegistryDeps& d, TokenClaims claims, kj::Timer& timer)
+      : d_(d),
+        claims_(std::move(claims)),
+        holder_(claims_.id + "/" + RandomHex(8)),
+        timer_(timer) {}
 
  protected:
   kj::Promise<void> planUpload(PlanUploadContext c) override {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace());
     Require(ns, Role::kWrite);
+    NotMirrored(ns);
     auto ids = std::make_shared<std::vector<ChunkId>>(RequestedChunks(p.getChunks()));
     OriginChunks oc = Checks();
     UploadLeases& leases = d_.leases;
@@ -101,6 +106,7 @@ class RegistryImpl final : public proto::Registry::Server {
     }
     auto m = std::make_shared<Manifest>(std::move(decoded).value());
     Require(m->ns, Role::kWrite);
+    NotMirrored(m->ns);
     if (m->created_by != claims_.subject) {
       d_.metrics.publish_rejected++;
       ThrowIfError(Status::PermissionDenied("manifest says it was created by '" + m->created_by +
@@ -186,6 +192,7 @@ class RegistryImpl final : public proto::Registry::Server {
     auto p = c.getParams();
     std::string ns = Text(p.getNamespace()), name = Text(p.getName()), tag = Text(p.getTag());
     RequireModel(ns, name, Role::kWrite);
+    NotMirrored(ns);
     ThrowIfError(ValidateTag(tag));
     VersionId id = ValueOrThrow(ParseVersionId(p.getVersionId()));
     ThrowIfError(d_.store.GetVersion(ns, name, id).status());
@@ -310,6 +317,20 @@ class RegistryImpl final : public proto::Registry::Server {
         });
   }
 
+  kj::Promise<void> watch(WatchContext c) override {
+    auto p = c.getParams();
+    std::vector<std::string> namespaces;
+    for (auto n : p.getNamespaces()) {
+      namespaces.push_back(Text(n));
+      Require(namespaces.back(), Role::kRead);
+    }
+    if (namespaces.empty() || namespaces.size() > 64) {
+      ThrowIfError(Status::InvalidArgument("watch names 1 to 64 namespaces"));
+    }
+    return AnswerWatch(WatchDeps{d_.store, d_.pool, d_.changes, timer_}, std::move(namespaces),
+                       p.getAfter(), p.getWaitMs(), c);
+  }
+
   kj::Promise<void> whoami(WhoamiContext c) override {
     StillValid();
     FillIdentity(claims_, c.getResults().initIdentity());
@@ -335,6 +356,16 @@ class RegistryImpl final : public proto::Registry::Server {
       ThrowIfError(s);
     }
     if (ns != "*") ThrowIfError(ValidateName("namespace", ns));
+  }
+
+  // A mirrored namespace (--follow) takes its versions and tags from the
+  // upstream alone.
+  void NotMirrored(const std::string& ns) {
+    if (!d_.options.follow.Mirrors(ns)) return;
+    d_.metrics.publish_rejected++;
+    ThrowIfError(Status::PermissionDenied("namespace '" + ns + "' is a read-only mirror of " +
+                                          d_.options.follow.upstream +
+                                          "; publish and tag it there"));
   }
 
   void RequireModel(const std::string& ns, const std::string& name, Role role) {
@@ -403,6 +434,7 @@ class RegistryImpl final : public proto::Registry::Server {
   const RegistryDeps d_;
   const TokenClaims claims_;
   const std::string holder_;  // names this capability's upload leases
+  kj::Timer& timer_;
 };
 
 }  // namespace
@@ -427,8 +459,9 @@ Status ValidateTag(const std::string& tag) {
   return Status::OK();
 }
 
-kj::Own<proto::Registry::Server> NewRegistry(const RegistryDeps& deps, TokenClaims claims) {
-  return kj::heap<RegistryImpl>(deps, std::move(claims));
+kj::Own<proto::Registry::Server> NewRegistry(const RegistryDeps& deps, TokenClaims claims,
+                                             kj::Timer& timer) {
+  return kj::heap<RegistryImpl>(deps, std::move(claims), timer);
 }
 
 }  // namespace shoal::tracker

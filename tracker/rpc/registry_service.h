@@ -3,6 +3,8 @@
 #ifndef SHOAL_TRACKER_REGISTRY_SERVICE_H_
 #define SHOAL_TRACKER_REGISTRY_SERVICE_H_
 
+#include <kj/timer.h>
+
 #include <string>
 
 #include "scheduler/fetch_requests.h"
@@ -18,6 +20,7 @@ class Origin;
 namespace shoal::tracker {
 
 class BlockingPool;
+class ChangeSignal;
 class RegistryStore;
 class TokenVerifier;
 class TorrentIndex;
@@ -37,13 +40,16 @@ struct RegistryDeps {
   const ManifestSigner& signer;  // signs committed versions
   TorrentIndex& torrents;        // a committed version's files may be announced
   Origin& origin;
-  WarmDeps warm;  // need and warm
+  WarmDeps warm;          // need and warm
+  ChangeSignal& changes;  // bumped by every registry write: wakes watch
 };
 
 // The Registry for a caller holding `claims` (verified, not expired, not
-// revoked). Every call checks them again: an expiry or revocation in the
+// revoked), on the connection's loop, whose `timer` ends a watch's wait.
+// Every call checks the claims again: an expiry or revocation in the
 // meantime refuses the call (Unauthenticated).
-kj::Own<proto::Registry::Server> NewRegistry(const RegistryDeps& deps, TokenClaims claims);
+kj::Own<proto::Registry::Server> NewRegistry(const RegistryDeps& deps, TokenClaims claims,
+                                             kj::Timer& timer);
 
 // Tag names: [A-Za-z0-9._-], 1 to 128 bytes, and not 8 or more hex digits
 // alone (those name versions).

@@ -104,7 +104,7 @@ class Connection {
                                      shared.limits.message_timeout_ms * kj::MILLISECONDS)),
         network_(*stream_, capnp::rpc::twoparty::Side::SERVER),
         rpc_(capnp::makeRpcServer(
-            network_, NewGateway(shared.gateway, peer_, [this] { Authenticated(); }))) {}
+            network_, NewGateway(shared.gateway, peer_, timer, [this] { Authenticated(); }))) {}
   KJ_DISALLOW_COPY(Connection);
 
   // Resolves when the connection should be dropped: the peer hung up, a

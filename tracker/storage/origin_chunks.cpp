@@ -140,6 +140,19 @@ Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vec
   return Status::OK();
 }
 
+Result<std::vector<ChunkId>> ChunksNotInOrigin(const OriginChunks& oc,
+                                               const std::vector<ChunkId>& ids) {
+  Result<std::vector<ChunkId>> unindexed = Unindexed(oc, ids);
+  if (!unindexed.ok() || unindexed->empty()) return unindexed;
+  std::vector<ChunkId> missing;
+  Status origin_error;
+  auto found = CheckOrigin(oc, *unindexed, &missing, &origin_error);
+  SHOAL_RETURN_IF_ERROR(oc.store.AddChunks(found, NowMs()));
+  oc.metrics.chunks_indexed += found.size();
+  if (!origin_error.ok()) return origin_error.WithContext("checking chunks in the origin");
+  return missing;
+}
+
 Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m) {
   std::vector<ChunkId> all;
   for (const FileEntry& f : m.files) {

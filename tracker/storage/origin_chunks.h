@@ -52,6 +52,11 @@ Result<UploadPlan> PlanUpload(const OriginChunks& oc, UploadLeases& leases,
 // GC drops them once they expire.
 Status RecordStored(const OriginChunks& oc, UploadLeases& leases, const std::vector<ChunkId>& ids);
 
+// Blocking. Of `ids`, each once, the chunks the origin lacks: those the
+// index does not hold and a HEAD does not find. Found ones are indexed.
+Result<std::vector<ChunkId>> ChunksNotInOrigin(const OriginChunks& oc,
+                                               const std::vector<ChunkId>& ids);
+
 // Blocking; run on the blocking pool. OK if every chunk of `m` is in the
 // origin; NotFound (asking for an upload) if some are not.
 Status EnsureChunksInOrigin(const OriginChunks& oc, const Manifest& m);
