@@ -220,6 +220,23 @@ kj::Promise<void> FollowRegistry(kj::Timer& timer, TrackerContext& ctx, uint64_t
       });
 }
 
+// A mirrored version's chunks, queued for their owners at warm priority
+// (--follow-warm), from the mirror's thread: the scheduler's loop takes the
+// order; nobody waits for the chunks.
+void WarmOwners(TrackerContext& ctx, const std::string& ns, const std::string& name,
+                const VersionId& id, const std::vector<ChunkId>& chunks) {
+  ctx.scheduler_loop.executeSync([&] {
+    if (ctx.fetches.Ring()->size() == 0) return;  // no agents yet: the first pull fetches
+    auto watch = std::make_shared<WarmWatch>();
+    watch->finished = kj::newPromiseAndFulfiller<void>().fulfiller;
+    ctx.metrics.warms++;
+    ctx.fetches.Warm(FetchTarget{ns, name, id}, chunks, watch);
+    Log(LogLevel::kInfo, "mirror.warm",
+        {{"version", ns + "/" + name + ":" + id.ToHex()},
+         {"chunks", static_cast<int64_t>(chunks.size())}});
+  });
+}
+
 // Every 500 ms, gives the fetch scheduler this tracker's share of the
 // origin budget for the fleet's current size.
 kj::Promise<void> ShareOriginBudget(kj::Timer& timer, TrackerContext& ctx,
@@ -315,9 +332,11 @@ Status Serve(ServeFlags& f) {
     auto opened = OpenOrigin(o.follow.origin);
     if (!opened.ok()) return opened.status().WithContext("--follow-origin");
     upstream_origin = std::move(opened).value();
-    mirror = std::make_unique<NamespaceMirror>(MirrorDeps{ctx.options.follow, ctx.store, ctx.origin,
-                                                          *upstream_origin, ctx.signer,
-                                                          ctx.torrents, ctx.metrics});
+    mirror = std::make_unique<NamespaceMirror>(MirrorDeps{
+        ctx.options.follow, ctx.store, ctx.origin, *upstream_origin, ctx.signer, ctx.torrents,
+        ctx.metrics,
+        [&ctx](const std::string& ns, const std::string& name, const VersionId& id,
+               const std::vector<ChunkId>& chunks) { WarmOwners(ctx, ns, name, id, chunks); }});
     mirror->Start();
   }
   WritePortFile(o.port_file, rpc_port, http_port);
@@ -335,7 +354,15 @@ Status Serve(ServeFlags& f) {
        {"fleet_trackers", static_cast<int64_t>((*fleet)->size())},
        {"follow", o.follow.upstream}});
   RunUntilStopped(io, ctx, **fleet, loop_lag);
-  if (mirror) mirror->Stop();
+  if (mirror) {
+    // The loop keeps turning until the mirror's thread ends: a warm it
+    // started waits on it.
+    mirror->RequestStop();
+    while (!mirror->finished()) {
+      io.provider->getTimer().afterDelay(20 * kj::MILLISECONDS).wait(io.waitScope);
+    }
+    mirror->Stop();
+  }
   (*rpc)->Stop(io.waitScope);
   http.Stop();
   Log(LogLevel::kInfo, "tracker.stop", {});

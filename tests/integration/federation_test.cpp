@@ -112,8 +112,8 @@ TEST_CASE("a mirror follows publishes and tags, copies only new chunks and refus
   const shoal::OriginOptions up_s3 = FreshOrigin("federation-up");
   TestCluster up(OnS3(up_s3));
   TempDir secrets;
-  TestCluster mirror(
-      OnS3(FreshOrigin("federation-mirror"), FollowFlags(up, up_s3, secrets.path())));
+  const shoal::OriginOptions mirror_s3 = FreshOrigin("federation-mirror");
+  TestCluster mirror(OnS3(mirror_s3, FollowFlags(up, up_s3, secrets.path(), {"--follow-warm"})));
   REQUIRE(WaitUntil([&] { return mirror.tracker.Metric("shoal_tracker_follow_connected") == 1; }));
 
   // Version 1: 8 chunks of 1 MiB in two files, and a small config.
@@ -134,10 +134,20 @@ TEST_CASE("a mirror follows publishes and tags, copies only new chunks and refus
        << std::chrono::duration<double>(std::chrono::steady_clock::now() - published).count()
        << " s");
   CHECK(Copied(mirror) == 8);
+  // By the time the tag resolves, every chunk is in the mirror's own bucket.
+  auto mirror_bucket = shoal_test::OpenTestS3(mirror_s3);
+  auto listed = mirror_bucket->List("chunks/", "", 100);
+  REQUIRE(listed.ok());
+  CHECK(listed->objects.size() == 8);
   // Both signatures: the mirror's, and the upstream's kept beside it.
   const std::string shown = Inspect(mirror, "team-a/llama:latest");
   CHECK_THAT(shown, Catch::Contains("mirrored from " + up.tracker.rpc_address()));
+  // Warmed (--follow-warm): each chunk's owner fetched it from the mirror's
+  // origin, so the first pull there reads no origin at all.
+  REQUIRE(WaitUntil([&] { return mirror.OriginBytes() >= 7.0 * kMiB + 700; }));
+  const double warmed = mirror.OriginBytes();
   Pulls(mirror, "team-a/llama:latest", v1);
+  CHECK(mirror.OriginBytes() == warmed);
 
   // Version 2 changes one file: only its 3 chunks move.
   const std::string v2 = up.tmp.path() + "/v2";

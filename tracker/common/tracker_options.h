@@ -40,6 +40,7 @@ struct FollowOptions {
   int parallelism = 4;                  // chunks copied at once
   uint32_t wait_ms = 2000;              // longest watch: how soon the follower notices a stop
   int64_t retry_max_ms = 30000;         // longest wait between attempts after a failure
+  bool warm = false;                    // a version copied here is warmed onto its owners
 
   bool enabled() const { return !upstream.empty(); }
   // True if `ns` is mirrored: it takes no publish or tag here.

@@ -41,6 +41,9 @@ void AddFollowFlags(CLI::App* cmd, FollowOptions* o, FollowFlags* f) {
       ->capture_default_str();
   cmd->add_option("--follow-parallelism", o->parallelism, "chunks the mirror copies at once")
       ->capture_default_str();
+  cmd->add_flag("--follow-warm", o->warm,
+                "once a version is copied here, have each chunk's owner among this cluster's "
+                "agents fetch it, so the first pulls read no origin");
   cmd->add_option("--follow-wait", f->wait,
                   "longest wait of one watch call upstream (a stopping tracker waits this long)")
       ->capture_default_str();

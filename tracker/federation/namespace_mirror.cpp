@@ -47,15 +47,22 @@ NamespaceMirror::NamespaceMirror(const MirrorDeps& d) : d_(d), pacer_(d.options.
 NamespaceMirror::~NamespaceMirror() { Stop(); }
 
 void NamespaceMirror::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    Run();
+    finished_ = true;
+  });
 }
 
-void NamespaceMirror::Stop() {
+void NamespaceMirror::RequestStop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
+}
+
+void NamespaceMirror::Stop() {
+  RequestStop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -149,7 +156,10 @@ void NamespaceMirror::ReconcileModel(TrackerClient& up, const Model& model) {
     Result<std::vector<VersionInfo>> listed = up.ListVersions(model.first, model.second);
     if (!listed.ok()) {
       // A model deleted upstream: this mirror's retention is its own.
-      if (listed.status().IsNotFound()) return Status::OK();
+      if (listed.status().IsNotFound()) {
+        NoteBehind(model, {});
+        return Status::OK();
+      }
       return listed.status();
     }
     std::vector<std::pair<VersionId, int64_t>> behind;
@@ -242,6 +252,7 @@ Status NamespaceMirror::CopyVersion(TrackerClient& up, const VersionInfo& v) {
   if (!created.ok()) return created.status().WithContext("committing " + target);
   d_.torrents.Add(sv.id, m);
   if (*created) d_.metrics.follow_versions_copied++;
+  if (d_.options.warm && d_.warm) d_.warm(v.ns, v.name, sv.id, ids);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   Log(LogLevel::kInfo, "mirror.version_copied",

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,11 @@ class RegistryStore;
 class TorrentIndex;
 struct TrackerMetrics;
 
+// Has each chunk's owner among this cluster's agents fetch the version's
+// chunks (as `shoal warm` does); returns once they are queued.
+using WarmVersion = std::function<void(const std::string& ns, const std::string& name,
+                                       const VersionId& id, const std::vector<ChunkId>& chunks)>;
+
 // What the mirror touches. Every reference must outlive it.
 struct MirrorDeps {
   const FollowOptions& options;
@@ -62,6 +68,7 @@ struct MirrorDeps {
   const ManifestSigner& signer;
   TorrentIndex& torrents;  // a copied version's files may be announced here
   TrackerMetrics& metrics;
+  WarmVersion warm;  // with options.warm: called for each version copied
 };
 
 class NamespaceMirror {
@@ -72,8 +79,11 @@ class NamespaceMirror {
   NamespaceMirror& operator=(const NamespaceMirror&) = delete;
 
   void Start();
-  // Ends the thread: within the watch's wait (options.wait_ms), or once the
-  // chunks in flight have landed.
+  // Asks the thread to end: within the watch's wait (options.wait_ms), or
+  // once the chunks in flight have landed. finished() says when it has.
+  void RequestStop();
+  bool finished() const { return finished_; }
+  // RequestStop, then waits for the thread.
   void Stop();
 
  private:
@@ -100,6 +110,7 @@ class NamespaceMirror {
   const MirrorDeps d_;
   CopyPacer pacer_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};
   std::mutex mu_;  // guards the sleep below
   std::condition_variable cv_;
   std::thread thread_;
