@@ -87,13 +87,9 @@ std::string Inspect(const TestCluster& c, const std::string& ref) {
   return r.exit_code == 0 ? r.out : std::string();
 }
 
-// The version ID `shoal publish` printed ("published ns/model:<id>").
+// The version ID `shoal publish` printed; the test fails without one.
 std::string PublishedVersion(const ProcessResult& r) {
-  size_t at = r.out.find("published ");
-  REQUIRE(at != std::string::npos);
-  size_t colon = r.out.find(':', at);
-  REQUIRE(colon != std::string::npos);
-  std::string id = r.out.substr(colon + 1, 64);
+  std::string id = PublishedVersionId(r);
   REQUIRE(id.size() == 64);
   return id;
 }

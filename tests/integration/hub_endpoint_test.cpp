@@ -90,13 +90,6 @@ void RequireSameTree(const std::string& a, const std::string& b) {
   }
 }
 
-std::string PublishedId(const ProcessResult& r) {
-  size_t at = r.out.find("published ");
-  if (at == std::string::npos) return "";
-  size_t colon = r.out.find(':', at);
-  return r.out.substr(colon + 1, 64);
-}
-
 // The hub's test double (hub_server.py) serving `root`, for imports.
 class FakeHub {
  public:
@@ -131,7 +124,7 @@ TEST_CASE("a published version reads through the hub protocol, the same on every
   ProcessResult pub = cluster.Publish(src, "team-a/hubmodel", 0);
   INFO(pub.out << pub.err);
   REQUIRE(pub.exit_code == 0);
-  const std::string id = PublishedId(pub);
+  const std::string id = PublishedVersionId(pub);
   REQUIRE(id.size() == 64);
 
   // Agent 1 holds nothing and may not read the origin: the bytes come from
@@ -286,7 +279,7 @@ TEST_CASE("another cluster imports a model through an agent's hub API") {
   MakeCheckpoint(src, 9);
   ProcessResult pub = here.Publish(src, "team-a/hubmodel", 0);
   REQUIRE(pub.exit_code == 0);
-  const std::string id = PublishedId(pub);
+  const std::string id = PublishedVersionId(pub);
 
   TempDir cli_cache;
   ClusterOptions o = TwoAgents();

@@ -51,12 +51,7 @@ ProcessResult Ok(ProcessResult r) {
 
 // The version id (64 hex digits) `shoal publish` printed.
 std::string PublishedId(const ProcessResult& r) {
-  const std::string key = "published ";
-  size_t at = r.out.find(key);
-  REQUIRE(at != std::string::npos);
-  size_t colon = r.out.find(':', at);
-  REQUIRE(colon != std::string::npos);
-  std::string id = r.out.substr(colon + 1, 64);
+  std::string id = PublishedVersionId(r);
   REQUIRE(id.size() == 64);
   return id;
 }

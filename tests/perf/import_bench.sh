@@ -30,17 +30,8 @@ cleanup() {
 trap cleanup EXIT
 
 export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_gib + 2) * 1073741824 ))
-# fresh_rgw NAME: a new radosgw in $work/NAME; sets NAME_ENDPOINT and the keys.
-fresh_rgw() {
-  "$here/../s3/radosgw.sh" stop "$work/$1" >/dev/null 2>&1 || true
-  rm -rf "${work:?}/$1"
-  "$here/../s3/radosgw.sh" start "$work/$1" >/dev/null 2>&1
-  # shellcheck disable=SC1090
-  source "$work/$1/s3.env"
-  export AWS_ACCESS_KEY_ID=$SHOAL_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$SHOAL_S3_SECRET_KEY
-  export AWS_DEFAULT_REGION=$SHOAL_S3_REGION AWS_REGION=$SHOAL_S3_REGION
-  printf -v "${1}_endpoint" '%s' "$SHOAL_S3_ENDPOINT"
-}
+# fresh_rgw, stop_rgw
+source "$here/bench_rgw.sh"
 
 # A safetensors-like checkpoint: four shards, a config, a tokenizer.
 ckpt=$work/ckpt

@@ -38,6 +38,14 @@ std::string SecretsDir(const ClusterOptions& o, const TempDir& tmp) {
 
 }  // namespace
 
+std::string PublishedVersionId(const ProcessResult& r) {
+  const size_t at = r.out.find("published ");
+  if (at == std::string::npos) return "";
+  const size_t colon = r.out.find(':', at);
+  if (colon == std::string::npos || colon + 65 > r.out.size()) return "";
+  return r.out.substr(colon + 1, 64);
+}
+
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

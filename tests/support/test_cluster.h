@@ -134,6 +134,10 @@ class TestCluster {
 // The bytes of the file at `path` ("" if it cannot be read).
 std::string Slurp(const std::string& path);
 
+// The version ID (64 hex digits) `shoal publish` printed in `r`'s output
+// ("published ns/model:<id>"); "" if it printed none.
+std::string PublishedVersionId(const ProcessResult& r);
+
 }  // namespace shoal::testing
 
 #endif  // SHOAL_TESTS_SUPPORT_TEST_CLUSTER_H_
