@@ -237,6 +237,38 @@ void WarmOwners(TrackerContext& ctx, const std::string& ns, const std::string& n
   });
 }
 
+// A mirror of another cluster's namespaces (--follow), and the upstream's
+// origin it reads; both empty without --follow.
+struct Mirror {
+  std::unique_ptr<Origin> upstream_origin;
+  std::unique_ptr<NamespaceMirror> mirror;
+};
+
+Status StartMirror(TrackerContext& ctx, Mirror* out) {
+  const FollowOptions& follow = ctx.options.follow;
+  if (!follow.enabled()) return Status::OK();
+  auto opened = OpenOrigin(follow.origin);
+  if (!opened.ok()) return opened.status().WithContext("--follow-origin");
+  out->upstream_origin = std::move(opened).value();
+  out->mirror = std::make_unique<NamespaceMirror>(MirrorDeps{
+      follow, ctx.store, ctx.origin, *out->upstream_origin, ctx.signer, ctx.torrents, ctx.metrics,
+      [&ctx](const std::string& ns, const std::string& name, const VersionId& id,
+             const std::vector<ChunkId>& chunks) { WarmOwners(ctx, ns, name, id, chunks); }});
+  out->mirror->Start();
+  return Status::OK();
+}
+
+// Stops the mirror's thread. The loop keeps turning meanwhile: a warm the
+// mirror started waits on it.
+void StopMirror(kj::AsyncIoContext& io, Mirror* m) {
+  if (!m->mirror) return;
+  m->mirror->RequestStop();
+  while (!m->mirror->finished()) {
+    io.provider->getTimer().afterDelay(20 * kj::MILLISECONDS).wait(io.waitScope);
+  }
+  m->mirror->Stop();
+}
+
 // Every 500 ms, gives the fetch scheduler this tracker's share of the
 // origin budget for the fleet's current size.
 kj::Promise<void> ShareOriginBudget(kj::Timer& timer, TrackerContext& ctx,
@@ -325,20 +357,8 @@ Status Serve(ServeFlags& f) {
   // The connections' Gateway parts; they outlive the RPC server, stopped below.
   const GatewayDeps gateway = GatewayDepsOf(ctx);
   (*rpc)->Start(RpcServeOptionsOf(ctx, gateway, state, loop_lag));
-  // A mirror of another cluster's namespaces, copying on its events.
-  std::unique_ptr<Origin> upstream_origin;
-  std::unique_ptr<NamespaceMirror> mirror;
-  if (o.follow.enabled()) {
-    auto opened = OpenOrigin(o.follow.origin);
-    if (!opened.ok()) return opened.status().WithContext("--follow-origin");
-    upstream_origin = std::move(opened).value();
-    mirror = std::make_unique<NamespaceMirror>(MirrorDeps{
-        ctx.options.follow, ctx.store, ctx.origin, *upstream_origin, ctx.signer, ctx.torrents,
-        ctx.metrics,
-        [&ctx](const std::string& ns, const std::string& name, const VersionId& id,
-               const std::vector<ChunkId>& chunks) { WarmOwners(ctx, ns, name, id, chunks); }});
-    mirror->Start();
-  }
+  Mirror mirror;
+  SHOAL_RETURN_IF_ERROR(StartMirror(ctx, &mirror));
   WritePortFile(o.port_file, rpc_port, http_port);
   Result<uint64_t> versions = state.store->VersionCount();
   Log(LogLevel::kInfo, "tracker.start",
@@ -354,15 +374,7 @@ Status Serve(ServeFlags& f) {
        {"fleet_trackers", static_cast<int64_t>((*fleet)->size())},
        {"follow", o.follow.upstream}});
   RunUntilStopped(io, ctx, **fleet, loop_lag);
-  if (mirror) {
-    // The loop keeps turning until the mirror's thread ends: a warm it
-    // started waits on it.
-    mirror->RequestStop();
-    while (!mirror->finished()) {
-      io.provider->getTimer().afterDelay(20 * kj::MILLISECONDS).wait(io.waitScope);
-    }
-    mirror->Stop();
-  }
+  StopMirror(io, &mirror);
   (*rpc)->Stop(io.waitScope);
   http.Stop();
   Log(LogLevel::kInfo, "tracker.stop", {});
