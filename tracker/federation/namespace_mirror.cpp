@@ -10,6 +10,7 @@
 #include "common/tracker_metrics.h"
 #include "registry/registry_store.h"
 #include "shoal/log.h"
+#include "shoal/manifest.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
 #include "shoal/tracker_endpoint.h"
@@ -38,6 +39,17 @@ std::vector<VersionInfo> Wanted(const std::vector<VersionInfo>& upstream) {
   }
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+// What the registry's audit log says of a write the mirror makes.
+AuditEntry MirrorAudit(std::string action, std::string target, std::string detail) {
+  AuditEntry a;
+  a.at_ms = NowMs();
+  a.subject = "mirror";
+  a.action = std::move(action);
+  a.target = std::move(target);
+  a.detail = std::move(detail);
+  return a;
 }
 
 }  // namespace
@@ -152,6 +164,16 @@ Status NamespaceMirror::ReconcileAll(TrackerClient& up) {
 }
 
 void NamespaceMirror::ReconcileModel(TrackerClient& up, const Model& model) {
+  // What the upstream names is checked before it touches this registry.
+  Status named = d_.options.Mirrors(model.first)
+                     ? ValidateName("model name", model.second)
+                     : Status::InvalidArgument("namespace '" + model.first + "' is not followed");
+  if (!named.ok()) {
+    d_.metrics.follow_errors++;
+    Log(LogLevel::kWarn, "mirror.model_refused",
+        {{"model", Named(model).substr(0, 300)}, {"error", named.message()}});
+    return;
+  }
   Status s = [&]() -> Status {
     Result<std::vector<VersionInfo>> listed = up.ListVersions(model.first, model.second);
     if (!listed.ok()) {
@@ -162,26 +184,23 @@ void NamespaceMirror::ReconcileModel(TrackerClient& up, const Model& model) {
       }
       return listed.status();
     }
+    Result<LocalModel> here = ReadLocal(model);
+    if (!here.ok()) return here.status();
     std::vector<std::pair<VersionId, int64_t>> behind;
-    std::vector<VersionInfo> copy;
     for (const VersionInfo& v : Wanted(*listed)) {
-      Result<StoredVersion> here = d_.store.GetVersion(model.first, model.second, v.id);
-      if (here.ok()) continue;
-      if (!here.status().IsNotFound()) return here.status();
-      behind.emplace_back(v.id, v.created_at_ms);
-      copy.push_back(v);
+      if (here->versions.count(v.id) == 0) behind.emplace_back(v.id, v.created_at_ms);
     }
     NoteBehind(model, behind);
     Status copied;
-    for (const VersionInfo& v : copy) {
-      if (stop_) break;
-      copied = CopyVersion(up, v);
+    while (!behind.empty() && !stop_) {
+      copied = CopyVersion(up, model, behind.front().first);
       if (!copied.ok()) break;
+      here->versions.insert(behind.front().first);
       behind.erase(behind.begin());
       NoteBehind(model, behind);
     }
     // Tags whose versions are here move even when a later copy failed.
-    Status tagged = MoveTags(model, *listed);
+    Status tagged = MoveTags(model, *listed, &*here);
     return copied.ok() ? tagged : copied;
   }();
   if (s.ok()) {
@@ -197,16 +216,32 @@ void NamespaceMirror::ReconcileModel(TrackerClient& up, const Model& model) {
       {{"model", Named(model)}, {"error", s.message()}, {"retry_ms", r.backoff_ms}});
 }
 
-Status NamespaceMirror::CopyVersion(TrackerClient& up, const VersionInfo& v) {
+Result<NamespaceMirror::LocalModel> NamespaceMirror::ReadLocal(const Model& model) {
+  LocalModel out;
+  std::string after, next;
+  do {
+    Result<std::vector<VersionInfo>> page =
+        d_.store.ListVersions(model.first, model.second, after, 1000, &next);
+    if (!page.ok()) return page.status();
+    for (const VersionInfo& v : *page) {
+      out.versions.insert(v.id);
+      for (const std::string& tag : v.tags) out.tags.emplace(tag, v.id);
+    }
+    after = next;
+  } while (!after.empty());
+  return out;
+}
+
+Status NamespaceMirror::CopyVersion(TrackerClient& up, const Model& model, const VersionId& id) {
   const auto started = std::chrono::steady_clock::now();
-  const std::string target = v.ns + "/" + v.name + ":" + v.id.ToHex();
+  const std::string target = Named(model) + ":" + id.ToHex();
   // Resolve checks the upstream's signature and the manifest's hash.
-  Result<SignedVersion> signed_version = up.Resolve(v.ns, v.name, v.id.ToHex());
+  Result<SignedVersion> signed_version = up.Resolve(model.first, model.second, id.ToHex());
   if (!signed_version.ok()) return signed_version.status().WithContext("resolving " + target);
   const Manifest& m = signed_version->manifest;
-  if (m.ns != v.ns || m.name != v.name) {
-    return Status::Corruption("upstream answered " + target + " with a manifest of " + m.ns + "/" +
-                              m.name);
+  if (signed_version->id != id || m.ns != model.first || m.name != model.second) {
+    return Status::Corruption("upstream answered " + target + " with version " +
+                              signed_version->id.ToHex() + " of " + m.ns + "/" + m.name);
   }
   const std::vector<ChunkRef> all = ChunksOf(m);
   std::vector<ChunkId> ids;
@@ -242,17 +277,12 @@ Status NamespaceMirror::CopyVersion(TrackerClient& up, const VersionInfo& v) {
   sv.upstream.public_key = up.public_key();
   sv.upstream.signer_key_id = ManifestKeyId(sv.upstream.public_key);
   sv.upstream.copied_at_ms = NowMs();
-  AuditEntry audit;
-  audit.at_ms = sv.upstream.copied_at_ms;
-  audit.subject = "mirror";
-  audit.action = "publish";
-  audit.target = target;
-  audit.detail = "from " + d_.options.upstream;
+  const AuditEntry audit = MirrorAudit("publish", target, "from " + d_.options.upstream);
   Result<bool> created = d_.store.CommitVersion(m, sv, {}, audit);
   if (!created.ok()) return created.status().WithContext("committing " + target);
   d_.torrents.Add(sv.id, m);
   if (*created) d_.metrics.follow_versions_copied++;
-  if (d_.options.warm && d_.warm) d_.warm(v.ns, v.name, sv.id, ids);
+  if (d_.options.warm && d_.warm) d_.warm(model.first, model.second, sv.id, ids);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   Log(LogLevel::kInfo, "mirror.version_copied",
@@ -265,31 +295,34 @@ Status NamespaceMirror::CopyVersion(TrackerClient& up, const VersionInfo& v) {
   return Status::OK();
 }
 
-Status NamespaceMirror::MoveTags(const Model& model, const std::vector<VersionInfo>& upstream) {
+Status NamespaceMirror::MoveTags(const Model& model, const std::vector<VersionInfo>& upstream,
+                                 LocalModel* here) {
+  Status refused;
   for (const VersionInfo& v : upstream) {
     for (const std::string& tag : v.tags) {
-      Result<std::optional<VersionId>> now = d_.store.GetTag(model.first, model.second, tag);
-      if (!now.ok()) return now.status();
-      if (*now && **now == v.id) continue;
+      Status valid = ValidateTag(tag);
+      if (!valid.ok()) {
+        refused = valid.WithContext("a tag upstream");
+        continue;
+      }
+      auto at = here->tags.find(tag);
+      std::optional<VersionId> now;
+      if (at != here->tags.end()) now = at->second;
       // Only onto a version whose bytes are here.
-      Result<StoredVersion> here = d_.store.GetVersion(model.first, model.second, v.id);
-      if (!here.ok()) continue;
-      TagChange change{model.first, model.second, tag, *now, v.id, "mirror", NowMs()};
-      AuditEntry audit;
-      audit.at_ms = change.at_ms;
-      audit.subject = "mirror";
-      audit.action = "tag";
-      audit.target = Named(model) + ":" + tag;
-      audit.detail = (*now ? (*now)->ToHex() : std::string("(new)")) + " -> " + v.id.ToHex() +
-                     " from " + d_.options.upstream;
+      if ((now && *now == v.id) || here->versions.count(v.id) == 0) continue;
+      TagChange change{model.first, model.second, tag, now, v.id, "mirror", NowMs()};
+      AuditEntry audit = MirrorAudit("tag", Named(model) + ":" + tag,
+                                     (now ? now->ToHex() : std::string("(new)")) + " -> " +
+                                         v.id.ToHex() + " from " + d_.options.upstream);
       Result<std::optional<VersionId>> moved = d_.store.SetTag(change, audit);
       if (!moved.ok()) return moved.status();
+      here->tags[tag] = v.id;
       d_.metrics.follow_tag_moves++;
       Log(LogLevel::kInfo, "mirror.tag_moved",
           {{"model", Named(model)}, {"tag", tag}, {"version", v.id.ToHex()}});
     }
   }
-  return Status::OK();
+  return refused;
 }
 
 void NamespaceMirror::NoteBehind(const Model& model,

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -94,15 +95,28 @@ class NamespaceMirror {
     int64_t backoff_ms = 0;
   };
 
+  // This registry's versions of one model and its tags, read once per
+  // reconcile and kept current by it.
+  struct LocalModel {
+    std::unordered_set<VersionId> versions;
+    std::map<std::string, VersionId> tags;
+  };
+
   void Run();
   // One connection: the whole state, then watches until a call fails.
   Status Session(bool* connected);
   Status ReconcileAll(TrackerClient& up);
   // Copies what ns/name lacks and moves its tags; a failure is logged,
-  // counted and noted for a retry with backoff.
+  // counted and noted for a retry with backoff. A model the upstream names
+  // outside the followed namespaces, or by an invalid name, is refused
+  // (logged and counted) and not retried.
   void ReconcileModel(TrackerClient& up, const Model& model);
-  Status CopyVersion(TrackerClient& up, const VersionInfo& v);
-  Status MoveTags(const Model& model, const std::vector<VersionInfo>& upstream);
+  Result<LocalModel> ReadLocal(const Model& model);
+  // Copies version `id` of `model`; the upstream's answer must be that
+  // version of that model.
+  Status CopyVersion(TrackerClient& up, const Model& model, const VersionId& id);
+  // Moves each upstream tag onto its version where that version is here.
+  Status MoveTags(const Model& model, const std::vector<VersionInfo>& upstream, LocalModel* here);
   void NoteBehind(const Model& model, std::vector<std::pair<VersionId, int64_t>> behind);
   // Waits up to `ms`; false if the mirror is stopping.
   bool Sleep(int64_t ms);

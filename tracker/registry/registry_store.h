@@ -116,6 +116,12 @@ struct CommitOutcome {
 };
 
 class ChangeSignal;
+
+// Tag names: [A-Za-z0-9._-], 1 to 128 bytes, and not 8 or more hex digits
+// alone (those name versions). Checked on every tag a client names, and on
+// every tag a mirror takes from its upstream.
+Status ValidateTag(const std::string& tag);
+
 class ManifestArchive;
 
 class RegistryStore {

@@ -3,6 +3,7 @@
 // Each move is guarded on the tag's target as read, so two trackers moving
 // one tag at once keep one unbroken history.
 #include <algorithm>
+#include <cctype>
 
 #include "common/capnp_bytes.h"
 #include "record_codec.h"
@@ -48,6 +49,26 @@ void GuardTag(KvBatch* batch, const std::string& tkey, const TagRead& read) {
 }
 
 }  // namespace
+
+Status ValidateTag(const std::string& tag) {
+  if (tag.empty() || tag.size() > 128) {
+    return Status::InvalidArgument("tag '" + tag.substr(0, 130) + "' must be 1 to 128 bytes");
+  }
+  bool all_hex = tag.size() >= 8;
+  for (char ch : tag) {
+    bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+    if (!ok) {
+      return Status::InvalidArgument("tag '" + tag + "' may only hold letters, digits and . _ -");
+    }
+    if (!std::isxdigit(static_cast<unsigned char>(ch))) all_hex = false;
+  }
+  if (all_hex) {
+    return Status::InvalidArgument("tag '" + tag +
+                                   "' looks like a version id; pick a tag with a "
+                                   "non-hex letter");
+  }
+  return Status::OK();
+}
 
 Result<std::optional<VersionId>> RegistryStore::GetTag(const std::string& ns,
                                                        const std::string& name,

@@ -439,26 +439,6 @@ class RegistryImpl final : public proto::Registry::Server {
 
 }  // namespace
 
-Status ValidateTag(const std::string& tag) {
-  if (tag.empty() || tag.size() > 128) {
-    return Status::InvalidArgument("tag '" + tag.substr(0, 130) + "' must be 1 to 128 bytes");
-  }
-  bool all_hex = tag.size() >= 8;
-  for (char ch : tag) {
-    bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
-    if (!ok) {
-      return Status::InvalidArgument("tag '" + tag + "' may only hold letters, digits and . _ -");
-    }
-    if (!std::isxdigit(static_cast<unsigned char>(ch))) all_hex = false;
-  }
-  if (all_hex) {
-    return Status::InvalidArgument("tag '" + tag +
-                                   "' looks like a version id; pick a tag with a "
-                                   "non-hex letter");
-  }
-  return Status::OK();
-}
-
 kj::Own<proto::Registry::Server> NewRegistry(const RegistryDeps& deps, TokenClaims claims,
                                              kj::Timer& timer) {
   return kj::heap<RegistryImpl>(deps, std::move(claims), timer);

@@ -51,10 +51,6 @@ struct RegistryDeps {
 kj::Own<proto::Registry::Server> NewRegistry(const RegistryDeps& deps, TokenClaims claims,
                                              kj::Timer& timer);
 
-// Tag names: [A-Za-z0-9._-], 1 to 128 bytes, and not 8 or more hex digits
-// alone (those name versions).
-Status ValidateTag(const std::string& tag);
-
 }  // namespace shoal::tracker
 
 #endif  // SHOAL_TRACKER_REGISTRY_SERVICE_H_
