@@ -87,11 +87,21 @@ std::string Inspect(const TestCluster& c, const std::string& ref) {
   return r.exit_code == 0 ? r.out : std::string();
 }
 
-// The version ID `shoal publish` printed; the test fails without one.
-std::string PublishedVersion(const ProcessResult& r) {
+// Publishes `dir` as `name` in `up`, unseeded; the version ID it printed.
+// The test fails unless it worked.
+std::string PublishUpstream(const TestCluster& up, const std::string& dir,
+                            const std::string& name) {
+  ProcessResult r = up.Publish(dir, name, -1);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
   std::string id = PublishedVersionId(r);
   REQUIRE(id.size() == 64);
   return id;
+}
+
+// Waits until `ref` resolves in `c` to version `id`; false if it never did.
+bool WaitForVersion(const TestCluster& c, const std::string& ref, const std::string& id) {
+  return WaitUntil([&] { return Inspect(c, ref).find(id.substr(0, 12)) != std::string::npos; });
 }
 
 void Pulls(const TestCluster& c, const std::string& ref, const std::string& src) {
@@ -117,13 +127,9 @@ TEST_CASE("a mirror follows publishes and tags, copies only new chunks and refus
   WriteRandomFile(v1 + "/model-00001-of-00002.safetensors", 4 * kMiB, 1);
   WriteRandomFile(v1 + "/model-00002-of-00002.safetensors", 3 * kMiB, 2);
   WriteRandomFile(v1 + "/config.json", 700, 3);
-  ProcessResult pub1 = up.Publish(v1, "team-a/llama", -1);
-  REQUIRE(pub1.exit_code == 0);
+  const std::string id1 = PublishUpstream(up, v1, "team-a/llama");
   const auto published = std::chrono::steady_clock::now();
-  const std::string id1 = PublishedVersion(pub1);
-  const bool landed = WaitUntil([&] {
-    return Inspect(mirror, "team-a/llama:latest").find(id1.substr(0, 12)) != std::string::npos;
-  });
+  const bool landed = WaitForVersion(mirror, "team-a/llama:latest", id1);
   INFO(mirror.tracker.log());
   REQUIRE(landed);
   INFO("upstream publish to mirror tag: "
@@ -149,12 +155,8 @@ TEST_CASE("a mirror follows publishes and tags, copies only new chunks and refus
   const std::string v2 = up.tmp.path() + "/v2";
   fs::copy(v1, v2, fs::copy_options::recursive);
   WriteRandomFile(v2 + "/model-00002-of-00002.safetensors", 3 * kMiB, 22);
-  ProcessResult pub2 = up.Publish(v2, "team-a/llama", -1);
-  REQUIRE(pub2.exit_code == 0);
-  const std::string id2 = PublishedVersion(pub2);
-  REQUIRE(WaitUntil([&] {
-    return Inspect(mirror, "team-a/llama:latest").find(id2.substr(0, 12)) != std::string::npos;
-  }));
+  const std::string id2 = PublishUpstream(up, v2, "team-a/llama");
+  REQUIRE(WaitForVersion(mirror, "team-a/llama:latest", id2));
   CHECK(Copied(mirror) == 8 + 3);
   CHECK(mirror.tracker.Metric("shoal_tracker_follow_chunks_total{result=\"present\"}") == 5);
   Pulls(mirror, "team-a/llama:latest", v2);
@@ -165,9 +167,7 @@ TEST_CASE("a mirror follows publishes and tags, copies only new chunks and refus
   ProcessResult tag = up.Shoal(up.writer, {"tag", "team-a/llama:" + id1.substr(0, 16), "prod"});
   INFO(tag.out << tag.err);
   REQUIRE(tag.exit_code == 0);
-  REQUIRE(WaitUntil([&] {
-    return Inspect(mirror, "team-a/llama:prod").find(id1.substr(0, 12)) != std::string::npos;
-  }));
+  REQUIRE(WaitForVersion(mirror, "team-a/llama:prod", id1));
 
   // The mirror takes no publish to what it mirrors.
   ProcessResult refused = mirror.Publish(v1, "team-a/other", -1);
@@ -180,12 +180,8 @@ TEST_CASE("a mirror follows publishes and tags, copies only new chunks and refus
   up.tracker.Start();
   const std::string v3 = up.tmp.path() + "/v3";
   WriteRandomFile(v3 + "/adapter.safetensors", 2 * kMiB, 33);
-  ProcessResult pub3 = up.Publish(v3, "team-a/adapter", -1);
-  REQUIRE(pub3.exit_code == 0);
-  const std::string id3 = PublishedVersion(pub3);
-  REQUIRE(WaitUntil([&] {
-    return Inspect(mirror, "team-a/adapter:latest").find(id3.substr(0, 12)) != std::string::npos;
-  }));
+  const std::string id3 = PublishUpstream(up, v3, "team-a/adapter");
+  REQUIRE(WaitForVersion(mirror, "team-a/adapter:latest", id3));
   Pulls(mirror, "team-a/adapter:latest", v3);
 }
 
@@ -195,9 +191,7 @@ TEST_CASE("a chunk upstream that is not its ID is refused and reported, then cop
   TestCluster up(OnS3(up_s3));
   const std::string v1 = up.tmp.path() + "/v1";
   WriteRandomFile(v1 + "/model.safetensors", 4 * kMiB, 4);
-  ProcessResult pub = up.Publish(v1, "team-a/llama", -1);
-  REQUIRE(pub.exit_code == 0);
-  const std::string id = PublishedVersion(pub);
+  const std::string id = PublishUpstream(up, v1, "team-a/llama");
 
   // One chunk in the upstream's origin gets other bytes of its size.
   auto bucket = shoal_test::OpenTestS3(up_s3);
@@ -227,9 +221,7 @@ TEST_CASE("a chunk upstream that is not its ID is refused and reported, then cop
       bucket
           ->Put(key, reinterpret_cast<const uint8_t*>(original.str().data()), original.str().size())
           .ok());
-  REQUIRE(WaitUntil([&] {
-    return Inspect(mirror, "team-a/llama:latest").find(id.substr(0, 12)) != std::string::npos;
-  }));
+  REQUIRE(WaitForVersion(mirror, "team-a/llama:latest", id));
   Pulls(mirror, "team-a/llama:latest", v1);
 }
 
@@ -238,9 +230,7 @@ TEST_CASE("a mirror killed mid-copy resumes without copying again", "[federation
   TestCluster up(OnS3(up_s3));
   const std::string v1 = up.tmp.path() + "/v1";
   WriteRandomFile(v1 + "/model.safetensors", 24 * kMiB, 5);
-  ProcessResult pub = up.Publish(v1, "team-a/llama", -1);
-  REQUIRE(pub.exit_code == 0);
-  const std::string id = PublishedVersion(pub);
+  const std::string id = PublishUpstream(up, v1, "team-a/llama");
 
   // 4 MiB a second: the 24 chunks take about 6 s.
   TempDir secrets;
@@ -250,9 +240,7 @@ TEST_CASE("a mirror killed mid-copy resumes without copying again", "[federation
   REQUIRE(WaitUntil([&] { return Copied(mirror) >= 6; }));
   mirror.tracker.Kill();
   mirror.tracker.Start();
-  REQUIRE(WaitUntil([&] {
-    return Inspect(mirror, "team-a/llama:latest").find(id.substr(0, 12)) != std::string::npos;
-  }));
+  REQUIRE(WaitForVersion(mirror, "team-a/llama:latest", id));
   // Restarted, it copied only what it had not: at most the 24 less the 6
   // counted before the kill.
   const double after = Copied(mirror);

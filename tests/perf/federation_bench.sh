@@ -42,8 +42,8 @@ trap cleanup EXIT
 
 export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_gib * 3 / 2 + 2) * 1073741824 ))
 export SHOAL_PROGRESS=0
-# fresh_rgw, stop_rgw
-source "$here/bench_rgw.sh"
+# fresh_rgw, stop_rgw, seconds
+source "$here/bench_lib.sh"
 
 # Ten files: nine shards and a config; v2 changes shard 5.
 v1=$work/v1
@@ -58,15 +58,6 @@ cp -a "$v1" "$v2"
 head -c $((shard << 20)) /dev/urandom >"$v2/model-00005-of-00009.safetensors"
 changed=$((shard << 20))
 bytes=$(du -sb "$v1" | cut -f1)
-
-seconds() {  # prints the wall seconds of a command that must succeed
-  if ! /usr/bin/time -f '%e' -o "$work/t" "$@" >"$work/out" 2>&1; then
-    echo "federation_bench: '$*' failed:" >&2
-    cat "$work/out" >&2
-    exit 1
-  fi
-  cat "$work/t"
-}
 
 # start_tracker NAME ENDPOINT [flags...]: a tracker whose origin is the bucket
 # at ENDPOINT; sets NAME_rpc, NAME_http and NAME_pid.

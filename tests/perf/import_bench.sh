@@ -30,8 +30,8 @@ cleanup() {
 trap cleanup EXIT
 
 export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_gib + 2) * 1073741824 ))
-# fresh_rgw, stop_rgw
-source "$here/bench_rgw.sh"
+# fresh_rgw, stop_rgw, seconds
+source "$here/bench_lib.sh"
 
 # A safetensors-like checkpoint: four shards, a config, a tokenizer.
 ckpt=$work/ckpt
@@ -43,15 +43,6 @@ done
 head -c 2300 /dev/urandom >"$ckpt/config.json"
 head -c 1900000 /dev/urandom >"$ckpt/tokenizer/tokenizer.json"
 bytes=$(du -sb "$ckpt" | cut -f1)
-
-seconds() {  # prints the wall seconds of a command that must succeed
-  if ! /usr/bin/time -f '%e' -o "$work/t" "$@" >"$work/out" 2>&1; then
-    echo "import_bench: '$*' failed:" >&2
-    cat "$work/out" >&2
-    exit 1
-  fi
-  cat "$work/t"
-}
 
 start_tracker() {  # a tracker whose origin is the dst server's bucket
   rm -rf "$work/tracker" "$work/ports"

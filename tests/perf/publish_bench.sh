@@ -30,15 +30,9 @@ trap cleanup EXIT
 # Each measured upload gets a radosgw of its own, started afresh: its
 # in-memory store slows as it fills, which would favour whatever ran first.
 export SHOAL_RGW_MEMSTORE_BYTES=$(( (size_gib + 2) * 1073741824 ))
-fresh_rgw() {
-  "$here/../s3/radosgw.sh" stop "$work/rgw" >/dev/null 2>&1 || true
-  "$here/../s3/radosgw.sh" start "$work/rgw" >/dev/null 2>&1
-  # shellcheck disable=SC1090
-  source "$work/rgw/s3.env"
-  export AWS_ACCESS_KEY_ID=$SHOAL_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$SHOAL_S3_SECRET_KEY
-}
-fresh_rgw
-export AWS_DEFAULT_REGION=$SHOAL_S3_REGION AWS_REGION=$SHOAL_S3_REGION
+# fresh_rgw, seconds
+source "$here/bench_lib.sh"
+fresh_rgw rgw
 
 # A safetensors-like folder: four shards of unequal size, a config, a tokenizer.
 ckpt=$work/ckpt
@@ -54,15 +48,6 @@ head -c 2300 /dev/urandom >"$ckpt/config.json"
 head -c 1900000 /dev/urandom >"$ckpt/tokenizer/tokenizer.json"
 bytes=$(du -sb "$ckpt" | cut -f1)
 cat "$ckpt"/* >/dev/null 2>&1 || true
-
-seconds() {
-  if ! /usr/bin/time -f '%e' -o "$work/t" "$@" >"$work/out" 2>&1; then
-    echo "publish_bench: '$*' failed:" >&2
-    cat "$work/out" >&2
-    exit 1
-  fi
-  cat "$work/t"
-}
 
 # The same, and the user + system CPU seconds the command took.
 seconds_cpu() {
@@ -124,7 +109,7 @@ timed_reads() {
 bench_build() {
   local bin=$1 first
   label=$2
-  fresh_rgw
+  fresh_rgw rgw
   start_tracker "$bin" "shoal-$label"
   export XDG_CACHE_HOME=$work/cache-$label  # a cold hash cache for the first publish
   first=$(timed_reads "$bin/shoal" publish "$ckpt" --name bench/model --tag latest --no-seed)
@@ -159,7 +144,7 @@ row "this build"
 # chunk (so any node can pull it all from here), and when is it durable,
 # against hashing the folder alone (`shoal inspect DIR`).
 if [[ -z ${PUBLISH_BENCH_NO_EARLY:-} ]]; then
-  fresh_rgw
+  fresh_rgw rgw
   start_tracker "$build/bin" shoal-early
   agent_token=$("$build/bin/shoal-tracker" token create --data-dir "$work/tracker" --ns '*' \
     --role read --subject agents)

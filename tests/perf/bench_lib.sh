@@ -1,5 +1,5 @@
-# Sourced by the benchmarks that run their own radosgw servers. Needs
-# $here (tests/perf) and $work (the run's temporary folder).
+# Sourced by the benchmarks that run their own radosgw servers and time
+# commands. Needs $here (tests/perf) and $work (the run's temporary folder).
 #
 # fresh_rgw NAME: a new radosgw in $work/NAME (any old one there is stopped
 # and removed); exports its keys and region for aws-cli and Shoal, and sets
@@ -17,3 +17,14 @@ fresh_rgw() {
 
 # stop_rgw NAME: stops and removes the radosgw in $work/NAME.
 stop_rgw() { "$here/../s3/radosgw.sh" stop "$work/$1" >/dev/null 2>&1 || true; }
+
+# seconds CMD...: prints the wall seconds of CMD, whose output goes to
+# $work/out; a CMD that fails ends the benchmark with that output.
+seconds() {
+  if ! /usr/bin/time -f '%e' -o "$work/t" "$@" >"$work/out" 2>&1; then
+    echo "$(basename "$0" .sh): '$*' failed:" >&2
+    cat "$work/out" >&2
+    exit 1
+  fi
+  cat "$work/t"
+}
