@@ -74,9 +74,11 @@ class Agent {
   const AgentOptions options_;
   std::shared_ptr<EvictionRelay> relay_;  // evictions reach the engine while attached
   std::unique_ptr<ChunkStore> store_;
-  std::unique_ptr<Origin> origin_;         // null: no origin
-  std::unique_ptr<ChunkFetcher> fetcher_;  // every origin read of pulls, reads and orders
+  std::unique_ptr<Origin> origin_;  // null: no origin
   std::unique_ptr<TorrentEngine> engine_;
+  // Every origin read of pulls, reads and orders, and the hand-over of
+  // what they fetch to the engine.
+  std::unique_ptr<ChunkFetcher> fetcher_;
   kj::AsyncIoContext io_;
 
   PullCounters counters_;

@@ -122,11 +122,11 @@ Result<std::pair<const FileEntry*, uint64_t>> FetchOrders::Locate(const Version&
 Status FetchOrders::Seed(Version& ver, const FileEntry& f, uint64_t piece) {
   auto at = Place(ver, f, piece, /*re_add=*/false);
   if (!at.ok()) return at.status().WithContext("seed " + f.path);
-  Status s = ctx_.engine.ChunkArrived(at->first, at->second);
+  Status s = ctx_.fetcher->HandOver({at->first, at->second});
   if (s.IsNotFound()) {  // the engine dropped it
     at = Place(ver, f, piece, /*re_add=*/true);
     if (!at.ok()) return at.status().WithContext("seed " + f.path);
-    s = ctx_.engine.ChunkArrived(at->first, at->second);
+    s = ctx_.fetcher->HandOver({at->first, at->second});
   }
   return s.WithContext("seed " + f.path);
 }

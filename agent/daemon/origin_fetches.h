@@ -1,9 +1,10 @@
 // OriginFetches: a pull's own origin fetches, `parallelism` at a time, for
 // the local rule a pull falls back to while the tracker is unreachable.
-// Each fetched chunk goes into the store; TakeDone() reports them. Fetches
-// start in the order they were added, on the pull's lane of the agent's
-// ChunkFetcher (agent/fetch/chunk_fetcher.h), so a chunk that a read or a
-// fetch order is fetching meanwhile is read from the origin once.
+// Each fetched chunk goes into the store and to the pull's torrent;
+// TakeDone() reports them. Fetches start in the order they were added, on
+// the pull's lane of the agent's ChunkFetcher (agent/fetch/chunk_fetcher.h),
+// so a chunk that a read or a fetch order is fetching meanwhile is read from
+// the origin once.
 //
 // Thread-safety: Add and TakeDone may be called from any thread.
 #ifndef SHOAL_AGENT_DAEMON_ORIGIN_FETCHES_H_
@@ -37,8 +38,13 @@ class OriginFetches {
     Status status;
     double ms;  // how long the fetch took
   };
-  // `role`: this agent's turn for the chunk, reported back in Done.
-  void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size, OriginRole role);
+  // `role`: this agent's turn for the chunk, reported back in Done;
+  // `seed`: where the chunk goes in the engine once stored. A chunk added
+  // again before its Done is fetched once, and reported once.
+  void Add(size_t task, uint64_t piece, const ChunkId& id, uint64_t size, OriginRole role,
+           const PieceAt& seed);
+  // Whether `id` was added and its Done is not yet ready.
+  bool Fetching(const ChunkId& id) const { return lane_->Waiting(id); }
   std::vector<Done> TakeDone() {
     std::lock_guard<std::mutex> lock(mu_);
     return std::exchange(done_, {});

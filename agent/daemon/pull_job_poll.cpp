@@ -138,27 +138,26 @@ Status PullJob::PursueMissing(size_t i, const TorrentEngine::FileProgress& prog)
   const bool alone = MissingChunkPolicy::Alone(prog.tracker_peers, prog.peers);
   auto missing = ctx_.engine.UnavailablePieces(t.torrent);
   if (!missing.ok()) return missing.status();
-  std::map<uint64_t, Clock::time_point> still;
-  for (uint64_t p : *missing) {
+  const std::vector<Clock::time_point> since =
+      ctx_.fetcher->unoffered().Since(t.torrent, *missing, Clock::now());
+  for (size_t k = 0; k < missing->size(); ++k) {
+    const uint64_t p = (*missing)[k];
     if (t.written[p]) continue;  // written out, perhaps evicted since: not needed
     const Clock::time_point now = Clock::now();
-    auto it = t.unavailable_since.find(p);
-    still[p] = it == t.unavailable_since.end() ? now : it->second;
     if (ctx_.store.Contains(t.chunks[p])) {
       // Stored (by another pull, or a fetch whose hand-over libtorrent
       // dropped while busy): hand it over again, at most once a second.
       auto last = t.announced.find(p);
       if (last == t.announced.end() || MsSince(last->second) >= 1000) {
         t.announced[p] = now;
-        Status s = ctx_.engine.ChunkArrived(t.torrent, p);
+        Status s = ctx_.fetcher->HandOver({t.torrent, p});
         // Re-added meanwhile: handed over next round.
         if (!s.ok() && !s.IsUnavailable()) return s.WithContext(t.label);
       }
       continue;
     }
-    if (!t.fetching[p]) Decide(i, p, still[p], alone, now);
+    if (fetches_ == nullptr || !fetches_->Fetching(t.chunks[p])) Decide(i, p, since[k], alone, now);
   }
-  t.unavailable_since = std::move(still);
   return Status::OK();
 }
 
@@ -184,8 +183,7 @@ void PullJob::Decide(size_t i, uint64_t p, Clock::time_point since, bool alone,
     case MissingChunkAction::kFetch:
       break;
   }
-  t.fetching[p] = true;
-  fetches_->Add(i, p, t.chunks[p], t.chunk_bytes[p], c.turn.role);
+  fetches_->Add(i, p, t.chunks[p], t.chunk_bytes[p], c.turn.role, {t.torrent, p});
 }
 
 Status PullJob::AskTracker() {
@@ -230,10 +228,9 @@ Status PullJob::TakeOriginFetches() {
     if (d.bytes > 0 && d.role == OriginRole::kOwner) ctx_.counters.owner_fetches++;
     if (d.bytes > 0 && d.role == OriginRole::kOther) ctx_.counters.takeover_fetches++;
     ctx_.counters.CountOriginFetch(t.chunks[d.piece], d.bytes);
-    t.fetching[d.piece] = false;
+    // The fetcher handed it to the torrent; PursueMissing hands it over
+    // again if that did not take (the torrent was being re-added).
     t.announced[d.piece] = Clock::now();
-    Status s = ctx_.engine.ChunkArrived(t.torrent, d.piece);
-    if (!s.ok() && !s.IsUnavailable()) return s;  // re-added meanwhile: handed over next round
   }
   return Status::OK();
 }

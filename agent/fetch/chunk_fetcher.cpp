@@ -4,57 +4,42 @@
 #include <chrono>
 #include <utility>
 
+#include "p2p/torrent_engine.h"
+#include "shoal/log.h"
 #include "shoal/origin_fetch.h"
 
 namespace shoal {
 
-ChunkFetcher::ChunkFetcher(Origin* origin, ChunkStore& store) : origin_(origin), store_(store) {}
+ChunkFetcher::ChunkFetcher(Origin* origin, ChunkStore& store, TorrentEngine* engine)
+    : origin_(origin), store_(store), engine_(engine) {}
 
 ChunkFetcher::~ChunkFetcher() = default;
-
-ChunkFetcher::Lane::Lane(ChunkFetcher& fetcher, int parallelism)
-    : fetcher_(fetcher),
-      state_(std::make_shared<LaneState>()),
-      queue_(std::clamp(parallelism, 1, 64)) {}
-
-ChunkFetcher::Lane::~Lane() {
-  // Its own fetches under way end first (their callbacks may be its own);
-  // then no callback of it runs again, from any thread.
-  queue_.Cancel();
-  fetcher_.CloseLane(state_);
-}
 
 std::unique_ptr<ChunkFetcher::Lane> ChunkFetcher::NewLane(int parallelism) {
   return std::unique_ptr<Lane>(new Lane(*this, parallelism));
 }
 
+Status ChunkFetcher::HandOver(const PieceAt& at) {
+  if (engine_ == nullptr) return Status::OK();
+  return engine_->ChunkArrived(at.torrent, at.piece);
+}
+
 std::shared_ptr<ChunkFetcher::Flight> ChunkFetcher::Join(const ChunkFetch& fetch,
-                                                         std::shared_ptr<LaneState> lane, Done done,
-                                                         bool* first) {
+                                                         std::shared_ptr<LaneState> lane,
+                                                         std::shared_ptr<Ask> ask, bool* first) {
   std::shared_ptr<Flight>& flight = flights_[fetch.id];
   *first = flight == nullptr;
   if (*first) {
     flight = std::make_shared<Flight>();
     flight->fetch = fetch;
+    flight->fetch.seed.reset();  // each waiter's own
+    flight->fetch.elsewhere = nullptr;
   } else {
     flight->fetch.owned = flight->fetch.owned || fetch.owned;
     joins_++;
   }
-  flight->waiting.push_back(Waiter{std::move(lane), std::move(done), *first});
+  flight->waiting.push_back(Waiter{std::move(lane), std::move(ask), *first, fetch.seed});
   return flight;
-}
-
-void ChunkFetcher::Lane::Fetch(const ChunkFetch& fetch, Done done) {
-  std::shared_ptr<Flight> flight;
-  {
-    std::lock_guard<std::mutex> l(fetcher_.mu_);
-    bool first = false;
-    flight = fetcher_.Join(fetch, state_, std::move(done), &first);
-  }
-  // Every asker offers to run it: whichever lane (or FetchNow) comes first
-  // does, and a lane torn down with it queued leaves it to the others.
-  ChunkFetcher* fetcher = &fetcher_;
-  queue_.Post([fetcher, flight] { fetcher->Run(flight); });
 }
 
 ChunkFetched ChunkFetcher::FetchNow(const ChunkFetch& fetch) {
@@ -116,44 +101,55 @@ void ChunkFetcher::Run(const std::shared_ptr<Flight>& flight) {
   }
   cv_.notify_all();
   for (const Waiter& w : waiting) Call(w, r);
+  // After the callbacks: a reader waiting on the chunk goes first; the
+  // hand-over reads the whole chunk.
+  if (!r.status.ok()) return;
+  std::vector<PieceAt> seeds;
+  for (const Waiter& w : waiting) {
+    if (!w.seed) continue;
+    const bool seen = std::any_of(seeds.begin(), seeds.end(), [&](const PieceAt& s) {
+      return s.torrent == w.seed->torrent && s.piece == w.seed->piece;
+    });
+    if (!seen) seeds.push_back(*w.seed);
+  }
+  for (const PieceAt& at : seeds) SeedAfterFetch(at, fetch.id);
+}
+
+void ChunkFetcher::SeedAfterFetch(const PieceAt& at, const ChunkId& chunk) {
+  Status s = HandOver(at);
+  // Unavailable: the torrent is being added again; its asker hands the
+  // chunk over again once it is back.
+  if (!s.ok()) {
+    Log(s.IsUnavailable() ? LogLevel::kDebug : LogLevel::kWarn, "fetch.handover_failed",
+        {{"chunk", chunk.ShortHex()}, {"error", s.ToString()}});
+  }
 }
 
 void ChunkFetcher::Call(const Waiter& w, const ChunkFetched& result) {
-  if (!w.done) return;  // a FetchNow caller: it reads flight->result
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (w.lane->closed) return;
-    ++w.lane->calling;
-  }
+  if (!w.ask) return;  // a FetchNow caller: it reads flight->result
   ChunkFetched r = result;
   if (!w.first) {
     r.joined = true;
     r.bytes = 0;
   }
-  w.done(r);
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    --w.lane->calling;
-  }
-  cv_.notify_all();
+  Answer(w.lane, w.ask, r);
 }
 
-void ChunkFetcher::CloseLane(const std::shared_ptr<LaneState>& lane) {
-  std::unique_lock<std::mutex> l(mu_);
-  lane->closed = true;
-  cv_.wait(l, [&] { return lane->calling == 0; });
-  for (auto it = flights_.begin(); it != flights_.end();) {
-    Flight& f = *it->second;
-    f.waiting.erase(std::remove_if(f.waiting.begin(), f.waiting.end(),
-                                   [&](const Waiter& w) { return w.lane == lane; }),
-                    f.waiting.end());
-    // Nobody left to run or hear it: a later asker starts afresh.
-    if (!f.started && f.waiting.empty()) {
-      it = flights_.erase(it);
-    } else {
-      ++it;
-    }
+void ChunkFetcher::Answer(const std::shared_ptr<LaneState>& lane, const std::shared_ptr<Ask>& ask,
+                          const ChunkFetched& result) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (lane->closed) return;
+    auto open = lane->open.find(ask->fetch.id);
+    if (open != lane->open.end() && open->second == ask) lane->open.erase(open);
+    ++lane->calling;
   }
+  ask->done(result);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --lane->calling;
+  }
+  cv_.notify_all();
 }
 
 }  // namespace shoal

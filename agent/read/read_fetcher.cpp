@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <iterator>
 
-#include "fetch/chunk_fetcher.h"
 #include "p2p/torrent_engine.h"
 #include "shoal/log.h"
 
@@ -37,18 +36,16 @@ uint64_t ReadFile::PieceBytes(uint64_t piece) const {
 }
 
 ReadFetcher::ReadFetcher(const ReadFetcherOptions& options, ChunkStore& store,
-                         TorrentEngine& engine, ChunkFetcher* origin,
+                         TorrentEngine& engine, ChunkFetcher& fetcher,
                          std::function<std::string()> announce_url)
     : options_(options),
       policy_(PolicyOptions(options)),
       store_(store),
       engine_(engine),
-      origin_(origin),
-      announce_url_(std::move(announce_url)) {
+      fetcher_(fetcher),
+      announce_url_(std::move(announce_url)),
+      lane_(fetcher.NewLane(std::max(1, options.origin_parallelism))) {
   loop_ = std::thread([this] { Loop(); });
-  for (int i = 0; i < std::max(1, options_.origin_parallelism); ++i) {
-    fetch_threads_.emplace_back([this] { FetchLoop(); });
-  }
 }
 
 ReadFetcher::~ReadFetcher() { Stop(); }
@@ -61,10 +58,8 @@ void ReadFetcher::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  fetch_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
-  for (std::thread& t : fetch_threads_) t.join();
-  fetch_threads_.clear();
+  lane_.reset();  // its asks under way end; none of its callbacks runs after
   {
     std::lock_guard<std::mutex> l(mu_);
     left.swap(waiters_);
@@ -94,24 +89,14 @@ void ReadFetcher::Await(std::shared_ptr<const ReadFile> file, uint64_t piece, ui
 void ReadFetcher::Loop() {
   std::unique_lock<std::mutex> l(mu_);
   while (!stopping_) {
-    if (waiters_.empty() && fetched_.empty()) {
+    if (waiters_.empty()) {
       cv_.wait(l);
       continue;
     }
-    auto fetched = std::exchange(fetched_, {});
     l.unlock();
-    auto wanted = Sweep();  // readers first: the handovers below read whole chunks
-    // Chunks from the origin join their torrents, so this agent seeds them.
-    for (const auto& [file, piece] : fetched) {
-      auto it = torrents_.find(TorrentKey(*file));
-      if (it == torrents_.end() || !it->second.add_error.ok()) continue;
-      Status s = engine_.ChunkArrived(it->second.id, file->TorrentPiece(piece));
-      if (!s.ok()) Log(LogLevel::kWarn, "read.chunk_handover_failed", {{"error", s.ToString()}});
-    }
-    for (const auto& [key, want] : wanted) Pursue(want);
+    for (const auto& [key, want] : Sweep()) Pursue(want);
     l.lock();
-    if (!stopping_ && fetched_.empty())
-      cv_.wait_for(l, std::chrono::milliseconds(options_.poll_ms));
+    if (!stopping_) cv_.wait_for(l, std::chrono::milliseconds(options_.poll_ms));
   }
 }
 
@@ -198,90 +183,69 @@ void ReadFetcher::Pursue(const Wanted& want) {
       if (!s.ok()) Log(LogLevel::kDebug, "read.prioritize_failed", {{"error", s.ToString()}});
     }
   }
-  if (origin_ == nullptr && !request_origin_) return;  // peers are the only source
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    // A queued read-ahead piece that a reader now waits on moves up.
-    std::unordered_set<ChunkId> heads;
-    for (uint64_t p : want.heads) heads.insert(file->chunks[p]);
-    for (auto it = ahead_queue_.begin(); it != ahead_queue_.end();) {
-      if (heads.count(it->file->chunks[it->piece]) != 0) {
-        fetch_queue_.push_back(std::move(*it));
-        it = ahead_queue_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    missing.erase(std::remove_if(missing.begin(), missing.end(),
-                                 [&](uint64_t p) { return fetching_.count(file->chunks[p]) != 0; }),
-                  missing.end());
+  if (!fetcher_.has_origin() && !request_origin_) return;  // peers are the only source
+  // A piece asked ahead that a reader now waits on moves up; asked
+  // pieces are not asked again.
+  for (uint64_t p : want.heads) {
+    if (lane_->Waiting(file->chunks[p])) Ask(file, p, t, FetchPriority::kWaited);
   }
+  missing.erase(std::remove_if(missing.begin(), missing.end(),
+                               [&](uint64_t p) { return lane_->Waiting(file->chunks[p]); }),
+                missing.end());
   if (missing.empty()) return;
-  std::vector<uint64_t> go = DueForOrigin(*file, t, missing, now);
-  if (go.empty()) return;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    for (uint64_t p : go) {
-      if (!fetching_.insert(file->chunks[p]).second) continue;
-      t.unavailable_since.erase(file->TorrentPiece(p));
-      (want.heads.count(p) != 0 ? fetch_queue_ : ahead_queue_).push_back(Fetch{file, p});
-    }
+  for (uint64_t p : DueForOrigin(*file, t, missing, now)) {
+    Ask(file, p, t, want.heads.count(p) != 0 ? FetchPriority::kWaited : FetchPriority::kAhead);
   }
-  fetch_cv_.notify_all();
+}
+
+void ReadFetcher::Ask(const std::shared_ptr<const ReadFile>& file, uint64_t piece, const Torrent& t,
+                      FetchPriority priority) {
+  ChunkFetch fetch;
+  fetch.id = file->chunks[piece];
+  fetch.size = file->PieceBytes(piece);
+  if (t.add_error.ok()) fetch.seed = PieceAt{t.id, file->TorrentPiece(piece)};
+  if (request_origin_) {
+    fetch.elsewhere = [this, file, chunk = fetch.id] {
+      return request_origin_(file->ns, file->name, file->version, {chunk});
+    };
+  }
+  lane_->Fetch(
+      fetch, [this, file, piece](const ChunkFetched& f) { Fetched(*file, piece, f); }, priority);
 }
 
 std::vector<uint64_t> ReadFetcher::DueForOrigin(const ReadFile& file, Torrent& t,
                                                 const std::vector<uint64_t>& missing,
                                                 Clock::time_point now) {
-  bool alone = !t.add_error.ok();
-  bool wait_for_tracker = false;
-  std::set<uint64_t> unavailable(missing.begin(), missing.end());
-  if (t.add_error.ok()) {
-    auto progress = engine_.Progress(t.id);
-    auto none_have = engine_.UnavailablePieces(t.id);
-    if (!progress.ok() || !none_have.ok()) return {};  // re-added after an eviction: next pass
-    unavailable.clear();
-    const std::set<uint64_t> none(none_have->begin(), none_have->end());
-    for (uint64_t p : missing) {
-      if (none.count(file.TorrentPiece(p)) != 0) unavailable.insert(p);
-    }
-    alone = MissingChunkPolicy::Alone(progress->tracker_peers, progress->peers);
-    wait_for_tracker =
-        policy_.ReadAwaitsTracker(progress->tracker_peers, progress->peers, t.added, now);
-  }
+  if (!t.add_error.ok()) return missing;  // no torrent, so no peer: the origin at once
+  auto progress = engine_.Progress(t.id);
+  auto none_have = engine_.UnavailablePieces(t.id);
+  if (!progress.ok() || !none_have.ok()) return {};  // re-added after an eviction: next pass
+  const std::vector<Clock::time_point> since = fetcher_.unoffered().Since(t.id, *none_have, now);
+  std::map<uint64_t, Clock::time_point> unoffered;
+  for (size_t k = 0; k < none_have->size(); ++k) unoffered.emplace((*none_have)[k], since[k]);
+  const bool alone = MissingChunkPolicy::Alone(progress->tracker_peers, progress->peers);
+  if (policy_.ReadAwaitsTracker(progress->tracker_peers, progress->peers, t.added, now)) return {};
   std::vector<uint64_t> go;
   for (uint64_t p : missing) {
-    if (unavailable.count(p) == 0) {
-      t.unavailable_since.erase(file.TorrentPiece(p));  // a peer has it: libtorrent is on it
-      continue;
-    }
-    Clock::time_point since = t.unavailable_since.emplace(file.TorrentPiece(p), now).first->second;
-    if (!wait_for_tracker && policy_.ReadFetchDue(alone, since, now)) go.push_back(p);
+    auto it = unoffered.find(file.TorrentPiece(p));
+    // Offered by a peer: libtorrent is on it.
+    if (it != unoffered.end() && policy_.ReadFetchDue(alone, it->second, now)) go.push_back(p);
   }
   return go;
 }
 
-void ReadFetcher::FetchLoop() {
-  std::unique_lock<std::mutex> l(mu_);
-  for (;;) {
-    fetch_cv_.wait(l,
-                   [this] { return stopping_ || !fetch_queue_.empty() || !ahead_queue_.empty(); });
-    if (stopping_) return;
-    std::deque<Fetch>& from = fetch_queue_.empty() ? ahead_queue_ : fetch_queue_;
-    Fetch f = std::move(from.front());
-    from.pop_front();
-    l.unlock();
-    const Clock::time_point start = Clock::now();
-    Status s = FetchFromOrigin(*f.file, f.piece);
-    Log(LogLevel::kDebug, "read.origin_fetch",
-        {{"chunk", f.file->chunks[f.piece].ShortHex()},
-         {"ms", std::chrono::duration<double, std::milli>(Clock::now() - start).count()}});
-    l.lock();
-    const ChunkId& chunk = f.file->chunks[f.piece];
-    fetching_.erase(chunk);
-    std::vector<Waiter> woken;
-    if (s.ok()) {
-      fetched_.emplace_back(f.file, f.piece);
+void ReadFetcher::Fetched(const ReadFile& file, uint64_t piece, const ChunkFetched& f) {
+  const ChunkId& chunk = file.chunks[piece];
+  Log(LogLevel::kDebug, "read.origin_fetch",
+      {{"chunk", chunk.ShortHex()}, {"ms", f.ms}, {"bytes", f.bytes}});
+  std::vector<Waiter> woken;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (f.status.ok()) {
+      if (f.bytes > 0) {
+        counters_.origin_chunks++;
+        counters_.origin_bytes += f.bytes;
+      }
       // Its readers go now, from this thread, rather than at the loop's
       // next pass: one hand-off fewer on a cold read's path.
       if (store_.Contains(chunk)) {
@@ -294,35 +258,12 @@ void ReadFetcher::FetchLoop() {
     } else {
       counters_.origin_failures++;
       Log(LogLevel::kWarn, "read.origin_failed",
-          {{"chunk", chunk.ShortHex()}, {"error", s.ToString()}});
-      failed_.emplace_back(chunk, s);
+          {{"chunk", chunk.ShortHex()}, {"error", f.status.ToString()}});
+      failed_.emplace_back(chunk, f.status);
     }
-    cv_.notify_all();
-    l.unlock();
-    for (Waiter& w : woken) w.ready(Status::OK());
-    l.lock();
   }
-}
-
-Status ReadFetcher::FetchFromOrigin(const ReadFile& file, uint64_t piece) {
-  const ChunkId& chunk = file.chunks[piece];
-  if (request_origin_) {
-    Status asked = request_origin_(file.ns, file.name, file.version, {chunk});
-    if (asked.ok() || !asked.IsUnavailable() || origin_ == nullptr) return asked;
-    Log(LogLevel::kWarn, "read.origin_direct",
-        {{"chunk", chunk.ShortHex()}, {"why", asked.ToString()}});
-  }
-  if (store_.Contains(chunk)) return Status::OK();
-  ChunkFetch fetch;
-  fetch.id = chunk;
-  fetch.size = file.PieceBytes(piece);
-  const ChunkFetched sent = origin_->FetchNow(fetch);
-  if (!sent.status.ok()) return sent.status;
-  if (sent.bytes > 0) {
-    counters_.origin_chunks++;
-    counters_.origin_bytes += sent.bytes;
-  }
-  return Status::OK();
+  cv_.notify_all();
+  for (Waiter& w : woken) w.ready(Status::OK());
 }
 
 }  // namespace shoal

@@ -7,11 +7,13 @@
 // and deadlines, so peers that have them send them first. A piece that no
 // connected peer offers is fetched from the origin: at once when the
 // tracker said nobody else is in the swarm, otherwise after
-// origin_wait_ms (MissingChunkPolicy::ReadFetchDue). How the origin is asked is one hook,
-// request_origin (shoald's asks the tracker to have the chunk's owner fetch it); unset, or when the
-// hook answers Unavailable, the fetcher reads the origin itself, through the agent's ChunkFetcher
-// (agent/fetch/chunk_fetcher.h, so a pull fetching the same chunk meanwhile is joined), and hands
-// the chunk to the engine so this agent seeds it.
+// origin_wait_ms (MissingChunkPolicy::ReadFetchDue). It is asked of the
+// agent's ChunkFetcher (agent/fetch/chunk_fetcher.h) on the read's lane,
+// pieces a reader waits on before read-ahead, and the fetcher hands it to
+// the engine so this agent seeds it; a pull fetching the same chunk
+// meanwhile is joined. How the origin is asked is one hook, request_origin
+// (shoald's asks the tracker to have the chunk's owner fetch it): unset, or
+// when the hook answers Unavailable, the fetcher reads the origin itself.
 //
 // Chunks from the origin are announced to waiters at once; chunks from
 // peers are noticed within poll_ms.
@@ -26,7 +28,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,9 +35,9 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
+#include "fetch/chunk_fetcher.h"
 #include "p2p/file_torrent_id.h"
 #include "shoal/chunk_store.h"
 #include "shoal/manifest.h"
@@ -47,7 +48,6 @@
 
 namespace shoal {
 
-class ChunkFetcher;
 class TorrentEngine;
 
 // One file of one version, as a read needs it. Immutable.
@@ -93,15 +93,15 @@ class ReadFetcher {
       std::function<Status(const std::string& ns, const std::string& name, const VersionId& version,
                            const std::vector<ChunkId>& chunks)>;
 
-  // `origin` may be null: no origin (then only the hook, or peers, can
+  // `fetcher` may have no origin (then only the hook, or peers, can
   // deliver). `announce_url` gives the tracker URL new torrents announce to.
   ReadFetcher(const ReadFetcherOptions& options, ChunkStore& store, TorrentEngine& engine,
-              ChunkFetcher* origin, std::function<std::string()> announce_url);
+              ChunkFetcher& fetcher, std::function<std::string()> announce_url);
   ~ReadFetcher();  // Stop()
   ReadFetcher(const ReadFetcher&) = delete;
   ReadFetcher& operator=(const ReadFetcher&) = delete;
 
-  // Replaces the direct origin read. REQUIRES: before the first Await.
+  // Tried before the direct origin read. REQUIRES: before the first Await.
   void set_request_origin(OriginRequest hook) { request_origin_ = std::move(hook); }
 
   // Calls `ready` with OK once piece `piece` of `file` is in the store, or
@@ -135,13 +135,7 @@ class ReadFetcher {
     Status add_error;
     Clock::time_point added;
     std::set<uint64_t> prioritized;
-    std::map<uint64_t, Clock::time_point> unavailable_since;
   };
-  struct Fetch {
-    std::shared_ptr<const ReadFile> file;
-    uint64_t piece;
-  };
-
   // The pieces of one file still wanted: `heads` are those a reader
   // waits on now; the rest are read-ahead.
   struct Wanted {
@@ -150,7 +144,6 @@ class ReadFetcher {
   };
 
   void Loop();
-  void FetchLoop();
   // One pass over the waiters: hands out what arrived, fails what expired,
   // and returns the pieces still wanted, per file.
   std::map<std::string, Wanted> Sweep();
@@ -160,38 +153,37 @@ class ReadFetcher {
   Torrent& TorrentOf(const ReadFile& file, Clock::time_point now);
   // The pieces of `missing` (not stored, not being fetched) whose turn at
   // the origin has come: no connected peer offers them, and the policy's
-  // wait for a peer is over. Notes when each was first unoffered in `t`.
+  // wait for a peer is over (the clock is the fetcher's unoffered()).
   std::vector<uint64_t> DueForOrigin(const ReadFile& file, Torrent& t,
                                      const std::vector<uint64_t>& missing, Clock::time_point now);
-  Status FetchFromOrigin(const ReadFile& file, uint64_t piece);
+  // Asks the fetcher for piece `piece` of `file`.
+  void Ask(const std::shared_ptr<const ReadFile>& file, uint64_t piece, const Torrent& t,
+           FetchPriority priority);
+  // The end of an ask: wakes the piece's readers, or fails them.
+  void Fetched(const ReadFile& file, uint64_t piece, const ChunkFetched& f);
 
   // Constant after construction.
   const ReadFetcherOptions options_;
   const MissingChunkPolicy policy_;
   ChunkStore& store_;
   TorrentEngine& engine_;
-  ChunkFetcher* const origin_;
+  ChunkFetcher& fetcher_;
   const std::function<std::string()> announce_url_;
   OriginRequest request_origin_;
   ReadFetchCounters counters_;
 
   std::mutex mu_;
-  std::condition_variable cv_;        // wakes the loop
-  std::condition_variable fetch_cv_;  // wakes the fetch threads
+  std::condition_variable cv_;  // wakes the loop
   // Protected by mu_.
   bool stopping_ = false;
   std::vector<Waiter> waiters_;
-  // Origin fetches waiting for a fetch thread: pieces a reader waits on
-  // go first, so a cold range's first byte never queues behind another
-  // range's read-ahead; read-ahead after them.
-  std::deque<Fetch> fetch_queue_;
-  std::deque<Fetch> ahead_queue_;
-  std::unordered_set<ChunkId> fetching_;  // queued or in flight
-  std::vector<std::pair<std::shared_ptr<const ReadFile>, uint64_t>> fetched_;  // for the engine
   std::vector<std::pair<ChunkId, Status>> failed_;  // origin errors to report
 
   std::map<std::string, Torrent> torrents_;  // by pieces root hex; loop thread only
-  std::vector<std::thread> fetch_threads_;
+  // Origin asks: pieces a reader waits on go first, so a cold range's
+  // first byte never queues behind another range's read-ahead. Null
+  // after Stop.
+  std::unique_ptr<ChunkFetcher::Lane> lane_;
   std::thread loop_;
 };
 

@@ -88,7 +88,7 @@ void ReadCall::Finish(HttpResponse r) {
 }
 
 ReadService::ReadService(const ReadServiceOptions& options, ChunkStore& store,
-                         TorrentEngine& engine, ChunkFetcher* origin,
+                         TorrentEngine& engine, ChunkFetcher& fetcher,
                          std::function<std::string()> announce_url,
                          const RevocationList& revocations, MetricsRegistry& metrics)
     : options_(options),
@@ -97,7 +97,7 @@ ReadService::ReadService(const ReadServiceOptions& options, ChunkStore& store,
       metrics_(metrics),
       slots_(std::make_shared<ReadSlots>(std::max<uint32_t>(1, options.max_reads_per_token))),
       resolver_(options.tracker, std::chrono::milliseconds(options.cache_ms)),
-      fetcher_(options.fetch, store, engine, origin, std::move(announce_url)),
+      fetcher_(options.fetch, store, engine, fetcher, std::move(announce_url)),
       workers_(std::max(1, options.workers)) {
   for (int api = 0; api < kReadApis; ++api) {
     ttfb_[api] =

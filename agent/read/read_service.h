@@ -99,12 +99,12 @@ struct ReadServiceOptions {
 
 class ReadService {
  public:
-  // `origin` (the agent's origin reads) may be null: no origin.
+  // `fetcher` is the agent's way to the origin (it may have none).
   // `announce_url` gives the tracker URL for new
   // torrents; `revocations` the tokens to refuse. Everything passed in must
   // outlive the service.
   ReadService(const ReadServiceOptions& options, ChunkStore& store, TorrentEngine& engine,
-              ChunkFetcher* origin, std::function<std::string()> announce_url,
+              ChunkFetcher& fetcher, std::function<std::string()> announce_url,
               const RevocationList& revocations, MetricsRegistry& metrics);
   ~ReadService();
   ReadService(const ReadService&) = delete;

@@ -31,6 +31,7 @@ class GatedOrigin : public Origin {
       cv_.wait(l, [this] { return open_; });
       --waiting_;
       ++gets_;
+      keys_.push_back(key);
     }
     return inner_->Get(key, offset, length, sink);
   }
@@ -63,6 +64,11 @@ class GatedOrigin : public Origin {
     std::lock_guard<std::mutex> l(mu_);
     return gets_;
   }
+  // The keys of the GETs let through, in the order they passed the gate.
+  std::vector<std::string> keys() {
+    std::lock_guard<std::mutex> l(mu_);
+    return keys_;
+  }
 
  private:
   std::unique_ptr<Origin> inner_;
@@ -71,6 +77,7 @@ class GatedOrigin : public Origin {
   bool open_ = false;
   int waiting_ = 0;
   int gets_ = 0;
+  std::vector<std::string> keys_;
 };
 
 struct Fixture {
@@ -247,4 +254,119 @@ TEST_CASE("a lane torn down mid-fetch hears nothing after, and leaves others the
   CHECK_FALSE(fx.store->Contains(queued.id));
   // A later asker fetches it afresh.
   CHECK(fetcher.FetchNow(queued).bytes == queued.size);
+}
+
+TEST_CASE("a pull's lane and a read's lane asking for the same cold chunk read it once",
+          "[fetch]") {
+  Fixture fx;
+  ChunkFetcher fetcher(fx.owned.get(), *fx.store);
+  ChunkFetch chunk = fx.Upload(7, 200000);
+  auto pull = fetcher.NewLane(4);
+  auto read = fetcher.NewLane(4);
+  Heard pulled, read_heard;
+  pull->Fetch(chunk, pulled.Callback());
+  read->Fetch(chunk, read_heard.Callback(), FetchPriority::kWaited);
+  REQUIRE(fx.origin->AwaitWaiting(1));
+  CHECK(pull->Waiting(chunk.id));
+  CHECK(read->Waiting(chunk.id));
+  fx.origin->Open();
+  REQUIRE(pulled.Await(1));
+  REQUIRE(read_heard.Await(1));
+  CHECK(pulled.got[0].status.ok());
+  CHECK(read_heard.got[0].status.ok());
+  CHECK(pulled.got[0].bytes + read_heard.got[0].bytes == chunk.size);  // counted once
+  CHECK(fx.origin->gets() == 1);
+  CHECK_FALSE(pull->Waiting(chunk.id));
+  CHECK_FALSE(read->Waiting(chunk.id));
+}
+
+TEST_CASE(
+    "a lane takes what a reader waits on before what is fetched ahead; asked twice is one ask",
+    "[fetch]") {
+  Fixture fx;
+  ChunkFetcher fetcher(fx.owned.get(), *fx.store);
+  ChunkFetch busy = fx.Upload(10, 1000);
+  ChunkFetch ahead1 = fx.Upload(11, 1000);
+  ChunkFetch ahead2 = fx.Upload(12, 1000);
+  ChunkFetch waited = fx.Upload(13, 1000);
+  auto lane = fetcher.NewLane(1);
+  Heard heard;
+  lane->Fetch(busy, heard.Callback());
+  REQUIRE(fx.origin->AwaitWaiting(1));  // the lane's one worker is held
+  lane->Fetch(ahead1, heard.Callback());
+  lane->Fetch(ahead2, heard.Callback());
+  lane->Fetch(waited, heard.Callback(), FetchPriority::kWaited);
+  // A reader now waits on ahead2: it moves up, behind `waited`.
+  lane->Fetch(ahead2, heard.Callback(), FetchPriority::kWaited);
+  lane->Fetch(ahead1, heard.Callback());  // asked again: still one ask
+  fx.origin->Open();
+  REQUIRE(heard.Await(4));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(heard.got.size() == 4);
+  const std::vector<std::string> want = {ChunkKey(busy.id), ChunkKey(waited.id),
+                                         ChunkKey(ahead2.id), ChunkKey(ahead1.id)};
+  CHECK(fx.origin->keys() == want);
+}
+
+TEST_CASE("a lane tries a way elsewhere first, and reads the origin only if it is unavailable",
+          "[fetch]") {
+  Fixture fx;
+  fx.origin->Open();
+  ChunkFetcher fetcher(fx.owned.get(), *fx.store);
+  auto lane = fetcher.NewLane(2);
+  Heard heard;
+
+  // Delivered elsewhere (an owner, say): stored here, and no GET.
+  TestChunk delivered = MakeChunk(20, 4000);
+  ChunkFetch by_owner;
+  by_owner.id = delivered.id;
+  by_owner.size = delivered.data.size();
+  by_owner.elsewhere = [&] {
+    return fx.store->Put(delivered.id, delivered.data.data(), delivered.data.size());
+  };
+  lane->Fetch(by_owner, heard.Callback());
+  REQUIRE(heard.Await(1));
+  CHECK(heard.got[0].status.ok());
+  CHECK(heard.got[0].joined);
+  CHECK(heard.got[0].bytes == 0);
+  CHECK(fx.origin->gets() == 0);
+
+  // Unavailable there: read here, once, and counted.
+  ChunkFetch direct = fx.Upload(21, 5000);
+  direct.elsewhere = [] { return Status::Unavailable("the tracker is unreachable"); };
+  lane->Fetch(direct, heard.Callback());
+  REQUIRE(heard.Await(2));
+  CHECK(heard.got[1].status.ok());
+  CHECK(heard.got[1].bytes == direct.size);
+  CHECK(fx.origin->gets() == 1);
+
+  // Any other answer ends the ask: no GET.
+  ChunkFetch refused = fx.Upload(22, 5000);
+  refused.elsewhere = [] { return Status::PermissionDenied("token revoked"); };
+  lane->Fetch(refused, heard.Callback());
+  REQUIRE(heard.Await(3));
+  CHECK(heard.got[2].status.code() == Status::Code::kPermissionDenied);
+  CHECK(fx.origin->gets() == 1);
+  CHECK_FALSE(fx.store->Contains(refused.id));
+}
+
+TEST_CASE("every asker of a torrent reads one clock of how long its pieces went unoffered",
+          "[fetch]") {
+  UnofferedPieces unoffered;
+  uint8_t bytes[32] = {1};
+  const FileTorrentId a = FileTorrentId::FromBytes(bytes);
+  bytes[0] = 2;
+  const FileTorrentId b = FileTorrentId::FromBytes(bytes);
+  const auto t0 = UnofferedPieces::Clock::now();
+  const auto t1 = t0 + std::chrono::seconds(1);
+  // A pull sees pieces 1 and 2 unoffered; a read a second later sees 2 and 3.
+  CHECK(unoffered.Since(a, {1, 2}, t0) == std::vector<UnofferedPieces::Clock::time_point>{t0, t0});
+  CHECK(unoffered.Since(a, {2, 3}, t1) == std::vector<UnofferedPieces::Clock::time_point>{t0, t1});
+  // Piece 1 was offered meanwhile: unoffered again, it waits afresh.
+  CHECK(unoffered.Since(a, {1}, t1) == std::vector<UnofferedPieces::Clock::time_point>{t1});
+  CHECK(unoffered.Since(b, {1}, t1) == std::vector<UnofferedPieces::Clock::time_point>{t1});
+  CHECK(unoffered.torrents() == 2);
+  // A torrent nobody asks about for a while is forgotten.
+  (void)unoffered.Since(b, {1}, t1 + std::chrono::minutes(2));
+  CHECK(unoffered.torrents() == 1);
 }
