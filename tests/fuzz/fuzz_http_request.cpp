@@ -1,5 +1,5 @@
 // Bytes a client sends to one of Shoal's HTTP servers, read as the
-// server's sessions read them (core/server/http_session.cpp): a Beast
+// server's sessions read them (core/server/http_session_read.cpp): a Beast
 // request_parser per request with HttpServerOptions' header and body
 // limits, the request line, headers and (chunked or sized) body, then
 // RequestFrom and ParseTarget, and the route table's Dispatch. Several

@@ -1,5 +1,5 @@
 // Reads an HTTP request from fuzz bytes the way Shoal's HTTP server reads
-// one from a connection (core/server/http_session.cpp): a Beast
+// one from a connection (core/server/http_session_read.cpp): a Beast
 // request_parser with HttpServerOptions' limits, then RequestFrom and
 // ParseTarget. Shared by the targets whose input is a whole request.
 #ifndef SHOAL_TESTS_FUZZ_HTTP_INPUT_H_
