@@ -1,4 +1,4 @@
-#include "http_session.h"
+#include "server/http_session.h"
 
 #include <sys/sendfile.h>
 
@@ -15,7 +15,7 @@
 #include <optional>
 #include <type_traits>
 
-#include "http_wire.h"
+#include "server/http_wire.h"
 #include "shoal/log.h"
 #include "shoal/posix_file.h"
 
