@@ -1,4 +1,4 @@
-#include "capnp_views.h"
+#include "proto/capnp_views.h"
 
 namespace shoal {
 namespace {

@@ -1,4 +1,4 @@
-#include "kj_status.h"
+#include "proto/kj_status.h"
 
 #include <string>
 

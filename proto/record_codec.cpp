@@ -1,6 +1,6 @@
-#include "record_codec.h"
+#include "proto/record_codec.h"
 
-#include "capnp_views.h"
+#include "proto/capnp_views.h"
 
 namespace shoal {
 

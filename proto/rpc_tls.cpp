@@ -1,8 +1,8 @@
-#include "rpc_tls.h"
+#include "proto/rpc_tls.h"
 
 #include <kj/compat/tls.h>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 
 namespace shoal {
 namespace {

@@ -1,9 +1,9 @@
-#include "s3_client.h"
+#include "origin/s3_client.h"
 
 #include <ctime>
 #include <thread>
 
-#include "s3_error.h"
+#include "origin/s3_error.h"
 #include "shoal/sha256.h"
 #include "shoal/uri_encode.h"
 

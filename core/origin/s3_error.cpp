@@ -1,6 +1,6 @@
-#include "s3_error.h"
+#include "origin/s3_error.h"
 
-#include "xml_reader.h"
+#include "origin/xml_reader.h"
 
 namespace shoal {
 

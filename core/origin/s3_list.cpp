@@ -1,8 +1,8 @@
-#include "s3_list.h"
+#include "origin/s3_list.h"
 
+#include "origin/xml_reader.h"
 #include "shoal/decimal.h"
 #include "shoal/uri_encode.h"
-#include "xml_reader.h"
 
 namespace shoal {
 

@@ -1,4 +1,4 @@
-#include "s3_multipart.h"
+#include "origin/s3_multipart.h"
 
 #include <condition_variable>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "xml_reader.h"
+#include "origin/xml_reader.h"
 
 namespace shoal {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "s3_client.h"
+#include "origin/s3_client.h"
 #include "shoal/byte_stream.h"
 
 namespace shoal {

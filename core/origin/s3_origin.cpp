@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "s3_client.h"
-#include "s3_list.h"
-#include "s3_multipart.h"
+#include "origin/s3_client.h"
+#include "origin/s3_list.h"
+#include "origin/s3_multipart.h"
 #include "shoal/s3_credentials.h"
 
 namespace shoal {

@@ -1,4 +1,4 @@
-#include "xml_reader.h"
+#include "origin/xml_reader.h"
 
 #include <cstdint>
 

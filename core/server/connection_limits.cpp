@@ -1,4 +1,4 @@
-#include "connection_limits.h"
+#include "server/connection_limits.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "http_router.h"
+#include "server/http_router.h"
 
 #include <stdexcept>
 

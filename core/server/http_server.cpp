@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "http_router.h"
-#include "http_session.h"
+#include "server/http_router.h"
+#include "server/http_session.h"
 #include "shoal/log.h"
 
 namespace shoal {

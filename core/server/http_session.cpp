@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "http_session_impl.h"
+#include "server/http_session_impl.h"
 #include "shoal/log.h"
 
 namespace shoal {

@@ -9,8 +9,8 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include "connection_limits.h"
-#include "http_router.h"
+#include "server/connection_limits.h"
+#include "server/http_router.h"
 #include "shoal/server/http_server.h"
 #include "shoal/server/metrics.h"
 

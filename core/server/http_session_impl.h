@@ -40,7 +40,7 @@
 #include <string>
 #include <type_traits>
 
-#include "http_session.h"
+#include "server/http_session.h"
 
 namespace shoal {
 

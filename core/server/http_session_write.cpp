@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "http_session_impl.h"
-#include "http_wire.h"
+#include "server/http_session_impl.h"
+#include "server/http_wire.h"
 #include "shoal/log.h"
 
 namespace shoal {

@@ -1,4 +1,4 @@
-#include "http_wire.h"
+#include "server/http_wire.h"
 
 #include <optional>
 #include <utility>

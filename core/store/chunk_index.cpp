@@ -1,4 +1,4 @@
-#include "chunk_index.h"
+#include "store/chunk_index.h"
 
 #include <leveldb/cache.h>
 #include <leveldb/db.h>
@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "private_files_env.h"
+#include "store/private_files_env.h"
 
 namespace shoal {
 namespace {

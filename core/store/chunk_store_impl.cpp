@@ -1,4 +1,4 @@
-#include "chunk_store_impl.h"
+#include "store/chunk_store_impl.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -6,9 +6,9 @@
 
 #include <cerrno>
 
-#include "chunk_verify.h"
 #include "shoal/byte_size.h"
 #include "shoal/utc_time.h"
+#include "store/chunk_verify.h"
 
 namespace shoal {
 

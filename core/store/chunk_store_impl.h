@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "chunk_index.h"
-#include "chunk_table.h"
 #include "shoal/chunk_store.h"
 #include "shoal/posix_file.h"
-#include "store_layout.h"
+#include "store/chunk_index.h"
+#include "store/chunk_table.h"
+#include "store/store_layout.h"
 
 namespace shoal {
 

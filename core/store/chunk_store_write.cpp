@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <thread>
 
-#include "chunk_store_impl.h"
-#include "chunk_writer_impl.h"
 #include "shoal/merkle.h"
 #include "shoal/utc_time.h"
+#include "store/chunk_store_impl.h"
+#include "store/chunk_writer_impl.h"
 
 namespace shoal {
 namespace {

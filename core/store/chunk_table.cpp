@@ -1,4 +1,4 @@
-#include "chunk_table.h"
+#include "store/chunk_table.h"
 
 #include <cassert>
 

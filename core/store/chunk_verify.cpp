@@ -1,4 +1,4 @@
-#include "chunk_verify.h"
+#include "store/chunk_verify.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

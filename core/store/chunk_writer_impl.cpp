@@ -1,4 +1,4 @@
-#include "chunk_writer_impl.h"
+#include "store/chunk_writer_impl.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "chunk_store_impl.h"
 #include "shoal/chunk_hash.h"
 #include "shoal/merkle.h"
 #include "shoal/sha256.h"
+#include "store/chunk_store_impl.h"
 
 namespace shoal {
 namespace {

@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <vector>
 
-#include "chunk_store_impl.h"
 #include "shoal/file_copy.h"
 #include "shoal/piece_hasher.h"
+#include "store/chunk_store_impl.h"
 
 namespace shoal {
 

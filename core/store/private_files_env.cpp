@@ -1,4 +1,4 @@
-#include "private_files_env.h"
+#include "store/private_files_env.h"
 
 #include <sys/stat.h>
 

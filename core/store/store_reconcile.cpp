@@ -13,10 +13,10 @@
 
 #include <algorithm>
 
-#include "chunk_store_impl.h"
-#include "chunk_verify.h"
 #include "shoal/merkle.h"
 #include "shoal/utc_time.h"
+#include "store/chunk_store_impl.h"
+#include "store/chunk_verify.h"
 
 namespace shoal {
 

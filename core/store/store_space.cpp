@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "chunk_store_impl.h"
+#include "store/chunk_store_impl.h"
 
 namespace shoal {
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <thread>
 
-#include "store_test_support.h"
+#include "core/store_test_support.h"
 
 using namespace shoal;
 using namespace shoal::testing;

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <mutex>
 
+#include "core/store_test_support.h"
 #include "shoal/piece_hasher.h"
-#include "store_test_support.h"
 
 using namespace shoal;
 using namespace shoal::testing;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "store_test_support.h"
+#include "core/store_test_support.h"
 
 using namespace shoal;
 using namespace shoal::testing;

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <thread>
 
-#include "store_test_support.h"
+#include "core/store_test_support.h"
 
 using namespace shoal;
 using namespace shoal::testing;

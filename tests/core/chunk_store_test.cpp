@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "core/store_test_support.h"
 #include "shoal/piece_hasher.h"
-#include "store_test_support.h"
 
 using namespace shoal;
 using namespace shoal::testing;

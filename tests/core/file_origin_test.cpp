@@ -8,10 +8,10 @@
 #include <fstream>
 #include <string>
 
+#include "core/store_test_support.h"
 #include "shoal/origin.h"
 #include "shoal/origin_fetch.h"
 #include "shoal/sha256.h"
-#include "store_test_support.h"
 
 using namespace shoal;
 

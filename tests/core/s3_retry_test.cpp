@@ -5,7 +5,7 @@
 #include <string>
 #include <thread>
 
-#include "fake_http_server.h"
+#include "core/fake_http_server.h"
 #include "shoal/s3_origin.h"
 
 using namespace shoal;

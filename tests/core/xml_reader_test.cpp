@@ -1,10 +1,10 @@
-#include "xml_reader.h"
+#include "origin/xml_reader.h"
 
 #include <catch2/catch.hpp>
 
-#include "s3_error.h"
-#include "s3_list.h"
-#include "s3_multipart.h"
+#include "origin/s3_error.h"
+#include "origin/s3_list.h"
+#include "origin/s3_multipart.h"
 
 using namespace shoal;
 

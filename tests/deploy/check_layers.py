@@ -3,13 +3,19 @@
 
 Reads every #include "..." in tracker/ and draws an arrow from the
 including file's folder to the included header's folder. Fails, naming
-the arrows, if the folders form a cycle, if a folder holds more than 15
-files, or if a tracker include is not written from tracker/ (a bare name
-of a header in a subfolder). In agent/, fails if its folders (client,
-p2p, fetch, read, daemon, cli) include each other in a cycle, or if any
-folder but daemon/ includes daemon/ (nothing builds on the daemon) or
-any but cli/ includes cli/. Also fails when a planted back arrow goes
-unnoticed, so the check itself is checked.
+the arrows, if the folders form a cycle or if a folder holds more than 15
+files. In agent/, fails if its folders (client, p2p, fetch, read, daemon,
+cli) include each other in a cycle, or if any folder but daemon/ includes
+daemon/ (nothing builds on the daemon) or any but cli/ includes cli/.
+
+Also fails on a bare #include "name.h" in core/, include/, proto/,
+tests/, tools/ and tracker/: every quoted include there names a path from
+its tree's root ("store/chunk_store_impl.h" from core/, "registry/..."
+from tracker/, "p2p/p2p_test_support.h" from tests/, "sim/..." from
+tools/), from include/ ("shoal/status.h"), or "proto/kj_status.h".
+
+Fails as well when a planted back arrow or bare include goes unnoticed,
+so the check itself is checked.
 
   check_layers.py SOURCE_DIR
 """
@@ -40,21 +46,13 @@ def arrows(files):
     """(from folder, to folder) -> [file -> header], and problems."""
     edges, problems = {}, []
     headers = {rel for rel in files if rel.endswith(".h")}
-    by_name = {}
-    for h in headers:
-        by_name.setdefault(os.path.basename(h), []).append(h)
     for rel, text in files.items():
         for inc in INCLUDE.findall(text):
-            if inc in headers:
-                target = inc
-            elif "/" not in inc and inc in by_name and folder(by_name[inc][0]) != ".":
-                problems.append(f"{rel}: include \"{inc}\" by its path from tracker/")
-                continue
-            else:
-                continue  # not a tracker header
-            a, b = folder(rel), folder(target)
+            if inc not in headers:
+                continue  # not a tracker header (a bare name is bare_check's)
+            a, b = folder(rel), folder(inc)
             if a != b:
-                edges.setdefault((a, b), []).append(f"{rel} -> {target}")
+                edges.setdefault((a, b), []).append(f"{rel} -> {inc}")
     return edges, problems
 
 
@@ -107,6 +105,23 @@ def check(files):
     return problems, edges
 
 
+# The trees whose quoted includes all name a path. agent/ joins once it
+# writes proto/'s headers as "proto/..." too.
+PATH_TREES = ("core", "include", "proto", "tests", "tools", "tracker")
+
+
+def bare_check(trees):
+    """Quoted includes of a bare file name, in {tree: {file: text}}."""
+    problems = []
+    for tree, files in sorted(trees.items()):
+        for rel, text in sorted(files.items()):
+            for inc in INCLUDE.findall(text):
+                if "/" not in inc:
+                    problems.append(f"{tree}/{rel}: bare include \"{inc}\"; write its path "
+                                    f"(from {tree}/, from include/, or proto/...)")
+    return problems, None
+
+
 AGENT_TOPS = ("daemon", "cli")
 
 
@@ -149,7 +164,7 @@ def main():
     problems, edges = check(files)
     # The lowest folder, which includes nothing of the tracker, including
     # the composition root: a cycle.
-    if not planted_is_caught(files, "common/", "tracker_context.h", check, "cycle"):
+    if not planted_is_caught(files, "common/", "serve/tracker_context.h", check, "cycle"):
         problems.append("a planted include from tracker/common up to the root went unnoticed")
     folders = {folder(f) for f in files}
     print(f"check_layers: tracker: {len(folders)} folders, {len(edges)} arrows between them")
@@ -159,6 +174,13 @@ def main():
     problems += found
     if not planted_is_caught(agent, "p2p/", "daemon/agent.h", agent_check, "daemon/"):
         problems.append("a planted include of daemon/ from p2p/ went unnoticed")
+    trees = {t: source_files(os.path.join(src, t)) for t in PATH_TREES}
+    problems += bare_check(trees)[0]
+    if not planted_is_caught(trees["tracker"], "registry/", "kj_status.h",
+                             lambda f: bare_check({"tracker": f}), 'bare include "kj_status.h"'):
+        problems.append("a planted bare include in tracker/registry went unnoticed")
+    print(f"check_layers: {sum(len(f) for f in trees.values())} files of "
+          f"{', '.join(t + '/' for t in PATH_TREES)} include by path")
     for p in problems:
         print("check_layers: " + p)
     print(f"check_layers: agent: {len(agent_edges)} arrows between its folders"

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "etcd_test_env.h"
+#include "etcd/etcd_test_env.h"
 
 using shoal::Status;
 using shoal::tracker::Compare;

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "etcd_test_env.h"
+#include "etcd/etcd_test_env.h"
 #include "kv/etcd_client.h"
 
 using shoal::Status;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "etcd_test_env.h"
+#include "etcd/etcd_test_env.h"
 #include "kv/etcd_client.h"
 #include "support/env_file.h"
 

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "common/tracker_metrics.h"
-#include "etcd_test_env.h"
+#include "etcd/etcd_test_env.h"
 #include "kv/etcd_kv.h"
 #include "registry/registry_store.h"
 #include "shoal/file_origin.h"

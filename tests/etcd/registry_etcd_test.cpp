@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "etcd_test_env.h"
+#include "etcd/etcd_test_env.h"
 #include "kv/etcd_kv.h"
 #include "registry/manifest_archive.h"
 #include "registry/registry_store.h"

@@ -11,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/store_test_support.h"
 #include "shoal/origin.h"
-#include "store_test_support.h"
 
 using namespace shoal;
 using namespace shoal::testing;

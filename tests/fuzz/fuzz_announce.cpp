@@ -23,9 +23,9 @@
 
 #include "auth/token_verifier.h"
 #include "common/tracker_metrics.h"
-#include "fuzz_check.h"
-#include "http_wire.h"
+#include "fuzz/fuzz_check.h"
 #include "registry/registry_store.h"
+#include "server/http_wire.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/token.h"
 #include "shoal/utc_time.h"

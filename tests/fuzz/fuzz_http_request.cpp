@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_check.h"
-#include "http_input.h"
-#include "http_router.h"
+#include "fuzz/fuzz_check.h"
+#include "fuzz/http_input.h"
+#include "server/http_router.h"
 #include "shoal/server/http_server.h"
 
 namespace {

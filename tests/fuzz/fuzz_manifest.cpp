@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_check.h"
+#include "fuzz/fuzz_check.h"
 #include "shoal/manifest_codec.h"
 
 using shoal::fuzz::Check;

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "fuzz_check.h"
+#include "fuzz/fuzz_check.h"
 #include "read/byte_range.h"
 
 using shoal::fuzz::Check;

@@ -13,11 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz_check.h"
-#include "http_wire.h"
+#include "fuzz/fuzz_check.h"
 #include "read/decimal_param.h"
 #include "read/object_address.h"
 #include "read/object_listing.h"
+#include "server/http_wire.h"
 #include "shoal/manifest.h"
 #include "shoal/uri_encode.h"
 

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <string>
 
-#include "fuzz_check.h"
-#include "s3_error.h"
-#include "s3_list.h"
-#include "xml_reader.h"
+#include "fuzz/fuzz_check.h"
+#include "origin/s3_error.h"
+#include "origin/s3_list.h"
+#include "origin/xml_reader.h"
 
 namespace {
 

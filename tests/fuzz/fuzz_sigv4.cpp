@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_check.h"
-#include "http_input.h"
+#include "fuzz/fuzz_check.h"
+#include "fuzz/http_input.h"
 #include "read/sigv4_verifier.h"
 
 namespace {

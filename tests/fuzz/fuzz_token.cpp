@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_check.h"
+#include "fuzz/fuzz_check.h"
 #include "shoal/base64url.h"
 #include "shoal/token.h"
 

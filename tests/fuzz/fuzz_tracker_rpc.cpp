@@ -22,11 +22,11 @@
 #include <memory>
 #include <string>
 
-#include "fuzz_check.h"
+#include "fuzz/fuzz_check.h"
 #include "rpc/gateway_service.h"
 #include "rpc/rpc_frame_guard.h"
-#include "tracker_context.h"
-#include "tracker_wiring.h"
+#include "serve/tracker_context.h"
+#include "serve/tracker_wiring.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "http_wire.h"
+#include "server/http_wire.h"
 #include "shoal/server/http_server.h"
 
 namespace shoal::fuzz {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_check.h"
+#include "fuzz/fuzz_check.h"
 #include "shoal/base64url.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"

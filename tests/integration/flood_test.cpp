@@ -23,8 +23,8 @@
 #include <chrono>
 #include <thread>
 
-#include "pull_cluster.h"
-#include "raw_clients.h"
+#include "integration/pull_cluster.h"
+#include "integration/raw_clients.h"
 #include "support/test_cluster.h"
 
 using namespace shoal::testing;

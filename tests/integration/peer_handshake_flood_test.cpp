@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "raw_clients.h"
+#include "integration/raw_clients.h"
 #include "support/test_cluster.h"
 
 using namespace shoal::testing;

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "raw_clients.h"
+#include "integration/raw_clients.h"
 #include "shoal/s3_signer.h"
 #include "support/test_cluster.h"
 

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "support/announced_hash.h"
 #include "support/published_file.h"

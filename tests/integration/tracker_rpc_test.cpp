@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "shoal/manifest.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/piece_hasher.h"

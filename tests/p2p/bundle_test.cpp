@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "p2p/bundle_metainfo.h"
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 
 namespace shoal {
 namespace testing {

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "p2p/bundle_metainfo.h"
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 #include "support/subprocess.h"
 
 namespace shoal {

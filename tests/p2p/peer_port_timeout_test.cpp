@@ -4,7 +4,7 @@
 // the BitTorrent handshake, or go quiet right after it.
 #include <catch2/catch.hpp>
 
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 #include "support/handshake_probe.h"
 
 namespace shoal {

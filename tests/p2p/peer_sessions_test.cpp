@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 #include "shoal/peer_cert.h"
 #include "shoal/utc_time.h"
 

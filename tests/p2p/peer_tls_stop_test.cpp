@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <future>
 
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 #include "shoal/peer_cert.h"
 #include "shoal/utc_time.h"
 

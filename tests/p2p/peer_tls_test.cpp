@@ -3,7 +3,7 @@
 // signed, and that has not expired, gets a byte.
 #include <catch2/catch.hpp>
 
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 #include "shoal/peer_cert.h"
 #include "shoal/utc_time.h"
 

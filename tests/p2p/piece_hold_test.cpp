@@ -3,7 +3,7 @@
 // or once the hold runs out.
 #include <catch2/catch.hpp>
 
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 
 namespace shoal {
 namespace testing {

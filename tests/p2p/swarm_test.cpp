@@ -2,7 +2,7 @@
 // chunks that arrive by another route, and chunks that leave the store.
 #include <catch2/catch.hpp>
 
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 
 namespace shoal {
 namespace testing {

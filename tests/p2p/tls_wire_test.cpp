@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 #include <mutex>
 
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 
 namespace shoal {
 namespace testing {

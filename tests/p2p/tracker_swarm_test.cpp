@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 #include "support/subprocess.h"
 #include "support/tracker_process.h"
 

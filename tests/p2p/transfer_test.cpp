@@ -2,8 +2,8 @@
 // through libtorrent into its own store.
 #include <catch2/catch.hpp>
 
+#include "p2p/p2p_test_support.h"
 #include "p2p/torrent_metainfo.h"
-#include "p2p_test_support.h"
 
 namespace shoal {
 namespace testing {

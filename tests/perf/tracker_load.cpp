@@ -54,8 +54,8 @@
 #include <thread>
 #include <vector>
 
-#include "capnp_views.h"
-#include "rpc_tls.h"
+#include "proto/capnp_views.h"
+#include "proto/rpc_tls.h"
 #include "shoal/file_torrent_info.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/tracker.capnp.h"

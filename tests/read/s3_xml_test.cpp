@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "xml_reader.h"
+#include "origin/xml_reader.h"
 
 using namespace shoal;
 

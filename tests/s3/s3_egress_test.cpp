@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include "s3_test_env.h"
+#include "s3/s3_test_env.h"
 #include "shoal/origin.h"
 
 using namespace shoal;

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "s3_test_env.h"
+#include "s3/s3_test_env.h"
 #include "shoal/origin.h"
 #include "shoal/sha256.h"
 

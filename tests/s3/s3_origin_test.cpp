@@ -12,7 +12,7 @@
 #include <set>
 #include <thread>
 
-#include "s3_test_env.h"
+#include "s3/s3_test_env.h"
 #include "shoal/origin.h"
 #include "shoal/sha256.h"
 

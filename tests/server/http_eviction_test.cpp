@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "http_test_client.h"
+#include "server/http_test_client.h"
 #include "shoal/server/http_server.h"
 #include "shoal/server/metrics.h"
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "http_test_client.h"
+#include "server/http_test_client.h"
 
 using namespace shoal;
 using shoal::testing::Fetch;

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "http_test_client.h"
+#include "server/http_test_client.h"
 #include "shoal/server/http_server.h"
 
 using namespace shoal;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "http_test_client.h"
+#include "server/http_test_client.h"
 #include "shoal/server/http_server.h"
 
 using namespace shoal;

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 
-#include "http_test_client.h"
+#include "server/http_test_client.h"
 
 using namespace shoal;
 using shoal::testing::Fetch;

@@ -1,13 +1,13 @@
 // The simulator on clusters small enough to reason about: what a user of
 // its numbers would check first.
-#include "simulation.h"
+#include "sim/simulation.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
 #include "shoal/log.h"
-#include "sim_report.h"
+#include "sim/sim_report.h"
 
 using namespace shoal;
 using namespace shoal::sim;

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 
 using namespace shoal;
 using namespace shoal::tracker;

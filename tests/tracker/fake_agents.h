@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "scheduler/agent_orders.h"
 #include "scheduler/version_chunks.h"
 

@@ -15,13 +15,13 @@
 #include "federation/chunk_copy.h"
 #include "federation/registry_watch.h"
 #include "registry/registry_store.h"
-#include "registry_test_data.h"
 #include "shoal/file_origin.h"
 #include "shoal/manifest_builder.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/origin.h"
 #include "support/subprocess.h"
+#include "tracker/registry_test_data.h"
 
 namespace shoal::tracker {
 namespace {

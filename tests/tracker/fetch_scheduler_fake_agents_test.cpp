@@ -11,10 +11,10 @@
 
 #include "agents/agent_directory.h"
 #include "common/tracker_metrics.h"
-#include "fake_agents.h"
 #include "scheduler/fetch_scheduler.h"
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/utc_time.h"
+#include "tracker/fake_agents.h"
 
 using namespace shoal;
 using namespace shoal::tracker;

@@ -12,12 +12,12 @@
 #include <map>
 #include <thread>
 
-#include "capnp_views.h"
-#include "fake_agents.h"
-#include "kj_status.h"
+#include "proto/capnp_views.h"
+#include "proto/kj_status.h"
 #include "scheduler/agent_controls.h"
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/utc_time.h"
+#include "tracker/fake_agents.h"
 
 using namespace shoal;
 using namespace shoal::tracker;

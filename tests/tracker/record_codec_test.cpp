@@ -1,11 +1,11 @@
-#include "record_codec.h"
+#include "proto/record_codec.h"
 
 #include <capnp/message.h>
 
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "capnp_views.h"
+#include "proto/capnp_views.h"
 
 using namespace shoal;
 

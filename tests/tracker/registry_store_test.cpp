@@ -10,10 +10,10 @@
 #include "kv/kv_store.h"
 #include "kv/leveldb_kv.h"
 #include "registry/manifest_archive.h"
-#include "registry_test_data.h"
 #include "shoal/file_origin.h"
 #include "shoal/manifest_codec.h"
 #include "support/subprocess.h"
+#include "tracker/registry_test_data.h"
 
 namespace shoal::tracker {
 namespace {

@@ -8,9 +8,9 @@
 #include "kv/kv_store.h"
 #include "kv/leveldb_kv.h"
 #include "registry/registry_store.h"
-#include "registry_test_data.h"
 #include "shoal/utc_time.h"
 #include "support/subprocess.h"
+#include "tracker/registry_test_data.h"
 
 namespace shoal::tracker {
 namespace {

@@ -1,4 +1,4 @@
-#include "flow_network.h"
+#include "sim/flow_network.h"
 
 #include <algorithm>
 #include <limits>

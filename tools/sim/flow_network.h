@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "finish_heap.h"
+#include "sim/finish_heap.h"
 
 namespace shoal::sim {
 

@@ -1,4 +1,4 @@
-#include "piece_swarm.h"
+#include "sim/piece_swarm.h"
 
 #include <algorithm>
 #include <limits>

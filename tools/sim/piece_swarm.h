@@ -40,8 +40,8 @@
 #include <random>
 #include <vector>
 
-#include "flow_network.h"
-#include "sim_options.h"
+#include "sim/flow_network.h"
+#include "sim/sim_options.h"
 
 namespace shoal::sim {
 

@@ -6,7 +6,7 @@
 // second ask for a chunk at the same instant changes nothing there.
 #include <optional>
 
-#include "sim_run.h"
+#include "sim/sim_run.h"
 
 namespace shoal::sim {
 

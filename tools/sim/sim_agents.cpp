@@ -1,8 +1,8 @@
-#include "sim_agents.h"
+#include "sim/sim_agents.h"
 
 #include <stdexcept>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 
 namespace shoal::sim {
 

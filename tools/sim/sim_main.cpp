@@ -7,9 +7,9 @@
 #include <string>
 
 #include "shoal/log.h"
-#include "sim_options.h"
-#include "sim_report.h"
-#include "simulation.h"
+#include "sim/sim_options.h"
+#include "sim/sim_report.h"
+#include "sim/simulation.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "shoal/status.h"
-#include "simulation.h"
+#include "sim/simulation.h"
 
 namespace shoal::sim {
 

@@ -1,4 +1,4 @@
-#include "sim_run.h"
+#include "sim/sim_run.h"
 
 #include <algorithm>
 #include <cmath>

@@ -15,13 +15,13 @@
 
 #include "agents/agent_directory.h"
 #include "common/tracker_metrics.h"
-#include "event_queue.h"
-#include "flow_network.h"
-#include "piece_swarm.h"
 #include "scheduler/fetch_scheduler.h"
 #include "shoal/missing_chunk_policy.h"
-#include "sim_agents.h"
-#include "simulation.h"
+#include "sim/event_queue.h"
+#include "sim/flow_network.h"
+#include "sim/piece_swarm.h"
+#include "sim/sim_agents.h"
+#include "sim/simulation.h"
 
 namespace shoal::sim {
 

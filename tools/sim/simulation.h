@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "shoal/status.h"
-#include "sim_options.h"
+#include "sim/sim_options.h"
 
 namespace shoal::sim {
 

@@ -13,7 +13,7 @@
 #include "auth/token_verifier.h"
 #include "http/token_routes.h"
 #include "kv/etcd_kv.h"
-#include "record_codec.h"
+#include "proto/record_codec.h"
 #include "registry/issued_tokens.h"
 #include "registry/registry_store.h"
 #include "shoal/duration.h"

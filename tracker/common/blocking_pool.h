@@ -11,8 +11,8 @@
 #include <functional>
 #include <utility>
 
+#include "proto/thread_promise.h"
 #include "shoal/work_queue.h"
-#include "thread_promise.h"
 
 namespace shoal::tracker {
 

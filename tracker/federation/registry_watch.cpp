@@ -6,7 +6,7 @@
 
 #include "common/blocking_pool.h"
 #include "common/change_signal.h"
-#include "kj_status.h"
+#include "proto/kj_status.h"
 
 namespace shoal::tracker {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "auth/token_verifier.h"
 #include "http/http_api.h"
-#include "record_codec.h"
+#include "proto/record_codec.h"
 #include "registry/issued_tokens.h"
 #include "registry/registry_store.h"
 #include "shoal/proto/tracker.capnp.h"

@@ -3,7 +3,7 @@
 #include <kj/exception.h>
 
 #include "common/capnp_bytes.h"
-#include "record_codec.h"
+#include "proto/record_codec.h"
 #include "registry/record_fill.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/proto/manifest.capnp.h"

@@ -1,7 +1,7 @@
 #include "registry/record_fill.h"
 
-#include "capnp_views.h"
-#include "record_codec.h"
+#include "proto/capnp_views.h"
+#include "proto/record_codec.h"
 
 namespace shoal::tracker {
 

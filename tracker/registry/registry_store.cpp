@@ -7,11 +7,11 @@
 #include <random>
 #include <thread>
 
-#include "capnp_views.h"
 #include "common/capnp_bytes.h"
 #include "common/change_signal.h"
 #include "kv/leveldb_kv.h"
-#include "record_codec.h"
+#include "proto/capnp_views.h"
+#include "proto/record_codec.h"
 #include "registry/manifest_archive.h"
 #include "registry/record_fill.h"
 #include "registry/registry_layout.h"

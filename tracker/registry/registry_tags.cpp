@@ -6,7 +6,7 @@
 #include <cctype>
 
 #include "common/capnp_bytes.h"
-#include "record_codec.h"
+#include "proto/record_codec.h"
 #include "registry/registry_layout.h"
 #include "registry/registry_store.h"
 #include "shoal/proto/tracker.capnp.h"

@@ -4,7 +4,7 @@
 #include <kj/exception.h>
 
 #include "common/capnp_bytes.h"
-#include "record_codec.h"
+#include "proto/record_codec.h"
 #include "registry/issued_tokens.h"
 #include "registry/registry_layout.h"
 #include "registry/registry_store.h"

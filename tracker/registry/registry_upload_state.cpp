@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <map>
 
-#include "capnp_views.h"
 #include "common/capnp_bytes.h"
+#include "proto/capnp_views.h"
 #include "registry/registry_layout.h"
 #include "registry/registry_store.h"
 #include "shoal/proto/tracker.capnp.h"

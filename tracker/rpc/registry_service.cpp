@@ -6,13 +6,13 @@
 #include <unordered_set>
 
 #include "auth/token_verifier.h"
-#include "capnp_views.h"
 #include "common/blocking_pool.h"
 #include "common/tracker_metrics.h"
 #include "common/tracker_options.h"
 #include "federation/registry_watch.h"
-#include "kj_status.h"
-#include "record_codec.h"
+#include "proto/capnp_views.h"
+#include "proto/kj_status.h"
+#include "proto/record_codec.h"
 #include "registry/record_fill.h"
 #include "registry/registry_store.h"
 #include "rpc/registry_publish.h"

@@ -24,15 +24,15 @@
 #include <thread>
 
 #include "common/tracker_metrics.h"
-#include "kj_status.h"
+#include "proto/kj_status.h"
+#include "proto/rpc_tls.h"
+#include "proto/task_error_log.h"
 #include "rpc/gateway_service.h"
 #include "rpc/rpc_frame_guard.h"
-#include "rpc_tls.h"
 #include "shoal/host_port.h"
 #include "shoal/log.h"
 #include "shoal/server/metrics.h"
 #include "shoal/tls_files.h"
-#include "task_error_log.h"
 
 namespace shoal::tracker {
 namespace {

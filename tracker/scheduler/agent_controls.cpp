@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "capnp_views.h"
+#include "proto/capnp_views.h"
 
 namespace shoal::tracker {
 

@@ -6,9 +6,9 @@
 #include <set>
 #include <unordered_set>
 
-#include "capnp_views.h"
-#include "kj_status.h"
-#include "record_codec.h"
+#include "proto/capnp_views.h"
+#include "proto/kj_status.h"
+#include "proto/record_codec.h"
 #include "shoal/log.h"
 #include "shoal/utc_time.h"
 

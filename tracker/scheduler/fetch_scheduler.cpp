@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "shoal/log.h"
 #include "shoal/missing_chunk_policy.h"
 #include "shoal/utc_time.h"

@@ -74,6 +74,7 @@
 
 #include "agents/agent_directory.h"
 #include "common/tracker_metrics.h"
+#include "proto/task_error_log.h"
 #include "scheduler/agent_orders.h"
 #include "scheduler/fetch_target.h"
 #include "scheduler/order_pacer.h"
@@ -82,7 +83,6 @@
 #include "shoal/hash_ring.h"
 #include "shoal/need_reply.h"
 #include "shoal/status.h"
-#include "task_error_log.h"
 
 namespace shoal::tracker {
 

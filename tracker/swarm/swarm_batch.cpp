@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "common/tracker_metrics.h"
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "shoal/utc_time.h"
 #include "swarm/announce_policy.h"
 #include "swarm/swarm_store.h"

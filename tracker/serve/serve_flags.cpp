@@ -1,4 +1,4 @@
-#include "serve_flags.h"
+#include "serve/serve_flags.h"
 
 #include <CLI/CLI.hpp>
 

@@ -7,8 +7,8 @@
 #include "http/http_api.h"
 #include "http/tracker_collectors.h"
 #include "rpc/gateway_service.h"
+#include "serve/tracker_context.h"
 #include "swarm/announce_handler.h"
-#include "tracker_context.h"
 
 namespace shoal::tracker {
 

@@ -1,4 +1,4 @@
-#include "tracker_wiring.h"
+#include "serve/tracker_wiring.h"
 
 #include "registry/issued_tokens.h"
 
