@@ -40,6 +40,12 @@ class Later {
     work_.push_back({std::chrono::steady_clock::now() + delay, std::move(fn)});
     cv_.notify_all();
   }
+  // Waits until every job has run and its captures are gone: a responder
+  // held here must be called or destroyed before the server stops.
+  void Drain() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [this] { return work_.empty() && !busy_; });
+  }
 
  private:
   void Loop() {
@@ -55,11 +61,16 @@ class Later {
         cv_.wait_until(l, it->at);
         continue;
       }
-      auto fn = std::move(it->fn);
-      work_.erase(it);
-      l.unlock();
-      fn();
+      {
+        auto fn = std::move(it->fn);
+        work_.erase(it);
+        busy_ = true;
+        l.unlock();
+        fn();
+      }  // its captures go here, before Drain may return
       l.lock();
+      busy_ = false;
+      cv_.notify_all();
     }
   }
   struct Item {
@@ -70,6 +81,7 @@ class Later {
   std::condition_variable cv_;
   std::deque<Item> work_;
   bool stop_ = false;
+  bool busy_ = false;  // a job (or its captures) is still alive
   std::thread thread_;
 };
 
@@ -139,6 +151,7 @@ struct SourceServer {
     REQUIRE(server.Start().ok());
   }
   ~SourceServer() {
+    later.Drain();
     server.Stop();
     ::close(fd);
   }
