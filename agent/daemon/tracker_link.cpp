@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "capnp_views.h"
-#include "kj_status.h"
-#include "record_codec.h"
-#include "rpc_tls.h"
+#include "proto/capnp_views.h"
+#include "proto/kj_status.h"
+#include "proto/record_codec.h"
+#include "proto/rpc_tls.h"
 #include "shoal/log.h"
 #include "shoal/utc_time.h"
 
@@ -258,6 +258,7 @@ kj::Promise<void> TrackerLink::Run() {
       [this]() -> kj::Promise<void> {
         // The session ended (tracker gone); start over.
         registered_ = false;
+        ring_of_session_ = false;
         SetSession(nullptr);
         return io_.provider->getTimer().afterDelay(backoff_ms_ * kj::MILLISECONDS).then([this] {
           return Run();
@@ -265,6 +266,7 @@ kj::Promise<void> TrackerLink::Run() {
       },
       [this](kj::Exception&& e) -> kj::Promise<void> {
         registered_ = false;
+        ring_of_session_ = false;
         SetSession(nullptr);
         Status s = StatusFromException(e, "tracker " + tracker_.address);
         Log(LogLevel::kWarn, "tracker.unreachable",
@@ -314,6 +316,10 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
             std::lock_guard<std::mutex> lock(mu_);
             agent_id_ = r.getAgentId();
           }
+          // A ring held from before is kept for while the tracker is away,
+          // but its epochs are another session's: never current, not even
+          // for the moment between registering and the first ring().
+          ring_of_session_ = false;
           epoch_ = r.getEpoch();
           registered_ = true;
           if (ever_registered_ && handlers_.registered_again) handlers_.registered_again();
@@ -328,9 +334,6 @@ kj::Promise<void> TrackerLink::ConnectAndServe() {
           auto session = r.getSession();
           // The tracker holds none of this agent's swarm entries yet.
           SetSession(session);
-          // A ring held from before is kept for while the tracker is away,
-          // but its epochs are another session's.
-          ring_of_session_ = false;
           uint32_t interval = r.getHeartbeatMs();
           const bool follow = !hooks_.follows_ring || hooks_.follows_ring();
           return (follow ? RefreshRing(session, 0) : kj::Promise<void>(kj::READY_NOW))
