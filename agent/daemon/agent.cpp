@@ -10,7 +10,7 @@
 #include "daemon/agent_metrics.h"
 #include "daemon/local_control.h"
 #include "daemon/read_origin.h"
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "shoal/host_port.h"
 #include "shoal/log.h"
 #include "shoal/server/standard_routes.h"
@@ -131,8 +131,16 @@ Agent::Agent(const AgentOptions& options, std::shared_ptr<EvictionRelay> relay,
       engine_(std::move(engine)),
       fetcher_(std::make_unique<ChunkFetcher>(origin_.get(), *store_, engine_.get())),
       io_(kj::setupAsyncIo()),
-      pulls_{options_,  *store_, *engine_, origin_.get(), fetcher_.get(), "",
-             counters_, nullptr, "",       &stopping_},
+      pulls_{.options = options_,
+             .store = *store_,
+             .engine = *engine_,
+             .origin = origin_.get(),
+             .fetcher = fetcher_.get(),
+             .announce_url = "",
+             .counters = counters_,
+             .ring = nullptr,
+             .self_id = "",
+             .stopping = &stopping_},
       orders_(
           pulls_, [this] { return link_.announce_url(); },
           [this] { return link_.CurrentRing(std::chrono::milliseconds(2000)); },
@@ -242,10 +250,13 @@ Status Agent::Run() {
 
 Status Agent::ServeControl(kj::Promise<void>* served) {
   KJ_IF_MAYBE (e, kj::runCatchingExceptions([&] {
-                 *served =
-                     ServeLocalControl(io_, options_.control_socket,
-                                       LocalControlDeps{pulls_, link_, [this] { return Stats(); },
-                                                        control_jobs_, reads_, revocations_});
+                 *served = ServeLocalControl(io_, options_.control_socket,
+                                             LocalControlDeps{.pulls = pulls_,
+                                                              .link = link_,
+                                                              .stats = [this] { return Stats(); },
+                                                              .threads = control_jobs_,
+                                                              .reads = reads_,
+                                                              .revocations = revocations_});
                })) {
     return StatusFromException(*e, "control socket")
         .WithContext("listen on " + options_.control_socket);

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "fake_tracker.h"
+#include "core/store_test_support.h"
+#include "daemon/fake_tracker.h"
 #include "fetch/chunk_fetcher.h"
-#include "p2p_test_support.h"
+#include "p2p/p2p_test_support.h"
 #include "shoal/origin.h"
-#include "store_test_support.h"
 
 using namespace shoal;
 using namespace shoal::testing;
@@ -177,15 +177,22 @@ struct PullRig {
   Model model;
   std::unique_ptr<CountingOrigin> origin = FolderOrigin(agent.dir.path() + "/origin");
   std::unique_ptr<ChunkFetcher> fetcher =
-      std::make_unique<ChunkFetcher>(origin.get(), *agent.store);
+      std::make_unique<ChunkFetcher>(origin.get(), *agent.store, agent.engine.get());
   VersionId version;
   AgentOptions options;
   PullCounters counters;
   // This agent alone on the last ring it saw: every chunk's owner.
   std::shared_ptr<const HashRing> ring =
       std::make_shared<const HashRing>(std::vector<RingMember>{{"agent-1", 1}}, 1);
-  PullContext ctx{options, *agent.store, *agent.engine,           origin.get(), fetcher.get(),
-                  "",      counters,     [this] { return ring; }, "agent-1"};
+  PullContext ctx{.options = options,
+                  .store = *agent.store,
+                  .engine = *agent.engine,
+                  .origin = origin.get(),
+                  .fetcher = fetcher.get(),
+                  .announce_url = "",
+                  .counters = counters,
+                  .ring = [this] { return ring; },
+                  .self_id = "agent-1"};
   std::string dest_dir = agent.dir.path() + "/dest";
   FolderDestination dest{dest_dir};
   std::atomic<bool> cancelled{false};

@@ -124,7 +124,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         *tracker::PeerAddress::Parse(i == 0 ? "10.0.0.8" : "2001:db8::8"), 6881, i == 0, "z"};
     Check(swarm.Announce(other, now).ok(), "the swarm refuses its first peers");
   }
-  tracker::AnnounceDeps deps{*t->tokens, t->torrents, swarm, t->metrics, 30000, 300000};
+  tracker::AnnounceDeps deps{.tokens = *t->tokens,
+                             .torrents = t->torrents,
+                             .swarm = swarm,
+                             .metrics = t->metrics,
+                             .announce_interval_ms = 30000,
+                             .seed_announce_interval_ms = 300000};
   shoal::HttpResponse r = tracker::HandleAnnounce(deps, req);
   Check(r.status == 200, "an announce not answered 200");
   Check(r.body.size() >= 2 && r.body.front() == 'd' && r.body.back() == 'e',

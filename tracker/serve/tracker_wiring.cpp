@@ -5,33 +5,61 @@
 namespace shoal::tracker {
 
 AnnounceDeps AnnounceDepsOf(TrackerContext& ctx) {
-  return AnnounceDeps{ctx.tokens,
-                      ctx.torrents,
-                      ctx.swarm,
-                      ctx.metrics,
-                      ctx.options.announce_interval_ms,
-                      ctx.options.seed_announce_interval_ms};
+  return AnnounceDeps{.tokens = ctx.tokens,
+                      .torrents = ctx.torrents,
+                      .swarm = ctx.swarm,
+                      .metrics = ctx.metrics,
+                      .announce_interval_ms = ctx.options.announce_interval_ms,
+                      .seed_announce_interval_ms = ctx.options.seed_announce_interval_ms};
 }
 
 GatewayDeps GatewayDepsOf(TrackerContext& ctx) {
-  WarmDeps warm{ctx.scheduler_loop, ctx.fetches, ctx.agents, ctx.controls, ctx.metrics};
-  RegistryDeps registry{ctx.options, ctx.tokens,   ctx.store,  ctx.leases, ctx.metrics, ctx.pool,
-                        ctx.signer,  ctx.torrents, ctx.origin, warm,       ctx.changes};
-  return GatewayDeps{ctx.tokens,          ctx.signer,        ctx.peer_certs, ctx.metrics,
-                     ctx.agents,          ctx.controls,      ctx.http_port,  registry,
-                     AnnounceDepsOf(ctx), ctx.ring_snapshots};
+  WarmDeps warm{.scheduler_loop = ctx.scheduler_loop,
+                .fetches = ctx.fetches,
+                .agents = ctx.agents,
+                .orders = ctx.controls,
+                .metrics = ctx.metrics};
+  RegistryDeps registry{.options = ctx.options,
+                        .tokens = ctx.tokens,
+                        .store = ctx.store,
+                        .leases = ctx.leases,
+                        .metrics = ctx.metrics,
+                        .pool = ctx.pool,
+                        .signer = ctx.signer,
+                        .torrents = ctx.torrents,
+                        .origin = ctx.origin,
+                        .warm = warm,
+                        .changes = ctx.changes};
+  return GatewayDeps{.tokens = ctx.tokens,
+                     .signer = ctx.signer,
+                     .peer_certs = ctx.peer_certs,
+                     .metrics = ctx.metrics,
+                     .agents = ctx.agents,
+                     .controls = ctx.controls,
+                     .http_port = ctx.http_port,
+                     .registry = registry,
+                     .announce = AnnounceDepsOf(ctx),
+                     .ring = ctx.ring_snapshots};
 }
 
 HttpApiDeps HttpApiDepsOf(TrackerContext& ctx) {
-  return HttpApiDeps{ctx.tokens,         IssuedTokensPath(ctx.options.data_dir),
-                     ctx.signer,         ctx.store,
-                     ctx.agents,         ctx.metrics,
-                     AnnounceDepsOf(ctx)};
+  return HttpApiDeps{.tokens = ctx.tokens,
+                     .issued_tokens = IssuedTokensPath(ctx.options.data_dir),
+                     .signer = ctx.signer,
+                     .store = ctx.store,
+                     .agents = ctx.agents,
+                     .metrics = ctx.metrics,
+                     .announce = AnnounceDepsOf(ctx)};
 }
 
 CollectorSources CollectorSourcesOf(TrackerContext& ctx) {
-  return CollectorSources{ctx.metrics,  ctx.options, ctx.agents, ctx.swarm,
-                          ctx.torrents, ctx.leases,  ctx.origin};
+  return CollectorSources{.metrics = ctx.metrics,
+                          .options = ctx.options,
+                          .agents = ctx.agents,
+                          .swarm = ctx.swarm,
+                          .torrents = ctx.torrents,
+                          .leases = ctx.leases,
+                          .origin = ctx.origin};
 }
 
 }  // namespace shoal::tracker
