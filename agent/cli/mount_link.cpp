@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "shoal/hex.h"
 #include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"

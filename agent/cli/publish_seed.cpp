@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "cli/file_handle_server.h"
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "shoal/proto/agent.capnp.h"
 
 namespace shoal {

@@ -16,7 +16,7 @@
 #include "cli/file_handle_server.h"
 #include "cli/progress_bar.h"
 #include "cli/pull_staging.h"
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "shoal/log.h"
 #include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"

@@ -7,8 +7,8 @@
 #include "cli/client_flags.h"
 #include "cli/commands.h"
 #include "cli/progress_bar.h"
-#include "json_records.h"
-#include "record_codec.h"
+#include "proto/json_records.h"
+#include "proto/record_codec.h"
 #include "shoal/duration.h"
 #include "shoal/model_ref.h"
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <random>
 
-#include "capnp_views.h"
-#include "kj_status.h"
-#include "record_codec.h"
-#include "rpc_tls.h"
+#include "proto/capnp_views.h"
+#include "proto/kj_status.h"
+#include "proto/record_codec.h"
+#include "proto/rpc_tls.h"
 #include "shoal/manifest_codec.h"
 #include "shoal/manifest_signer.h"
 #include "shoal/proto/tracker.capnp.h"

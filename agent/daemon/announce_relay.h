@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "daemon/swarm_reports.h"
+#include "proto/task_error_log.h"
 #include "shoal/proto/tracker.capnp.h"
 #include "shoal/server/http_server.h"
 #include "shoal/status.h"
-#include "task_error_log.h"
 
 namespace shoal {
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "thread_promise.h"
+#include "proto/thread_promise.h"
 
 namespace shoal {
 

@@ -12,13 +12,13 @@
 #include "daemon/caller_files.h"
 #include "daemon/control_socket.h"
 #include "daemon/mount_version.h"
-#include "kj_status.h"
+#include "proto/kj_status.h"
+#include "proto/record_codec.h"
+#include "proto/task_error_log.h"
 #include "read/read_service.h"
-#include "record_codec.h"
 #include "shoal/log.h"
 #include "shoal/model_ref.h"
 #include "shoal/proto/agent.capnp.h"
-#include "task_error_log.h"
 
 namespace shoal {
 namespace {

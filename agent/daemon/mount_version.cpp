@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 #include "read/read_service.h"
 
 namespace shoal {

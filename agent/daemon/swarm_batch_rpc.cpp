@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "kj_status.h"
+#include "proto/kj_status.h"
 
 namespace shoal {
 namespace {

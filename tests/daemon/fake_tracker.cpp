@@ -1,6 +1,6 @@
 // FakeTracker's RPC: the Gateway, AgentSession and Registry it serves, and
 // the loop they run on. Its plain state and records: fake_tracker_state.cpp.
-#include "fake_tracker.h"
+#include "daemon/fake_tracker.h"
 
 #include <capnp/message.h>
 #include <capnp/rpc-twoparty.h>
@@ -10,9 +10,9 @@
 #include <random>
 #include <stdexcept>
 
-#include "capnp_views.h"
-#include "kj_status.h"
-#include "record_codec.h"
+#include "proto/capnp_views.h"
+#include "proto/kj_status.h"
+#include "proto/record_codec.h"
 #include "shoal/proto/tracker.capnp.h"
 
 namespace shoal {

@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "fake_tracker.h"
+#include "daemon/fake_tracker.h"
 #include "shoal/manifest_codec.h"
 
 namespace shoal {

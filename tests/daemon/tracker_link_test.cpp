@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "fake_tracker.h"
+#include "daemon/fake_tracker.h"
 #include "shoal/sha256.h"
 
 using namespace shoal;

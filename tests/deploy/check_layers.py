@@ -8,11 +8,12 @@ files. In agent/, fails if its folders (client, p2p, fetch, read, daemon,
 cli) include each other in a cycle, or if any folder but daemon/ includes
 daemon/ (nothing builds on the daemon) or any but cli/ includes cli/.
 
-Also fails on a bare #include "name.h" in core/, include/, proto/,
+Also fails on a bare #include "name.h" in agent/, core/, include/, proto/,
 tests/, tools/ and tracker/: every quoted include there names a path from
-its tree's root ("store/chunk_store_impl.h" from core/, "registry/..."
-from tracker/, "p2p/p2p_test_support.h" from tests/, "sim/..." from
-tools/), from include/ ("shoal/status.h"), or "proto/kj_status.h".
+its tree's root ("store/chunk_store_impl.h" from core/, "daemon/..." from
+agent/, "registry/..." from tracker/, "p2p/p2p_test_support.h" from
+tests/, "sim/..." from tools/), from include/ ("shoal/status.h"), or
+"proto/kj_status.h".
 
 Fails as well when a planted back arrow or bare include goes unnoticed,
 so the check itself is checked.
@@ -107,7 +108,7 @@ def check(files):
 
 # The trees whose quoted includes all name a path. agent/ joins once it
 # writes proto/'s headers as "proto/..." too.
-PATH_TREES = ("core", "include", "proto", "tests", "tools", "tracker")
+PATH_TREES = ("agent", "core", "include", "proto", "tests", "tools", "tracker")
 
 
 def bare_check(trees):
