@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/forwarding_origin.h"
 #include "core/store_test_support.h"
 #include "daemon/fake_tracker.h"
 #include "fetch/chunk_fetcher.h"
@@ -31,32 +32,17 @@ namespace {
 constexpr uint32_t kPieceSize = 16384;
 
 // A real origin that counts the GETs it served.
-class CountingOrigin final : public Origin {
+class CountingOrigin final : public testing::ForwardingOrigin {
  public:
-  explicit CountingOrigin(std::unique_ptr<Origin> inner) : inner_(std::move(inner)) {}
+  using ForwardingOrigin::ForwardingOrigin;
   Status Get(const std::string& key, uint64_t offset, uint64_t length, ByteSink& sink) override {
     gets_++;
-    return inner_->Get(key, offset, length, sink);
+    return ForwardingOrigin::Get(key, offset, length, sink);
   }
-  Status Put(const std::string& key, const uint8_t* data, size_t len) override {
-    return inner_->Put(key, data, len);
-  }
-  Status PutStream(const std::string& key, ByteSource& source) override {
-    return inner_->PutStream(key, source);
-  }
-  Result<ObjectInfo> Head(const std::string& key) override { return inner_->Head(key); }
-  Result<ListPage> List(const std::string& prefix, const std::string& token,
-                        uint32_t max_keys) override {
-    return inner_->List(prefix, token, max_keys);
-  }
-  Status Delete(const std::string& key) override { return inner_->Delete(key); }
-  OriginCounters counters() const override { return inner_->counters(); }
-  std::string Describe() const override { return "counting " + inner_->Describe(); }
-
+  std::string Describe() const override { return "counting " + ForwardingOrigin::Describe(); }
   int gets() const { return gets_.load(); }
 
  private:
-  std::unique_ptr<Origin> inner_;
   std::atomic<int> gets_{0};
 };
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/forwarding_origin.h"
 #include "core/store_test_support.h"
 #include "shoal/origin.h"
 
@@ -20,9 +21,9 @@ using namespace shoal::testing;
 namespace {
 
 // A real origin whose GETs wait for Open().
-class GatedOrigin : public Origin {
+class GatedOrigin : public ForwardingOrigin {
  public:
-  explicit GatedOrigin(std::unique_ptr<Origin> inner) : inner_(std::move(inner)) {}
+  using ForwardingOrigin::ForwardingOrigin;
   Status Get(const std::string& key, uint64_t offset, uint64_t length, ByteSink& sink) override {
     {
       std::unique_lock<std::mutex> l(mu_);
@@ -33,22 +34,9 @@ class GatedOrigin : public Origin {
       ++gets_;
       keys_.push_back(key);
     }
-    return inner_->Get(key, offset, length, sink);
+    return ForwardingOrigin::Get(key, offset, length, sink);
   }
-  Status Put(const std::string& key, const uint8_t* data, size_t len) override {
-    return inner_->Put(key, data, len);
-  }
-  Status PutStream(const std::string& key, ByteSource& source) override {
-    return inner_->PutStream(key, source);
-  }
-  Result<ObjectInfo> Head(const std::string& key) override { return inner_->Head(key); }
-  Result<ListPage> List(const std::string& prefix, const std::string& token,
-                        uint32_t max_keys) override {
-    return inner_->List(prefix, token, max_keys);
-  }
-  Status Delete(const std::string& key) override { return inner_->Delete(key); }
-  OriginCounters counters() const override { return inner_->counters(); }
-  std::string Describe() const override { return "gated " + inner_->Describe(); }
+  std::string Describe() const override { return "gated " + ForwardingOrigin::Describe(); }
 
   void Open() {
     std::lock_guard<std::mutex> l(mu_);
@@ -71,7 +59,6 @@ class GatedOrigin : public Origin {
   }
 
  private:
-  std::unique_ptr<Origin> inner_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = false;
