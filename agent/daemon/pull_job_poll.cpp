@@ -1,7 +1,6 @@
 // PullJob's poll: one pass over the pull's torrents, and what it does about
 // the chunks no peer offers.
 #include <algorithm>
-#include <map>
 
 #include "client/tracker_client.h"
 #include "daemon/destination_writer.h"

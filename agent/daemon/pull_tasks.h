@@ -52,7 +52,7 @@ struct PullTask {
   bool in_engine = false;
   bool complete = false;
   uint64_t from_peers = 0;
-  std::map<uint64_t, Clock::time_point> announced;  // last ChunkArrived for a piece
+  std::map<uint64_t, Clock::time_point> announced;  // last hand-over to the engine of a piece
   std::map<uint64_t, Clock::time_point> asked;      // last asked of the tracker
   // Into the cache only: per piece, held until the pull ends, so nothing
   // it has is evicted.

@@ -213,7 +213,7 @@ void ReadFetcher::Ask(const std::shared_ptr<const ReadFile>& file, uint64_t piec
       fetch, [this, file, piece](const ChunkFetched& f) { Fetched(*file, piece, f); }, priority);
 }
 
-std::vector<uint64_t> ReadFetcher::DueForOrigin(const ReadFile& file, Torrent& t,
+std::vector<uint64_t> ReadFetcher::DueForOrigin(const ReadFile& file, const Torrent& t,
                                                 const std::vector<uint64_t>& missing,
                                                 Clock::time_point now) {
   if (!t.add_error.ok()) return missing;  // no torrent, so no peer: the origin at once

@@ -154,7 +154,7 @@ class ReadFetcher {
   // The pieces of `missing` (not stored, not being fetched) whose turn at
   // the origin has come: no connected peer offers them, and the policy's
   // wait for a peer is over (the clock is the fetcher's unoffered()).
-  std::vector<uint64_t> DueForOrigin(const ReadFile& file, Torrent& t,
+  std::vector<uint64_t> DueForOrigin(const ReadFile& file, const Torrent& t,
                                      const std::vector<uint64_t>& missing, Clock::time_point now);
   // Asks the fetcher for piece `piece` of `file`.
   void Ask(const std::shared_ptr<const ReadFile>& file, uint64_t piece, const Torrent& t,
