@@ -36,6 +36,8 @@ test_pkgs=(
   clang libclang-rt-14-dev  # tests/fuzz/run.sh: libFuzzer, ASan and UBSan (ctest's fuzz:regress)
   etcd-server etcd-client  # tests/etcd/etcd_cluster.sh: a 3-member etcd; the tracker itself speaks HTTP
   python3-numpy  # tests/integration/mount_safetensors.py reads a tensor through `shoal mount`
+  gdb  # tests/support: the threads of a process that does not exit in time, in the test's output
+  valgrind  # p2p-valgrind: memory errors inside libtorrent, which ASan does not instrument
   docker-registry apache2-utils  # tests/integration/import_oci_test.cpp: a real OCI registry; htpasswd -B for its basic auth
 )
 

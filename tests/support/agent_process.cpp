@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -61,8 +62,10 @@ void AgentProcess::Kill() {
 
 void AgentProcess::Stop() {
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  ::waitpid(pid_, nullptr, 0);
+  // A process that ignores SIGTERM would be killed by systemd or the
+  // kubelet after its grace period, its work lost: a failure here too.
+  if (!TerminateProcess(pid_))
+    FAIL_CHECK("shoald " << name_ << " did not exit within 30 s of SIGTERM");
   pid_ = -1;
 }
 

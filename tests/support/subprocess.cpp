@@ -5,12 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -78,10 +81,45 @@ pid_t StartProcess(const std::vector<std::string>& argv, const std::vector<std::
   return pid;
 }
 
-int WaitProcess(pid_t pid) {
+int WaitProcess(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string stacks = ThreadStacks(pid);
+      std::fprintf(stderr, "process %d still runs after %lld s; its threads:\n%s\n",
+                   static_cast<int>(pid), static_cast<long long>(limit.count()), stacks.c_str());
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      return kWaitTimedOut;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string ThreadStacks(pid_t pid) {
+  const std::string id = std::to_string(pid);
+  if (::access("/usr/bin/gdb", X_OK) == 0) {
+    ProcessResult r =
+        RunProcess({"/usr/bin/gdb", "-p", id, "-batch", "-nx", "-ex", "thread apply all bt"});
+    return r.out + r.err;
+  }
+  std::string out;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + id + "/task", ec)) {
+    std::ifstream comm(task.path() / "comm"), wchan(task.path() / "wchan");
+    std::string name, wait;
+    std::getline(comm, name);
+    std::getline(wchan, wait);
+    out += task.path().filename().string() + " " + name + " waits in " + wait + "\n";
+  }
+  return out;
+}
+
+bool TerminateProcess(pid_t pid, std::chrono::seconds limit) {
+  ::kill(pid, SIGTERM);
+  return WaitProcess(pid, limit) != kWaitTimedOut;
 }
 
 TempDir::TempDir() {

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,18 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
 // returns its pid. The caller reaps it (WaitProcess) or kills it.
 pid_t StartProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                    const std::string& log_path);
-// Waits for `pid`; returns its exit code, or 128 + signal.
-int WaitProcess(pid_t pid);
+// What WaitProcess returns for a process that outlived its limit.
+constexpr int kWaitTimedOut = -2;
+// Waits up to `limit` for `pid`; returns its exit code, or 128 + signal.
+// A process still running then has its threads' stacks written to stderr
+// (what a hang looks like, in the test's output), is killed, and gives
+// kWaitTimedOut.
+int WaitProcess(pid_t pid, std::chrono::seconds limit = std::chrono::seconds(150));
+// Every thread's stack of `pid`, from gdb if installed, else each
+// thread's name and kernel wait channel.
+std::string ThreadStacks(pid_t pid);
+// SIGTERM, then WaitProcess for `limit`: whether it exited in time.
+bool TerminateProcess(pid_t pid, std::chrono::seconds limit = std::chrono::seconds(30));
 
 // A fresh temporary folder, removed with everything in it on destruction.
 class TempDir {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -77,8 +78,10 @@ void TrackerProcess::Kill() {
 
 void TrackerProcess::Stop() {
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  ::waitpid(pid_, nullptr, 0);
+  // A process that ignores SIGTERM would be killed by systemd or the
+  // kubelet after its grace period, its work lost: a failure here too.
+  if (!TerminateProcess(pid_, std::chrono::seconds(60)))
+    FAIL_CHECK("shoal-tracker did not exit within 60 s of SIGTERM");
   pid_ = -1;
 }
 
