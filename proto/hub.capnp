@@ -42,3 +42,10 @@ struct TreeEntry {
 struct TreePage {
   entries @0 :List(TreeEntry);
 }
+
+# The body of POST /api/models/{repo}/paths-info/{rev}, as the JavaScript
+# client sends it (the Python client sends the same fields as a form).
+struct PathsInfoRequest {
+  paths @0 :List(Text);
+  expand @1 :Bool;       # also each entry's last commit and scan status
+}

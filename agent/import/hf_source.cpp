@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "import/import_source.h"
-#include "import/json_decode.h"
+#include "proto/json_decode.h"
 #include "shoal/proto/hub.capnp.h"
 #include "shoal/uri_encode.h"
 

@@ -16,7 +16,7 @@
 #include <mutex>
 
 #include "import/import_source.h"
-#include "import/json_decode.h"
+#include "proto/json_decode.h"
 #include "shoal/proto/oci.capnp.h"
 #include "shoal/sha256.h"
 #include "shoal/uri_encode.h"

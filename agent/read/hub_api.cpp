@@ -76,6 +76,19 @@ std::string LfsJson(const HubFileId& id, uint64_t size, const char* hash_key) {
 
 }  // namespace
 
+std::string HubFolderEntryJson(const std::string& path) {
+  return "{\"type\":\"directory\",\"oid\":\"" + Sha1Hex("tree " + path) +
+         "\",\"size\":0,\"path\":" + Quoted(path) + "}";
+}
+
+std::string HubFileEntryJson(const FileEntry& f) {
+  HubFileId id = HubFileIdOf(f);
+  std::string out = "{\"type\":\"file\",\"oid\":\"" + id.oid +
+                    "\",\"size\":" + std::to_string(f.size) + ",\"path\":" + Quoted(f.path);
+  if (id.lfs) out += LfsJson(id, f.size, "oid");
+  return out + "}";
+}
+
 Result<HubRequest> ParseHubTarget(std::string_view raw_path) {
   HubRequest r;
   if (raw_path.empty() || raw_path.front() != '/') return r;
@@ -95,6 +108,9 @@ Result<HubRequest> ParseHubTarget(std::string_view raw_path) {
       r.revision = "main";
     } else if (seg[4] == "revision" && seg.size() >= 6) {
       r.kind = HubRequest::Kind::kModel;
+      SHOAL_RETURN_IF_ERROR(take(5, seg.size(), &r.revision));
+    } else if (seg[4] == "paths-info" && seg.size() >= 6) {
+      r.kind = HubRequest::Kind::kPathsInfo;
       SHOAL_RETURN_IF_ERROR(take(5, seg.size(), &r.revision));
     } else if (seg[4] == "tree" && seg.size() >= 6) {
       r.kind = HubRequest::Kind::kTree;
@@ -226,17 +242,8 @@ Result<HubTreePage> HubTree(const Manifest& m, const std::string& folder, bool r
   for (; it != entries.end() && page.entries < limit; ++it, ++page.entries) {
     if (page.entries) page.json += ",";
     const std::string& path = it->first;
-    if (it->second.file == nullptr) {
-      page.json += "{\"type\":\"directory\",\"oid\":\"" + Sha1Hex("tree " + path) +
-                   "\",\"size\":0,\"path\":" + Quoted(path) + "}";
-      continue;
-    }
-    const FileEntry& f = *it->second.file;
-    HubFileId id = HubFileIdOf(f);
-    page.json += "{\"type\":\"file\",\"oid\":\"" + id.oid +
-                 "\",\"size\":" + std::to_string(f.size) + ",\"path\":" + Quoted(path);
-    if (id.lfs) page.json += LfsJson(id, f.size, "oid");
-    page.json += "}";
+    page.json +=
+        it->second.file == nullptr ? HubFolderEntryJson(path) : HubFileEntryJson(*it->second.file);
   }
   page.json += "]";
   if (it != entries.end()) page.cursor = base64url::Encode(std::prev(it)->first);

@@ -5,6 +5,7 @@
 //   GET      /api/models/{org}/{name}[/revision/{rev}][?blobs=true]
 //   GET      /api/models/{org}/{name}/tree/{rev}[/{path}][?recursive=true]
 //   GET/HEAD /{org}/{name}/resolve/{rev}/{path}
+//   POST     /api/models/{org}/{name}/paths-info/{rev}
 //
 // A repository "org/name" is model `name` of namespace `org` (or of the
 // namespace --hub-namespace maps `org` to). The token is a Shoal read
@@ -41,17 +42,27 @@
 
 namespace shoal {
 
+// What POST /api/models/{repo}/paths-info/{rev} asks about: the
+// JavaScript client's JSON body ({"paths": [...], "expand": true}) or the
+// Python client's form (paths=a&paths=b&expand=True).
+struct HubPathsQuery {
+  std::vector<std::string> paths;  // relative, without a trailing '/'
+  bool expand = false;
+};
+
 struct HubRequest {
   enum class Kind {
-    kModel,    // /api/models/{repo}[/revision/{rev}]
-    kTree,     // /api/models/{repo}/tree/{rev}[/{path}]
-    kResolve,  // /{repo}/resolve/{rev}/{path}
-    kUnknown,  // any other path: the hub's other APIs (commits, discussions, spaces...)
+    kModel,      // /api/models/{repo}[/revision/{rev}]
+    kTree,       // /api/models/{repo}/tree/{rev}[/{path}]
+    kResolve,    // /{repo}/resolve/{rev}/{path}
+    kPathsInfo,  // /api/models/{repo}/paths-info/{rev}, a POST
+    kUnknown,    // any other path: the hub's other APIs (commits, discussions, spaces...)
   };
   Kind kind = Kind::kUnknown;
   std::string org, name;  // the repository, as asked
   std::string revision;   // percent-decoded; "main" when the path gives none
   std::string path;       // kTree: the folder ("" for the top); kResolve: the file
+  HubPathsQuery paths;    // kPathsInfo: from the body (ParseHubPathsBody)
 };
 
 // The request a raw target path (as sent, without the query) names. Each
@@ -94,6 +105,11 @@ HubFileId HubFileIdOf(const FileEntry& file);
 std::string HubModelJson(const std::string& repo, const Manifest& manifest,
                          const VersionId& version, bool blobs);
 
+// One entry of a tree or paths-info answer: a folder, or a file (its
+// hub identity, size and LFS pointer).
+std::string HubFolderEntryJson(const std::string& path);
+std::string HubFileEntryJson(const FileEntry& file);
+
 // One page of GET /api/models/{repo}/tree/{rev}/{folder}: the entries
 // (files and folders) under `folder`, all of them with `recursive`, else
 // its direct children, sorted by path, at most `limit` after the cursor.
@@ -106,6 +122,20 @@ struct HubTreePage {
 // InvalidArgument for a malformed cursor.
 Result<HubTreePage> HubTree(const Manifest& manifest, const std::string& folder, bool recursive,
                             const std::string& cursor, size_t limit);
+
+// The most paths one call may ask about.
+constexpr size_t kHubMaxPaths = 10000;
+// InvalidArgument for a body that is neither form, a path with '..' or an
+// absolute or empty component, or more than kHubMaxPaths paths.
+Result<HubPathsQuery> ParseHubPathsBody(std::string_view content_type, const std::string& body);
+
+// The paths-info answer: a JSON array with an entry, worded as the tree
+// call's, for each asked path that is a file or folder of the version, in
+// the order asked and once each; other paths are left out, as the hub does.
+// With `expand`, each entry also names `commit` as its last commit (dated
+// when the version was made) and its security scan as not done.
+std::string HubPathsInfo(const Manifest& manifest, const HubPathsQuery& query,
+                         const std::string& commit);
 
 }  // namespace shoal
 

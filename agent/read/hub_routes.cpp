@@ -23,7 +23,7 @@ std::string Repo(const HubRequest& hub) { return hub.org + "/" + hub.name; }
 }  // namespace
 
 void ReadService::AddHubRoutes(HttpServer& server) {
-  for (const char* method : {"GET", "HEAD"}) {
+  for (const char* method : {"GET", "HEAD", "POST"}) {
     server.HandleAsync(method, "/*", [this](const HttpRequest& r, HttpResponder respond) {
       ServeHub(r, std::move(respond));
     });
@@ -37,11 +37,22 @@ void ReadService::ServeHub(const HttpRequest& request, HttpResponder respond) {
   Result<HubRequest> parsed = ParseHubTarget(raw);
   if (!parsed.ok()) return Fail(call, {ReadFailure::kBadRequest, parsed.status().message()});
   HubRequest hub = std::move(parsed).value();
+  // paths-info is the one call clients POST; any other POST is unknown.
+  if ((hub.kind == HubRequest::Kind::kPathsInfo) != (request.method == "POST")) {
+    hub.kind = HubRequest::Kind::kUnknown;
+  }
+  if (hub.kind == HubRequest::Kind::kPathsInfo) {
+    Result<HubPathsQuery> asked =
+        ParseHubPathsBody(request.headers.Get("Content-Type").value_or(""), request.body);
+    if (!asked.ok()) return Fail(call, {ReadFailure::kBadRequest, asked.status().message()});
+    hub.paths = std::move(asked).value();
+  }
   if (hub.kind == HubRequest::Kind::kUnknown) {
     // The hub's other APIs (commits, discussions, spaces, ...): a clean
     // 404, which the clients take as "nothing there" and go on.
     return Fail(call, {ReadFailure::kNoSuchKey,
-                       "this Shoal agent serves only the hub's model, tree and resolve calls"});
+                       "this Shoal agent serves only the hub's model, tree, paths-info and "
+                       "resolve calls"});
   }
   std::optional<std::string> bearer = request.BearerToken();
   // Clients that check for the hub's token prefix get a Shoal token with it.
@@ -155,6 +166,11 @@ void ReadService::AnswerHub(const std::shared_ptr<ReadCall>& call, const std::st
         if (recursive) next += "&recursive=true";
         res.headers.Set("Link", "<" + next + ">; rel=\"next\"");
       }
+      return call->Finish(std::move(res));
+    }
+    case HubRequest::Kind::kPathsInfo: {
+      HttpResponse res = HttpResponse::Json(200, HubPathsInfo(m.manifest, hub.paths, commit));
+      res.headers.Set("X-Repo-Commit", commit);
       return call->Finish(std::move(res));
     }
     case HubRequest::Kind::kResolve: {

@@ -225,6 +225,22 @@ TEST_CASE("hub errors are the ones the hub's clients expect") {
   CHECK(a.headers.count("x-xet-hash") == 0);
   a = get("/team-a/hubmodel/resolve/main/config.json", {"-H", "Range: bytes=99999-"});
   CHECK(a.status == 416);
+  // paths-info as the Python client posts it (a form), and bad bodies.
+  const std::string paths_info = "/api/models/team-a/hubmodel/paths-info/main";
+  a = get(paths_info, {"--data", "paths=config.json&paths=tokenizer&paths=nope&expand=True"});
+  CHECK(a.status == 200);
+  CHECK(a.body.find("\"type\":\"file\"") != std::string::npos);
+  CHECK(a.body.find("\"path\":\"config.json\"") != std::string::npos);
+  CHECK(a.body.find("\"type\":\"directory\"") != std::string::npos);
+  CHECK(a.body.find("nope") == std::string::npos);
+  CHECK(a.body.find("\"lastCommit\":{\"id\":\"" + a.headers["x-repo-commit"]) != std::string::npos);
+  a = get(paths_info, {"--data", "paths=..%2Fetc%2Fpasswd"});
+  CHECK(a.status == 400);
+  a = get(paths_info, {"-H", "Content-Type: application/json", "--data", "{\"paths\": ["});
+  CHECK(a.status == 400);
+  CHECK(a.body.find("not the JSON expected") != std::string::npos);
+  a = get(paths_info);  // a GET of the POST call: not a call the agent has
+  CHECK(a.status == 404);
 
   // No token, and a token of another team.
   a = cluster.Curl({hub + "/api/models/team-a/hubmodel"});
@@ -271,6 +287,17 @@ TEST_CASE("the hub's JavaScript client lists and downloads a Shoal model") {
   CHECK(r.out.find("\"name\":\"team-a/hubmodel\"") != std::string::npos);
   CHECK(r.out.find("tokenizer/tokenizer.json") != std::string::npos);
   RequireSameTree(src, out);
+  // paths-info: each file as the tree listed it, the folder, and nothing
+  // for the path that is not there.
+  const std::string files = r.out.substr(0, r.out.find("\"paths\":"));
+  const std::string paths = r.out.substr(files.size());
+  const std::string config = "{\"size\":" + std::to_string(fs::file_size(src + "/config.json"));
+  CHECK(files.find("\"config.json\":" + config) != std::string::npos);
+  CHECK(paths.find("\"config.json\":{\"type\":\"file\",\"size\":" +
+                   std::to_string(fs::file_size(src + "/config.json"))) != std::string::npos);
+  CHECK(paths.find("\"tokenizer\":{\"type\":\"directory\"") != std::string::npos);
+  CHECK(paths.find("no/such/file") == std::string::npos);
+  CHECK(paths.find("\"commit\":\"") != std::string::npos);
 }
 
 TEST_CASE("another cluster imports a model through an agent's hub API") {

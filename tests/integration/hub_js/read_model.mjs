@@ -1,12 +1,15 @@
 // Reads a model through a hub endpoint with the hub's JavaScript client,
 // @huggingface/hub, as an application would: the model's info, every file
-// of its tree, and each file's bytes, written under OUT.
+// of its tree, and each file's bytes, written under OUT; then asks
+// paths-info about every file, the folder "tokenizer" and a path that is
+// not there.
 //
 //   node read_model.mjs ENDPOINT REPO REVISION TOKEN OUT
 //
-// Prints one JSON object: {"name", "files": {path: {"size", "oid"}}}.
+// Prints one JSON object: {"name", "files": {path: {"size", "oid"}},
+// "paths": {path: {"type", "size", "oid", "commit"}}}.
 // Any failure exits 1 with the client's error on stderr.
-import { downloadFile, listFiles, modelInfo } from "@huggingface/hub";
+import { downloadFile, listFiles, modelInfo, pathsInfo } from "@huggingface/hub";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
@@ -24,7 +27,12 @@ try {
     await writeFile(join(out, entry.path), bytes);
     files[entry.path] = { size: bytes.length, oid: entry.lfs ? entry.lfs.oid : entry.oid };
   }
-  console.log(JSON.stringify({ name: info.name, files }));
+  const asked = [...Object.keys(files), "tokenizer", "no/such/file"];
+  const paths = {};
+  for (const p of await pathsInfo({ repo, paths: asked, revision, hubUrl, accessToken, expand: true })) {
+    paths[p.path] = { type: p.type, size: p.size, oid: p.lfs ? p.lfs.oid : p.oid, commit: p.lastCommit.id };
+  }
+  console.log(JSON.stringify({ name: info.name, files, paths }));
 } catch (e) {
   console.error(`read_model: ${e.message}`);
   process.exit(1);

@@ -1,9 +1,9 @@
-// Decoding the JSON that hubs and registries answer with into Cap'n Proto
-// structs (proto/hub.capnp, proto/oci.capnp): field names come from the
-// schema, fields it does not name are ignored, and a malformed answer is
-// one Corruption naming `what`.
-#ifndef SHOAL_AGENT_IMPORT_JSON_DECODE_H_
-#define SHOAL_AGENT_IMPORT_JSON_DECODE_H_
+// Decoding JSON into Cap'n Proto structs, the twin of json_records.h: what
+// hubs and registries answer (proto/hub.capnp, proto/oci.capnp) and what
+// the hub's clients send. Field names come from the schema, fields it does
+// not name are ignored, and malformed JSON is one Corruption naming `what`.
+#ifndef SHOAL_PROTO_JSON_DECODE_H_
+#define SHOAL_PROTO_JSON_DECODE_H_
 
 #include <capnp/compat/json.h>
 #include <capnp/message.h>
@@ -37,4 +37,4 @@ Status DecodeJson(const std::string& json, const std::string& what, Fn&& use) {
 
 }  // namespace shoal
 
-#endif  // SHOAL_AGENT_IMPORT_JSON_DECODE_H_
+#endif  // SHOAL_PROTO_JSON_DECODE_H_
