@@ -177,3 +177,89 @@ TEST_CASE("the tree lists a folder's children, or everything under it, in pages"
   CHECK(HubTree(m, "nope", false, "", 100).status().code() == Status::Code::kNotFound);
   CHECK(HubTree(m, "", false, "!!!", 100).status().code() == Status::Code::kInvalidArgument);
 }
+
+namespace {
+const std::string kPathsCommit(40, 'a');
+}  // namespace
+
+TEST_CASE("paths-info is a POST under the model's API path", "[read][hub]") {
+  auto r = ParseHubTarget("/api/models/team-a/llama/paths-info/main");
+  REQUIRE(r.ok());
+  CHECK(r->kind == HubRequest::Kind::kPathsInfo);
+  CHECK(r->revision == "main");
+  r = ParseHubTarget("/api/models/team-a/llama/paths-info/refs%2Fpr%2F1");
+  REQUIRE(r.ok());
+  CHECK(r->revision == "refs/pr/1");
+  CHECK(ParseHubTarget("/api/models/team-a/llama/paths-info")->kind == HubRequest::Kind::kUnknown);
+}
+
+TEST_CASE("paths-info reads the JavaScript client's JSON and the Python client's form",
+          "[read][hub]") {
+  auto js = ParseHubPathsBody("application/json",
+                              R"({"paths":["config.json","tokenizer/"],"expand":true})");
+  REQUIRE(js.ok());
+  CHECK(js->paths == std::vector<std::string>{"config.json", "tokenizer"});
+  CHECK(js->expand);
+  js = ParseHubPathsBody("application/json; charset=utf-8", R"({"paths":["a b.txt"]})");
+  REQUIRE(js.ok());
+  CHECK(js->paths == std::vector<std::string>{"a b.txt"});
+  CHECK_FALSE(js->expand);
+
+  auto form = ParseHubPathsBody("application/x-www-form-urlencoded",
+                                "paths=config.json&paths=a+b%2Fc.txt&expand=True");
+  REQUIRE(form.ok());
+  CHECK(form->paths == std::vector<std::string>{"config.json", "a b/c.txt"});
+  CHECK(form->expand);
+  // requests sends no Content-Type for an empty form; nothing is asked.
+  form = ParseHubPathsBody("", "");
+  REQUIRE(form.ok());
+  CHECK(form->paths.empty());
+}
+
+TEST_CASE("a bad paths-info body is one clear error", "[read][hub]") {
+  struct Bad {
+    const char* type;
+    std::string body;
+    const char* says;
+  };
+  std::string many = "paths=a";
+  for (size_t i = 0; i < kHubMaxPaths; ++i) many += "&paths=a";
+  for (const Bad& b : std::vector<Bad>{
+           {"application/json", "{\"paths\": [", "not the JSON expected"},
+           {"application/json", "{\"paths\": \"config.json\"}", "not the JSON expected"},
+           {"application/x-www-form-urlencoded", "paths=%zz", "malformed %-escape"},
+           {"application/x-www-form-urlencoded", "paths=../etc/passwd", ".."},
+           {"application/json", "{\"paths\": [\"/etc/passwd\"]}", ""},
+           {"application/x-www-form-urlencoded", many, "at most 10000 paths"},
+       }) {
+    INFO(b.body.substr(0, 60));
+    auto r = ParseHubPathsBody(b.type, b.body);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Status::Code::kInvalidArgument);
+    CHECK(r.status().message().find(b.says) != std::string::npos);
+  }
+}
+
+TEST_CASE("paths-info answers the files and folders asked, in order, once each", "[read][hub]") {
+  Manifest m = Checkpoint();
+  m.empty_dirs = {"logs"};
+  HubPathsQuery q;
+  q.paths = {"tokenizer", "missing.bin", "config.json", "logs", "config.json", "tokenizer/tok"};
+  std::string json = HubPathsInfo(m, q, kPathsCommit);
+  CHECK(json == "[" + HubFolderEntryJson("tokenizer") + "," + HubFileEntryJson(m.files[0]) + "," +
+                    HubFolderEntryJson("logs") + "]");
+  CHECK(json.find("\"type\":\"file\",\"oid\":\"cd") != std::string::npos);
+  CHECK(json.find("\"size\":42,\"path\":\"config.json\"") != std::string::npos);
+  CHECK(json.find("lastCommit") == std::string::npos);
+
+  q.paths = {"tokenizer/tokenizer.json"};
+  q.expand = true;
+  json = HubPathsInfo(m, q, kPathsCommit);
+  CHECK(json.find("\"path\":\"tokenizer/tokenizer.json\"") != std::string::npos);
+  CHECK(json.find("\"lastCommit\":{\"id\":\"" + kPathsCommit + "\"") != std::string::npos);
+  CHECK(json.find("\"date\":\"2026-01-01T00:00:00.000Z\"") != std::string::npos);
+  CHECK(json.find("\"securityFileStatus\":{\"status\":\"unscanned\"}}]") != std::string::npos);
+
+  q.paths = {"nothing", "here"};
+  CHECK(HubPathsInfo(m, q, kPathsCommit) == "[]");
+}
