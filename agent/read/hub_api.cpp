@@ -147,6 +147,8 @@ std::string NamespaceOfOrg(const std::map<std::string, std::string>& orgs, const
   return it == orgs.end() ? org : it->second;
 }
 
+bool HubFlagTrue(std::string_view v) { return v == "true" || v == "True" || v == "1"; }
+
 bool IsCommitSha(std::string_view s) {
   return s.size() == 40 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');

@@ -82,6 +82,10 @@ Result<std::string> RefOfRevision(const std::string& revision);
 // else `org` itself.
 std::string NamespaceOfOrg(const std::map<std::string, std::string>& orgs, const std::string& org);
 
+// A hub flag's value that means yes, in a query or a form: "true", "True"
+// (Python's str(True)) or "1".
+bool HubFlagTrue(std::string_view value);
+
 // True for 40 lowercase hex digits: what a commit sha looks like.
 bool IsCommitSha(std::string_view s);
 

@@ -12,8 +12,6 @@
 namespace shoal {
 namespace {
 
-bool FormTrue(const std::string& v) { return v == "true" || v == "True" || v == "1"; }
-
 // paths=a&paths=b&expand=True, as Python's requests encodes a form.
 Result<HubPathsQuery> ParseForm(std::string_view body) {
   HubPathsQuery q;
@@ -29,7 +27,7 @@ Result<HubPathsQuery> ParseForm(std::string_view body) {
     auto value = PercentDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
     if (!key || !value) return Status::InvalidArgument("malformed %-escape in the form");
     if (*key == "paths") q.paths.push_back(std::move(*value));
-    if (*key == "expand") q.expand = FormTrue(*value);
+    if (*key == "expand") q.expand = HubFlagTrue(*value);
   }
   return q;
 }

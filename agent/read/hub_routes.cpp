@@ -15,7 +15,7 @@ constexpr uint64_t kTreePageEntries = 1000;
 
 bool QueryTrue(const std::map<std::string, std::string>& query, const std::string& key) {
   auto it = query.find(key);
-  return it != query.end() && (it->second == "true" || it->second == "True" || it->second == "1");
+  return it != query.end() && HubFlagTrue(it->second);
 }
 
 std::string Repo(const HubRequest& hub) { return hub.org + "/" + hub.name; }
